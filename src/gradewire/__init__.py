@@ -1,0 +1,54 @@
+"""gradewire: async graders for LLM evaluation and RL rewards, with a logging core.
+
+A grader scores a `StringThread` and returns a `Grade`; every grader keeps a log
+buffer (`BaseGrader.add_log`) whose `BaseGrader.get_logs` gives mean/std/min/max/count
+per numeric key and `Table`s of samples, ready for W&B, MLflow or a notebook.
+
+Example:
+    >>> import gradewire as gw
+    >>> grader = gw.BaseGrader.from_function(
+    ...     "exact", lambda s: gw.exact_match(s.completion() or "", s.metadata["answer"])
+    ... )
+    >>> thread = gw.StringThread([("user", "Capital of France?"), ("assistant", "Paris")],
+    ...                          metadata={"answer": "Paris"})
+    >>> gw.run_sync(grader.grade_many([thread]))[0].value
+    1.0
+    >>> grader.get_logs()["score/mean"]
+    1.0
+"""
+
+from types import FunctionType as _FunctionType
+
+from gradewire._errors import (
+    GradewireError,
+    GradingError,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+    MissingDependencyError,
+    OutputParserException,
+)
+from gradewire._thread import Role, StringThread, Turn
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GradewireError",
+    "GradingError",
+    "IgnoreGradeException",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MissingDependencyError",
+    "OutputParserException",
+    "Role",
+    "StringThread",
+    "Turn",
+    "__version__",
+]
+
+# Public objects report the public module, so reprs, docs and pickles name `gradewire`.
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, (type, _FunctionType)) and _obj.__module__.startswith("gradewire._"):
+        _obj.__module__ = __name__
+del _name, _obj

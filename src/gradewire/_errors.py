@@ -1,0 +1,70 @@
+"""The exception hierarchy: everything gradewire raises derives from GradewireError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "GradewireError",
+    "GradingError",
+    "IgnoreGradeException",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MissingDependencyError",
+    "OutputParserException",
+]
+
+
+class GradewireError(Exception):
+    """Base class of every error gradewire raises."""
+
+
+class InvalidInputError(GradewireError, ValueError):
+    """An argument has a value gradewire cannot use; the message says what to pass instead."""
+
+
+class InvalidTypeError(InvalidInputError, TypeError):
+    """An argument has a type gradewire cannot use; the message says what to pass instead."""
+
+
+class GradingError(GradewireError):
+    """A grade could not be produced (for example every sub-grader of a combination failed)."""
+
+
+class IgnoreGradeException(GradewireError):
+    """Raised from `grade()` to abstain: the sample is counted as abstained, never scored 0."""
+
+
+class OutputParserException(GradewireError, ValueError):
+    """Structured output could not be parsed or validated.
+
+    Attributes:
+        llm_output: The raw text that was being parsed, kept so nothing is lost.
+    """
+
+    def __init__(self, message: str, llm_output: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.llm_output = llm_output
+
+    def __reduce__(self) -> tuple[type[OutputParserException], tuple[str, str]]:
+        return (type(self), (self.message, self.llm_output))
+
+
+class MissingDependencyError(GradewireError, ImportError):
+    """An optional dependency is not installed; the message holds the exact pip command."""
+
+    def __init__(self, package: str, *, extra: str | None = None, purpose: str = "") -> None:
+        target = f"gradewire[{extra}]" if extra else package
+        why = f" to {purpose}" if purpose else ""
+        super().__init__(f"{package} is needed{why}; install it with: pip install '{target}'")
+        self.package = package
+        self.extra = extra
+        self.purpose = purpose
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_missing, (self.package, self.extra, self.purpose))
+
+
+def _rebuild_missing(package: str, extra: str | None, purpose: str) -> MissingDependencyError:
+    return MissingDependencyError(package, extra=extra, purpose=purpose)
