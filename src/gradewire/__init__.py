@@ -28,11 +28,15 @@ from gradewire._errors import (
     MissingDependencyError,
     OutputParserException,
 )
+from gradewire._evaluation_result import EvaluationResult
+from gradewire._grade import Grade, SubScore
 from gradewire._thread import Role, StringThread, Turn
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "EvaluationResult",
+    "Grade",
     "GradewireError",
     "GradingError",
     "IgnoreGradeException",
@@ -42,6 +46,7 @@ __all__ = [
     "OutputParserException",
     "Role",
     "StringThread",
+    "SubScore",
     "Turn",
     "__version__",
 ]
