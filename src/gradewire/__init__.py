@@ -30,6 +30,7 @@ from gradewire._errors import (
 )
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._grade import Grade, SubScore
+from gradewire._table import Table
 from gradewire._thread import Role, StringThread, Turn
 
 __version__ = "0.1.0"
@@ -47,6 +48,7 @@ __all__ = [
     "Role",
     "StringThread",
     "SubScore",
+    "Table",
     "Turn",
     "__version__",
 ]
