@@ -30,7 +30,9 @@ from gradewire._errors import (
 )
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._grade import Grade, SubScore
+from gradewire._numeric import numeric_match
 from gradewire._table import Table
+from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
 from gradewire._thread import Role, StringThread, Turn
 
 __version__ = "0.1.0"
@@ -51,6 +53,13 @@ __all__ = [
     "Table",
     "Turn",
     "__version__",
+    "contains",
+    "contains_all",
+    "contains_any",
+    "exact_match",
+    "f1_score",
+    "normalize",
+    "numeric_match",
 ]
 
 # Public objects report the public module, so reprs, docs and pickles name `gradewire`.
