@@ -31,6 +31,7 @@ from gradewire._errors import (
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._grade import Grade, SubScore
 from gradewire._numeric import numeric_match
+from gradewire._structured import pydantic_parse
 from gradewire._table import Table
 from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
 from gradewire._thread import Role, StringThread, Turn
@@ -60,6 +61,7 @@ __all__ = [
     "f1_score",
     "normalize",
     "numeric_match",
+    "pydantic_parse",
 ]
 
 # Public objects report the public module, so reprs, docs and pickles name `gradewire`.
