@@ -30,8 +30,12 @@ from gradewire._errors import (
 )
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._grade import Grade, SubScore
+from gradewire._grader import BaseGrader, GradeFunction, LogValue
+from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
 from gradewire._numeric import numeric_match
+from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
+from gradewire._sync import run_sync
 from gradewire._table import Table
 from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
 from gradewire._thread import Role, StringThread, Turn
@@ -39,18 +43,25 @@ from gradewire._thread import Role, StringThread, Turn
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaseGrader",
     "EvaluationResult",
+    "FailedJudgeLog",
     "Grade",
+    "GradeFunction",
     "GradewireError",
     "GradingError",
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",
+    "LogState",
+    "LogValue",
     "MissingDependencyError",
     "OutputParserException",
     "Role",
+    "Stats",
     "StringThread",
     "SubScore",
+    "SuccessJudgeLog",
     "Table",
     "Turn",
     "__version__",
@@ -62,6 +73,7 @@ __all__ = [
     "normalize",
     "numeric_match",
     "pydantic_parse",
+    "run_sync",
 ]
 
 # Public objects report the public module, so reprs, docs and pickles name `gradewire`.

@@ -1,0 +1,317 @@
+"""BaseGrader: an async scoring function with a logging core."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from gradewire._errors import (
+    GradewireError,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+)
+from gradewire._grade import Grade
+from gradewire._log_buffer import ABSTAINED, ERROR, LogBuffer
+from gradewire._stats import LogState
+from gradewire._table import Cell, Table
+from gradewire._thread import StringThread
+
+__all__ = ["BaseGrader", "GradeFunction", "LogValue"]
+
+logger = logging.getLogger("gradewire")
+
+LogValue = float | Table
+"""A value of `BaseGrader.get_logs()`: a number (counts are ints) or a `Table`."""
+
+GradeFunction = Callable[[StringThread], float | Grade | Awaitable[float | Grade | None] | None]
+"""What `BaseGrader.from_function` takes: sync or async, returning a float, a Grade or None."""
+
+
+class BaseGrader(ABC):
+    """An async grader: implement `grade()`; logging, batching and tables come with it.
+
+    Call `add_log()` in `grade()` with one dict per sample; `get_logs()` turns the
+    records into ``<key>/mean``, ``/std``, ``/min``, ``/max`` and ``/count`` for every
+    numeric key, plus the count of samples that abstained or failed. ``self._logs`` is
+    the list of logged dicts, for `get_logs()` overrides that build their own tables.
+
+    Example:
+        >>> class Length(BaseGrader):
+        ...     async def grade(self, sample: StringThread) -> Grade:
+        ...         score = min(len(sample.last_content()) / 100, 1.0)
+        ...         self.add_log({"score": score})
+        ...         return Grade(value=score, grader_key=self.grader_key)
+    """
+
+    def __init__(self, grader_key: str, *, sample_tables: bool = False) -> None:
+        """Set up the grader.
+
+        Args:
+            grader_key: The grader's logical name: the metric prefix in dashboards.
+            sample_tables: Add the scored/unscored sample tables (`get_sample_tables`)
+                to the default `get_logs()` output.
+        """
+        if not isinstance(grader_key, str) or not grader_key.strip():
+            raise InvalidInputError(
+                f"grader_key must be a non-empty str, not {grader_key!r}; "
+                "it names the grader in logs and dashboards"
+            )
+        self.grader_key = grader_key
+        self.sample_tables = sample_tables
+        self._logs: list[dict[str, Any]] = []
+        self._log_buffer = LogBuffer(self._logs)
+        self._warned: set[type[BaseException]] = set()
+
+    @abstractmethod
+    async def grade(self, sample: StringThread) -> Grade:
+        """Score one sample.
+
+        Raise `IgnoreGradeException` to abstain; any other exception is an error.
+        Through `grade_many()` or a call of the grader itself both are counted in the
+        logs (``score/abstained_count``, ``score/error_count``), never scored as 0.
+        """
+
+    @classmethod
+    def from_function(
+        cls, grader_key: str, fn: GradeFunction, *, sample_tables: bool = False
+    ) -> BaseGrader:
+        """A grader from a plain function of a sample.
+
+        The function may be sync or async and may return a float, a `Grade`, or None to
+        abstain. Each score is logged as ``{"score": value}`` (with ``reasoning`` when the
+        function returned a Grade that has one).
+
+        Args:
+            grader_key: The grader's logical name.
+            fn: The scoring function.
+            sample_tables: Also log each sample's prompt and add the sample tables to
+                `get_logs()`.
+        """
+        from gradewire._function_grader import FunctionGrader
+
+        return FunctionGrader(grader_key, fn, sample_tables=sample_tables)
+
+    async def __call__(self, sample: StringThread) -> Grade | None:
+        """Grade one sample without raising: None when it abstained or failed (and logged)."""
+        outcome = await self._attempt(sample)
+        return outcome if isinstance(outcome, Grade) else None
+
+    async def grade_many(
+        self, samples: Iterable[StringThread], *, max_concurrency: int = 64
+    ) -> list[Grade | None]:
+        """Grade a batch concurrently, in order; one bad sample never fails the batch.
+
+        A sample that abstains or fails gets None in its slot and is counted in the logs.
+
+        Args:
+            samples: The samples to grade.
+            max_concurrency: How many `grade()` calls may be in flight at once.
+        """
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise InvalidInputError(
+                f"max_concurrency must be a positive int, not {max_concurrency!r}"
+            )
+        batch = list(samples)
+        results: list[Grade | None] = [None] * len(batch)
+        pending = iter(enumerate(batch))
+
+        async def work() -> None:
+            # Workers share one iterator, so at most max_concurrency grades run at once
+            # and memory stays flat however long the batch is.
+            for index, sample in pending:
+                outcome = await self._attempt(sample)
+                if isinstance(outcome, Grade):
+                    results[index] = outcome
+
+        workers = min(max_concurrency, len(batch))
+        if workers == 1:
+            await work()
+        elif workers > 1:
+            await asyncio.gather(*(work() for _ in range(workers)))
+        return results
+
+    async def _attempt(self, sample: StringThread) -> Grade | GradewireError | Exception:
+        """Grade, logging an abstention or error instead of raising it."""
+        try:
+            grade = await self.grade(sample)
+        except IgnoreGradeException as exc:
+            self.add_log({ABSTAINED: str(exc), **_context(sample)})
+            return exc
+        except Exception as exc:
+            self._record_error(exc, sample)
+            return exc
+        if not isinstance(grade, Grade):
+            error = InvalidTypeError(
+                f"{type(self).__name__}.grade() returned {type(grade).__name__}; "
+                "return Grade(value=..., grader_key=self.grader_key)"
+            )
+            self._record_error(error, sample)
+            return error
+        return grade
+
+    def _record_error(self, exc: Exception, sample: StringThread) -> None:
+        message = f"{type(exc).__name__}: {exc}"
+        self.add_log({ERROR: message, **_context(sample)})
+        if type(exc) not in self._warned:
+            # Once per exception type: a bug in a grader shows up at once, not as a
+            # silent error count after a long run.
+            self._warned.add(type(exc))
+            logger.warning(
+                "grader %r failed on a sample (counted in score/error_count): %s",
+                self.grader_key,
+                message,
+                exc_info=exc,
+            )
+
+    def add_log(self, log: Mapping[str, Any]) -> None:
+        """Record one sample's data; numbers are aggregated, the rest kept for tables."""
+        try:
+            logs, buffer = self._logs, self._log_buffer
+        except AttributeError:
+            raise GradewireError(
+                f"{type(self).__name__}.__init__ must call super().__init__(grader_key) "
+                "before the grader can log"
+            ) from None
+        if type(log) is not dict and not isinstance(log, Mapping):
+            raise InvalidTypeError(
+                f"add_log takes a dict, not {type(log).__name__}; e.g. add_log({{'score': 1.0}})"
+            )
+        logs.append(log)  # type: ignore[arg-type]
+        buffer.add(log)
+
+    def log_state(self, *, clear: bool = False) -> LogState:
+        """The mergeable statistics of the logged records (for several ranks or workers).
+
+        Example:
+            >>> state = grader.log_state(clear=True).to_dict()  # doctest: +SKIP
+            >>> # gather the dicts of every rank, then on rank 0:
+            >>> LogState.merge_all(map(LogState.from_dict, gathered)).to_logs()  # doctest: +SKIP
+        """
+        state = self._own_log_state()
+        if clear:
+            self.clear_logs()
+        return state
+
+    def _own_log_state(self) -> LogState:
+        if not self._log_buffer.in_sync_with(self._logs):
+            # User code replaced or edited self._logs: trust the list, not the mirror.
+            self._log_buffer = LogBuffer(self._logs)
+        return self._log_buffer.state()
+
+    def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
+        """Aggregate the logged records.
+
+        Returns:
+            ``<key>/mean``, ``/std`` (sample, n-1), ``/min``, ``/max``, ``/count`` for every
+            numeric key logged (non-finite values are counted in ``<key>/nonfinite_count``
+            and left out), ``score/abstained_count`` and ``score/error_count``; the sample
+            tables when the grader was built with ``sample_tables=True``; ``{}`` when
+            nothing was logged.
+
+        Args:
+            clear: Empty the log buffer afterwards, so the next call covers only new samples.
+        """
+        logs: dict[str, LogValue] = dict(self._own_log_state().to_logs())
+        if self.sample_tables and self._logs:
+            successful = [log for log in self._logs if "score" in log and not _is_event(log, ERROR)]
+            failed = [
+                log for log in self._logs if _is_event(log, ERROR) or _is_event(log, ABSTAINED)
+            ]
+            logs.update(self.get_sample_tables(successful, failed))
+        if clear:
+            self.clear_logs()
+        return logs
+
+    def clear_logs(self) -> None:
+        """Forget every logged record."""
+        self._logs = []
+        self._log_buffer = LogBuffer(self._logs)
+
+    def get_sample_tables(
+        self,
+        successful: Sequence[Mapping[str, Any]],
+        failed: Sequence[Mapping[str, Any]],
+    ) -> dict[str, LogValue]:
+        """Tables of scored and unscored samples.
+
+        When any log of a table carries a ``completion``, that table gets a Completion
+        column after Prompt; the other columns are always there, in this order.
+
+        Args:
+            successful: Logs like ``{"score": float, "prompt": str, "reasoning": str}``
+                (reasoning optional).
+            failed: Logs like ``{"error": str, "prompt": str}`` (prompt optional); an
+                abstention (``{"abstained": reason}``) is shown as ``abstained: reason``.
+
+        Returns:
+            ``score/scored_samples`` (Prompt, Reasoning, Score),
+            ``score/unscored_samples`` (Prompt, Error; only when there are failures),
+            ``score/scored_samples_count`` and ``score/unscored_samples_count``.
+        """
+        scored = _sample_table(
+            successful,
+            {
+                "Reasoning": lambda log: _text(log.get("reasoning")),
+                "Score": lambda log: _number(log.get("score")),
+            },
+        )
+        tables: dict[str, LogValue] = {"score/scored_samples": scored}
+        if failed:
+            tables["score/unscored_samples"] = _sample_table(failed, {"Error": _failure})
+        tables["score/scored_samples_count"] = len(successful)
+        tables["score/unscored_samples_count"] = len(failed)
+        return tables
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(grader_key={self.grader_key!r})"
+
+
+def _context(sample: object) -> dict[str, str]:
+    if isinstance(sample, StringThread):
+        return {
+            "prompt": sample.last_user_content() or "",
+            "completion": sample.completion() or "",
+        }
+    return {}
+
+
+def _sample_table(
+    logs: Sequence[Mapping[str, Any]], columns: Mapping[str, Callable[[Mapping[str, Any]], Cell]]
+) -> Table:
+    """Prompt, Completion (when any log has one), then ``columns``, a row per log."""
+    cells: dict[str, Callable[[Mapping[str, Any]], Cell]] = {
+        "Prompt": lambda log: _text(log.get("prompt"))
+    }
+    if any("completion" in log for log in logs):
+        cells["Completion"] = lambda log: _text(log.get("completion"))
+    cells.update(columns)
+    table = Table(initial_headers=list(cells))
+    for log in logs:
+        table.add_row([cell(log) for cell in cells.values()])
+    return table
+
+
+def _failure(log: Mapping[str, Any]) -> str:
+    error = log.get(ERROR)
+    if error is None and ABSTAINED in log:
+        return f"abstained: {log[ABSTAINED]}"
+    return _text(error)
+
+
+def _is_event(log: Mapping[str, Any], key: str) -> bool:
+    return isinstance(log.get(key), str)
+
+
+def _text(value: object) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _number(value: object) -> float | None:
+    try:
+        return None if value is None else float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
