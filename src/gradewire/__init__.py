@@ -19,6 +19,8 @@ Example:
 
 from types import FunctionType as _FunctionType
 
+from gradewire._combine import combine, combine_all, combine_any
+from gradewire._combined_grader import CombinedGrader
 from gradewire._errors import (
     GradewireError,
     GradingError,
@@ -44,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BaseGrader",
+    "CombinedGrader",
     "EvaluationResult",
     "FailedJudgeLog",
     "Grade",
@@ -65,6 +68,9 @@ __all__ = [
     "Table",
     "Turn",
     "__version__",
+    "combine",
+    "combine_all",
+    "combine_any",
     "contains",
     "contains_all",
     "contains_any",

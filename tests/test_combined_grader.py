@@ -1,0 +1,171 @@
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from gradewire import (
+    BaseGrader,
+    CombinedGrader,
+    Grade,
+    GradingError,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+    OutputParserException,
+    StringThread,
+    pydantic_parse,
+)
+
+
+def sample(**metadata: object) -> StringThread:
+    return StringThread([("user", "q"), ("assistant", "a")], metadata=metadata)
+
+
+def constant(key: str, value: float | None) -> BaseGrader:
+    return BaseGrader.from_function(key, lambda s: value)
+
+
+async def test_weighted_mean_keeps_children_and_reasoning():
+    combined = CombinedGrader(
+        "combined", [constant("a", 1.0), constant("b", 0.0), constant("c", 0.5)], [1.0, 2.0, 1.0]
+    )
+    grade = await combined.grade(sample())
+    assert grade.value == pytest.approx((1.0 + 0.0 + 0.5) / 4)
+    assert grade.grader_key == "combined"
+    assert [(c.grader_key, c.value, c.weight) for c in grade.children] == [
+        ("a", 1.0, 1.0),
+        ("b", 0.0, 2.0),
+        ("c", 0.5, 1.0),
+    ]
+    assert grade.reasoning == "weighted mean of 3/3 graders: a=1 (w=1), b=0 (w=2), c=0.5 (w=1)"
+
+
+async def test_default_weights_and_sum_aggregation():
+    graders = [constant("a", 1.0), constant("b", 0.5)]
+    assert (await CombinedGrader("m", graders).grade(sample())).value == 0.75
+    summed = CombinedGrader("s", [constant("x", 1.0), constant("y", 0.5)], [2.0, 2.0], "sum")
+    assert (await summed.grade(sample())).value == 3.0
+
+
+async def test_abstaining_and_failing_sub_graders_are_skipped_and_counted():
+    class Parses(BaseGrader):
+        class Answer(BaseModel):
+            answer: int
+
+        async def grade(self, s: StringThread) -> Grade:
+            parsed = pydantic_parse(s.last_content(), self.Answer)
+            self.add_log({"score": float(parsed.answer)})
+            return Grade(float(parsed.answer), self.grader_key)
+
+    def explode(s: StringThread) -> float:
+        raise RuntimeError("judge down")
+
+    combined = CombinedGrader(
+        "combined",
+        [
+            constant("ok", 1.0),
+            constant("abstains", None),
+            BaseGrader.from_function("err", explode),
+            Parses("parse"),
+        ],
+        weights=[1.0, 5.0, 5.0, 5.0],
+    )
+    grade = await combined.grade(sample())
+    assert grade.value == 1.0  # renormalised over the one grader that succeeded
+    assert [c.grader_key for c in grade.children] == ["ok"]
+    assert "abstains abstained" in (grade.reasoning or "")
+    assert "err failed (RuntimeError: judge down)" in (grade.reasoning or "")
+    assert "parse failed (OutputParserException" in (grade.reasoning or "")
+    logs = combined.get_logs()
+    assert logs["skipped/mean"] == 3.0
+    assert logs["abstains/score/abstained_count"] == 1
+    assert logs["err/score/error_count"] == 1
+    assert logs["parse/score/error_count"] == 1
+    assert logs["ok/score/mean"] == 1.0
+    assert logs["score/mean"] == 1.0
+
+
+async def test_all_abstaining_abstains_and_all_failing_is_an_error():
+    abstaining = CombinedGrader("c", [constant("a", None), constant("b", None)])
+    with pytest.raises(IgnoreGradeException, match="every sub-grader abstained"):
+        await abstaining.grade(sample())
+
+    def explode(s: StringThread) -> float:
+        raise OutputParserException("no JSON", "garbage")
+
+    failing = CombinedGrader("c", [constant("a", None), BaseGrader.from_function("b", explode)])
+    with pytest.raises(GradingError, match=r"no sub-grader produced a grade.*b failed"):
+        await failing.grade(sample())
+    assert await failing(sample()) is None
+    assert failing.get_logs()["score/error_count"] == 1
+
+
+async def test_only_zero_weight_successes_is_an_error():
+    combined = CombinedGrader("c", [constant("a", 1.0), constant("b", None)], [0.0, 1.0])
+    with pytest.raises(GradingError, match="zero-weight"):
+        await combined.grade(sample())
+
+
+async def test_sub_graders_run_concurrently():
+    started = asyncio.Event()
+
+    async def waits(s: StringThread) -> float:
+        await asyncio.wait_for(started.wait(), timeout=5)
+        return 1.0
+
+    async def releases(s: StringThread) -> float:
+        started.set()
+        return 0.0
+
+    combined = CombinedGrader(
+        "c", [BaseGrader.from_function("w", waits), BaseGrader.from_function("r", releases)]
+    )
+    assert (await combined.grade(sample())).value == 0.5
+
+
+async def test_logs_nest_sub_graders_and_clear_reaches_them():
+    a, b = constant("a", 1.0), constant("b", 0.0)
+    combined = CombinedGrader("c", [a, b])
+    await combined.grade_many([sample(), sample()])
+    logs = combined.get_logs()
+    assert logs["score/mean"] == 0.5
+    assert logs["a/score/mean"] == 1.0
+    assert logs["b/score/count"] == 2
+    state_logs = combined.log_state().to_logs()
+    assert state_logs == logs
+    assert combined.get_logs(clear=True)
+    assert combined.get_logs() == {}
+    assert a.get_logs() == {}
+    assert b.get_logs() == {}
+
+
+async def test_sample_tables_show_the_reasoning():
+    combined = CombinedGrader("c", [constant("a", 1.0)], sample_tables=True)
+    await combined.grade(sample())
+    table = combined.get_logs()["score/scored_samples"]
+    assert table.rows == [["q", "a", "weighted mean of 1/1 graders: a=1 (w=1)", 1.0]]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("graders", "weights", "aggregation", "error", "match"),
+    [
+        ([], None, "mean", InvalidInputError, "at least one grader"),
+        (["a"], None, "mean", InvalidTypeError, "from_function"),
+        ([constant("a", 1), constant("a", 0)], None, "mean", InvalidInputError, "share the key"),
+        ([constant("a", 1)], [1.0, 2.0], "mean", InvalidInputError, "one weight per grader"),
+        ([constant("a", 1)], [-1.0], "mean", InvalidInputError, "combine()"),
+        ([constant("a", 1)], [0.0], "mean", InvalidInputError, "positive"),
+        ([constant("a", 1)], [float("nan")], "mean", InvalidInputError, "finite"),
+        ([constant("a", 1)], None, "max", InvalidInputError, "'mean' or 'sum'"),
+    ],
+)
+def test_bad_configuration_is_refused(graders, weights, aggregation, error, match):
+    with pytest.raises(error, match=match):
+        CombinedGrader("c", graders, weights, aggregation)
+
+
+def test_repr():
+    combined = CombinedGrader("c", [constant("a", 1.0)], [2.0])
+    assert repr(combined) == (
+        "CombinedGrader(grader_key='c', graders=['a'], weights=[2.0], aggregation='mean')"
+    )

@@ -1,0 +1,72 @@
+import ast
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import gradewire
+
+PACKAGE = Path(gradewire.__file__).parent
+
+
+def test_all_is_exact_and_sorted():
+    assert gradewire.__all__ == sorted(gradewire.__all__)
+    public = {name for name in vars(gradewire) if not name.startswith("_")}
+    assert public == set(gradewire.__all__) - {"__version__"}
+    for name in gradewire.__all__:
+        assert getattr(gradewire, name) is not None
+
+
+def test_public_classes_report_the_public_module():
+    for name in ["Grade", "BaseGrader", "Table", "StringThread", "pydantic_parse"]:
+        assert getattr(gradewire, name).__module__ == "gradewire"
+    grade = gradewire.Grade(1.0, "k")
+    assert pickle.loads(pickle.dumps(grade)) == grade
+
+
+def test_errors_share_one_root():
+    for name in gradewire.__all__:
+        obj = getattr(gradewire, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            assert issubclass(obj, gradewire.GradewireError), name
+    assert issubclass(gradewire.InvalidTypeError, TypeError)
+    assert issubclass(gradewire.InvalidInputError, ValueError)
+    assert issubclass(gradewire.OutputParserException, ValueError)
+    assert issubclass(gradewire.MissingDependencyError, ImportError)
+    error = gradewire.OutputParserException("bad", "raw text")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.message, again.llm_output) == ("bad", "raw text")
+
+
+def test_missing_dependency_names_the_pip_command():
+    error = gradewire.MissingDependencyError("pandas", extra="pandas", purpose="make frames")
+    assert "pip install 'gradewire[pandas]'" in str(error)
+    assert str(pickle.loads(pickle.dumps(error))) == str(error)
+
+
+def test_import_pulls_no_tracker_or_heavy_framework():
+    code = (
+        "import sys, gradewire\n"
+        "heavy = {'wandb', 'mlflow', 'torch', 'transformers', 'ray', 'pandas', 'trl'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_core_source_never_imports_integrations():
+    forbidden = {"wandb", "mlflow", "torch", "transformers", "ray", "trl"}
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            else:
+                continue
+            assert not forbidden & {n.split(".")[0] for n in names}, (path, names)
+
+
+def test_package_is_typed():
+    assert (PACKAGE / "py.typed").exists()
