@@ -1,0 +1,64 @@
+"""The `gradewire` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gradewire._grader import LogValue
+from gradewire._table import Table
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `gradewire` command; returns the process exit code."""
+    parser = argparse.ArgumentParser(
+        prog="gradewire", description="Async graders for LLM evaluation and RL rewards."
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo", help="grade the bundled sample set and write the aggregated logs and tables"
+    )
+    demo.add_argument(
+        "--out",
+        type=Path,
+        default=Path("gradewire-demo"),
+        help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
+    )
+    args = parser.parse_args(argv)
+    if args.version:
+        from gradewire import __version__  # keep start-up light
+
+        print(__version__)
+        return 0
+    if args.command == "demo":
+        return _demo(args.out)
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _demo(out: Path) -> int:
+    from gradewire._demo import run_demo, write_report  # keep start-up light
+
+    logs = asyncio.run(run_demo())
+    print(_format_numbers(logs))
+    print()
+    for path in write_report(logs, out):
+        print(f"wrote {path}")
+    return 0
+
+
+def _format_numbers(logs: Mapping[str, LogValue]) -> str:
+    rows = [(key, value) for key, value in logs.items() if not isinstance(value, Table)]
+    width = max((len(key) for key, _ in rows), default=0)
+    return "\n".join(
+        f"{key:<{width}}  {value:>10}"
+        if isinstance(value, int)
+        else f"{key:<{width}}  {value:>10.4f}"
+        for key, value in rows
+    )
