@@ -122,11 +122,7 @@ def contains_any(
         >>> contains_any("It is Paris.", ["London", "Paris"])
         1.0
     """
-    needles = _substring_list("contains_any", substrings)
-    haystack = _as_str(answer)
-    if not case_sensitive:
-        haystack = haystack.lower()
-        needles = [needle.lower() for needle in needles]
+    haystack, needles = _search_terms("contains_any", answer, substrings, case_sensitive)
     return 1.0 if any(needle in haystack for needle in needles) else 0.0
 
 
@@ -151,11 +147,7 @@ def contains_all(
         >>> contains_all("Paris is the capital of France", ["paris", "france"])
         1.0
     """
-    needles = _substring_list("contains_all", substrings)
-    haystack = _as_str(answer)
-    if not case_sensitive:
-        haystack = haystack.lower()
-        needles = [needle.lower() for needle in needles]
+    haystack, needles = _search_terms("contains_all", answer, substrings, case_sensitive)
     return 1.0 if all(needle in haystack for needle in needles) else 0.0
 
 
@@ -194,6 +186,17 @@ def _as_str(value: object) -> str:
 
 def _is_collection(value: object) -> bool:
     return isinstance(value, (list, tuple, set, frozenset, dict))
+
+
+def _search_terms(
+    function: str, answer: object, substrings: object, case_sensitive: bool
+) -> tuple[str, list[str]]:
+    """The answer and the substrings to look for, lowercased unless case matters."""
+    needles = _substring_list(function, substrings)
+    haystack = _as_str(answer)
+    if case_sensitive:
+        return haystack, needles
+    return haystack.lower(), [needle.lower() for needle in needles]
 
 
 def _substring_list(function: str, substrings: object) -> list[str]:
