@@ -19,6 +19,7 @@ Example:
 
 from types import FunctionType as _FunctionType
 
+from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
 from gradewire._errors import (
@@ -28,13 +29,16 @@ from gradewire._errors import (
     InvalidInputError,
     InvalidTypeError,
     MissingDependencyError,
+    ModelCallError,
     OutputParserException,
+    SinkError,
 )
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._grade import Grade, SubScore
 from gradewire._grader import BaseGrader, GradeFunction, LogValue
 from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
 from gradewire._numeric import numeric_match
+from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
 from gradewire._sync import run_sync
@@ -46,6 +50,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BaseGrader",
+    "ChatCompletion",
+    "ChatMessage",
+    "ChatModel",
     "CombinedGrader",
     "EvaluationResult",
     "FailedJudgeLog",
@@ -58,15 +65,22 @@ __all__ = [
     "InvalidTypeError",
     "LogState",
     "LogValue",
+    "Logs",
     "MissingDependencyError",
+    "ModelCallError",
     "OutputParserException",
     "Role",
+    "Sink",
+    "SinkError",
     "Stats",
+    "StepLogs",
     "StringThread",
     "SubScore",
     "SuccessJudgeLog",
     "Table",
+    "TokenLogprob",
     "Turn",
+    "Usage",
     "__version__",
     "combine",
     "combine_all",

@@ -11,7 +11,9 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "MissingDependencyError",
+    "ModelCallError",
     "OutputParserException",
+    "SinkError",
 ]
 
 
@@ -29,6 +31,14 @@ class InvalidTypeError(InvalidInputError, TypeError):
 
 class GradingError(GradewireError):
     """A grade could not be produced (for example every sub-grader of a combination failed)."""
+
+
+class ModelCallError(GradingError):
+    """A call to a judge model or reward endpoint failed for good (after its retries)."""
+
+
+class SinkError(GradewireError):
+    """A sink could not deliver logs; the message says what is kept where."""
 
 
 class IgnoreGradeException(GradewireError):

@@ -1,0 +1,84 @@
+"""The chat model contract that judges call: plug in any model behind one async method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+__all__ = ["ChatCompletion", "ChatMessage", "ChatModel", "TokenLogprob", "Usage"]
+
+
+class ChatMessage(TypedDict):
+    """One message in OpenAI's chat format."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a call consumed, as the server reported them (0 when it did not)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token, its log probability, and the most likely alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatCompletion:
+    """A model's answer.
+
+    Attributes:
+        text: The generated message content.
+        usage: Tokens consumed by the call.
+        logprobs: Per-token log probabilities, when asked for and the server gave them.
+        model: The model name the server reported.
+        cached: Whether the answer came from a cache instead of the server.
+    """
+
+    text: str
+    usage: Usage = Usage()
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    model: str | None = None
+    cached: bool = False
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model a judge can call: one async method, messages in, text out."""
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        logprobs: int | None = None,
+    ) -> ChatCompletion:
+        """Generate one completion.
+
+        Args:
+            messages: The conversation, in OpenAI's chat format.
+            temperature: Sampling temperature (the server's default when None).
+            max_tokens: Upper bound on generated tokens.
+            response_format: OpenAI's ``response_format`` (e.g. a JSON schema); a model
+                that cannot honour it may ignore it.
+            logprobs: Number of top alternatives per token to return, or None for none.
+        """
+        ...
