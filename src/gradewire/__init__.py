@@ -19,9 +19,11 @@ Example:
 
 from types import FunctionType as _FunctionType
 
+from gradewire._base_sink import BaseSink
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
+from gradewire._console_sink import ConsoleSink
 from gradewire._errors import (
     GradewireError,
     GradingError,
@@ -34,15 +36,20 @@ from gradewire._errors import (
     SinkError,
 )
 from gradewire._evaluation_result import EvaluationResult
+from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
 from gradewire._grader import BaseGrader, GradeFunction, LogValue
+from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
 from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
+from gradewire._memory_sink import MemorySink
 from gradewire._numeric import numeric_match
+from gradewire._rank import is_main_process, process_rank
 from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
 from gradewire._sync import run_sync
 from gradewire._table import Table
+from gradewire._table_policy import TablePolicy
 from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
 from gradewire._thread import Role, StringThread, Turn
 
@@ -50,12 +57,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BaseGrader",
+    "BaseSink",
     "ChatCompletion",
     "ChatMessage",
     "ChatModel",
     "CombinedGrader",
+    "ConsoleSink",
     "EvaluationResult",
     "FailedJudgeLog",
+    "FanOutSink",
     "Grade",
     "GradeFunction",
     "GradewireError",
@@ -63,9 +73,12 @@ __all__ = [
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",
+    "JsonlRun",
+    "JsonlSink",
     "LogState",
     "LogValue",
     "Logs",
+    "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
     "OutputParserException",
@@ -78,6 +91,7 @@ __all__ = [
     "SubScore",
     "SuccessJudgeLog",
     "Table",
+    "TablePolicy",
     "TokenLogprob",
     "Turn",
     "Usage",
@@ -90,9 +104,12 @@ __all__ = [
     "contains_any",
     "exact_match",
     "f1_score",
+    "is_main_process",
     "normalize",
     "numeric_match",
+    "process_rank",
     "pydantic_parse",
+    "read_jsonl",
     "run_sync",
 ]
 

@@ -23,6 +23,11 @@ class Sink(Protocol):
     Keys look like ``judge/score/mean``; values are numbers (ints for counts) or `Table`s.
     A sink may also define ``log_many(entries: Sequence[StepLogs])`` to take several steps
     in one call; `BackgroundSink` uses it to send in batches.
+
+    Steps must not decrease: a step lower than the last one raises `InvalidInputError`
+    (W&B would drop it with only a warning); logging the same step again adds to it. After
+    `close()`, `log` and `log_config` raise `SinkError`. Bad input raises
+    `InvalidTypeError` / `InvalidInputError` before anything is written.
     """
 
     def log(self, logs: Logs, step: int) -> None:
