@@ -29,6 +29,7 @@ lint: $(STAMP)
 ## Benchmarks that back the README's performance figures.
 bench: $(STAMP)
 	$(PY) bench/core_overhead.py
+	$(PY) bench/background_sink_overhead.py
 
 clean:
 	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache

@@ -19,11 +19,13 @@ Example:
 
 from types import FunctionType as _FunctionType
 
+from gradewire._background_sink import BackgroundSink
 from gradewire._base_sink import BaseSink
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
 from gradewire._console_sink import ConsoleSink
+from gradewire._delivery_report import DeliveryReport
 from gradewire._errors import (
     GradewireError,
     GradingError,
@@ -45,6 +47,7 @@ from gradewire._memory_sink import MemorySink
 from gradewire._numeric import numeric_match
 from gradewire._rank import is_main_process, process_rank
 from gradewire._sink import Logs, Sink, StepLogs
+from gradewire._spill_format import read_spill, read_spill_configs
 from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
 from gradewire._sync import run_sync
@@ -56,6 +59,7 @@ from gradewire._thread import Role, StringThread, Turn
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackgroundSink",
     "BaseGrader",
     "BaseSink",
     "ChatCompletion",
@@ -63,6 +67,7 @@ __all__ = [
     "ChatModel",
     "CombinedGrader",
     "ConsoleSink",
+    "DeliveryReport",
     "EvaluationResult",
     "FailedJudgeLog",
     "FanOutSink",
@@ -110,6 +115,8 @@ __all__ = [
     "process_rank",
     "pydantic_parse",
     "read_jsonl",
+    "read_spill",
+    "read_spill_configs",
     "run_sync",
 ]
 

@@ -1,0 +1,648 @@
+"""BackgroundSink: log() never waits, delivery is ordered, an outage loses nothing.
+
+The tracker outage here is a test double that raises ConnectionError while switched
+"down" (a fault that cannot be provoked for real without a server; the outage test against
+a killed MLflow server lives with the MLflow integration). Waits are on conditions, never on
+timings: every delay is configured tiny.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gradewire import InvalidInputError, InvalidTypeError, Sink, SinkError, Table
+from gradewire._background_sink import BackgroundSink
+from gradewire._delivery_report import DeliveryReport
+from gradewire._jsonl_sink import JsonlSink, read_jsonl
+from gradewire._memory_sink import MemorySink
+from gradewire._spill_format import read_spill, read_spill_configs
+from sink_conformance import Readback, SinkConformance
+
+FAST = {
+    "flush_interval": 0.001,
+    "initial_retry_delay": 0.001,
+    "max_retry_delay": 0.005,
+    "close_timeout": 10.0,
+    "exit_timeout": None,
+}
+
+
+class FlakySink:
+    """Records every call with its thread; can be switched down, gated, or made to misbehave."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, int, dict[str, Any]]] = []
+        self.configs: list[tuple[str, dict[str, Any]]] = []
+        self.threads: set[str] = set()
+        self.down = False
+        self.failures = 0
+        self.gate: threading.Event | None = None
+        self.closed_on: str | None = None
+        self.close_error: Exception | None = None
+        self.refuse: set[int] = set()
+        self.lose_reply_once: set[int] = set()
+        self.events: list[str] = []  # "step N" / "config", in the order they were accepted
+
+    def _enter(self) -> str:
+        name = threading.current_thread().name
+        self.threads.add(name)
+        if self.gate is not None:
+            self.gate.wait()
+        if self.down:
+            self.failures += 1
+            raise ConnectionError("tracker unreachable")
+        return name
+
+    def _record(self, name: str, step: int, logs: Mapping[str, Any]) -> None:
+        if step in self.refuse:
+            raise InvalidInputError(f"step {step} is not acceptable")
+        self.records.append((name, step, dict(logs)))
+        self.events.append(f"step {step}")
+        if step in self.lose_reply_once:
+            # Delivered, but the caller hears of a failure (a reply lost on the way back).
+            self.lose_reply_once.discard(step)
+            raise ConnectionError("connection reset after the request was sent")
+
+    def log(self, logs: Mapping[str, Any], step: int) -> None:
+        self._record(self._enter(), step, logs)
+
+    def log_config(self, config: Mapping[str, Any]) -> None:
+        self.configs.append((self._enter(), dict(config)))
+        self.events.append("config")
+
+    def close(self) -> None:
+        self.threads.add(threading.current_thread().name)
+        self.closed_on = threading.current_thread().name
+        if self.close_error is not None:
+            raise self.close_error
+
+    @property
+    def steps(self) -> list[int]:
+        return [step for _, step, _ in self.records]
+
+
+class BatchingFlakySink(FlakySink):
+    """The same, plus log_many: a batch is recorded entry by entry, like a sink that loops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_sizes: list[int] = []
+
+    def log_many(self, entries: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
+        name = self._enter()
+        self.batch_sizes.append(len(entries))
+        refused = [step for step, _ in entries if step in self.refuse]
+        if refused:  # checked before anything is recorded, as BaseSink does
+            raise InvalidInputError(f"step {refused[0]} is not acceptable")
+        for step, logs in entries:
+            self._record(name, step, logs)
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Poll a condition (a liveness guard, not a timing assertion)."""
+    deadline = time.monotonic() + 20
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for: {what}"
+        time.sleep(0.001)
+
+
+def gradewire_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("gradewire-")}
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Iterator[Callable[..., BackgroundSink]]:
+    """Build BackgroundSinks with tiny delays; close them and check their threads ended."""
+    before = gradewire_threads()
+    made: list[tuple[BackgroundSink, FlakySink]] = []
+
+    def build(sink: FlakySink, **options: Any) -> BackgroundSink:
+        background = BackgroundSink(sink, **{"spill_dir": tmp_path / "spill", **FAST, **options})
+        made.append((background, sink))
+        return background
+
+    yield build
+    for background, sink in made:
+        sink.down = False
+        if sink.gate is not None:
+            sink.gate.set()
+        with contextlib.suppress(SinkError):  # a test that wanted it to fail checked that
+            background.close()
+    for thread in gradewire_threads() - before:
+        thread.join(10)
+        assert not thread.is_alive(), thread.name
+
+
+@pytest.fixture(params=[FlakySink, BatchingFlakySink], ids=["log", "log_many"])
+def sink(request: pytest.FixtureRequest) -> FlakySink:
+    sink: FlakySink = request.param()
+    return sink
+
+
+def same(a: object, b: object) -> bool:
+    """Equality where NaN equals NaN and types must match (1 != 1.0 != True)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def numbers(logs: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in logs.items() if not isinstance(value, Table)}
+
+
+def test_log_returns_while_the_sink_is_busy_and_only_the_worker_calls_it(make, sink):
+    sink.gate = threading.Event()  # every call to the sink blocks until the gate opens
+    background = make(sink)
+    for step in range(5):
+        background.log({"score/mean": step / 10}, step)  # would hang if it waited on the sink
+    assert sink.records == []
+    assert threading.current_thread().name not in sink.threads
+    sink.gate.set()
+    assert background.flush(timeout=20).ok
+    background.close()
+    assert sink.steps == list(range(5))
+    workers = {name for name, _, _ in sink.records} | sink.threads
+    assert len(workers) == 1
+    (worker,) = workers
+    assert worker.startswith("gradewire-")
+    assert worker != threading.current_thread().name
+    assert sink.closed_on == worker
+
+
+def test_entries_arrive_in_order_with_their_values(make, sink):
+    background = make(sink, batch_size=7)
+    background.log_config({"lr": 1e-5})
+    for step in range(50):
+        background.log({"score/mean": step * 0.5, "score/count": step}, step)
+    report = background.flush(timeout=20)
+    assert report == DeliveryReport(
+        delivered=51,
+        pending=0,
+        rejected=0,
+        spill_path=None,
+        last_error=None,
+        failed_attempts=0,
+        ok=True,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.ok = False  # type: ignore[misc]
+    assert isinstance(background, Sink)
+    assert sink.steps == list(range(50))
+    assert [logs for _, _, logs in sink.records][3] == {"score/mean": 1.5, "score/count": 3}
+    assert [config for _, config in sink.configs] == [{"lr": 1e-5}]
+    if isinstance(sink, BatchingFlakySink):
+        assert max(sink.batch_sizes) > 1  # batches were used
+        assert max(sink.batch_sizes) <= 7
+
+
+def test_outage_of_several_batches_then_recovery_delivers_each_step_once_in_order(
+    make, sink, tmp_path
+):
+    background = make(sink, batch_size=4)
+    for step in range(10):
+        background.log({"step": step}, step)
+    assert background.flush(timeout=20).ok
+    sink.down = True
+    for step in range(10, 40):
+        background.log({"step": step}, step)
+    wait_until(lambda: sink.failures >= 5, "several failed retries")
+    assert not background.is_healthy
+    assert list((tmp_path / "spill").glob("*.part-*.jsonl"))  # kept on disk while down
+    for step in range(40, 70):  # still down: more batches behind the first ones
+        background.log({"step": step}, step)
+    report = background.flush(timeout=0)
+    assert report.pending > 0
+    assert report.last_error == "ConnectionError: tracker unreachable"
+    sink.down = False
+    report = background.flush(timeout=20)
+    assert report.ok
+    assert report.delivered == 70
+    assert report.failed_attempts == sink.failures
+    assert background.is_healthy
+    assert background.pending == 0
+    assert sink.steps == list(range(70))
+    assert all(logs == {"step": step} for _, step, logs in sink.records)
+    assert len(sink.threads) == 1  # retries and replay too: only the worker calls the sink
+    assert threading.current_thread().name not in sink.threads
+    wait_until(lambda: not list((tmp_path / "spill").glob("*.jsonl")), "the spill removed")
+
+
+def test_a_batch_that_fails_halfway_is_resent_one_entry_at_a_time(make):
+    sink = BatchingFlakySink()
+    sink.gate = threading.Event()
+    sink.lose_reply_once = {2}  # steps 1 and 2 reach the tracker, then the call raises
+    background = make(sink, batch_size=8)
+    background.log({"step": 0}, 0)
+    wait_until(lambda: sink.threads, "the worker inside a call")  # it holds step 0
+    for step in range(1, 9):  # these queue up, and go as one batch
+        background.log({"step": step}, step)
+    sink.gate.set()
+    assert background.flush(timeout=20).ok
+    # Only the entries of the call that raised can come twice; after it, one entry per call.
+    assert sink.steps == [0, 1, 2, 1, 2, 3, 4, 5, 6, 7, 8]
+    # log_many calls only: the probe after the failure went through log(), then the replay
+    # of what was kept on disk is batched again.
+    assert sink.batch_sizes == [8, 7]
+
+
+def test_without_log_many_only_the_step_whose_call_raised_is_resent(make):
+    sink = FlakySink()
+    sink.lose_reply_once = {5}
+    background = make(sink, batch_size=8)
+    for step in range(10):
+        background.log({"step": step}, step)
+    assert background.flush(timeout=20).ok
+    assert sink.steps == [0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9]
+
+
+def test_a_full_queue_spills_from_the_callers_thread_and_is_delivered_later(make, sink, tmp_path):
+    sink.gate = threading.Event()
+    background = make(sink, max_queue=2, batch_size=4)
+    background.log({"step": 0}, 0)
+    wait_until(lambda: sink.threads, "the worker inside a call")  # it holds step 0
+    for step in range(1, 20):
+        background.log({"step": step}, step)
+    (overflow,) = (tmp_path / "spill").glob("*.overflow.jsonl")
+    assert [step for step, _ in read_spill(overflow)] == list(range(3, 20))
+    assert threading.current_thread().name not in sink.threads
+    sink.gate.set()
+    report = background.flush(timeout=20)
+    assert report.ok
+    assert report.delivered == 20
+    assert sink.steps == list(range(20))
+    wait_until(lambda: not list((tmp_path / "spill").glob("*.jsonl")), "the spill removed")
+
+
+def test_a_full_queue_during_an_outage_keeps_order_across_both_spills(make, sink, tmp_path):
+    sink.gate = threading.Event()
+    sink.down = True
+    background = make(sink, max_queue=3, batch_size=2)
+    background.log({"step": 0}, 0)
+    wait_until(lambda: sink.threads, "the worker inside a call")  # a call that will fail
+    for step in range(1, 20):  # 1..3 queue up, 4..19 go to the overflow file
+        background.log({"step": step}, step)
+    assert list((tmp_path / "spill").glob("*.overflow.jsonl"))
+    sink.gate.set()
+    wait_until(lambda: sink.failures >= 3, "retries while down")
+    for step in range(20, 30):  # behind everything kept so far
+        background.log({"step": step}, step)
+    sink.down = False
+    assert background.flush(timeout=20).ok
+    assert sink.steps == list(range(30))
+
+
+def test_close_delivers_everything_then_closes_the_wrapped_sink(make, sink, tmp_path):
+    background = make(sink, flush_interval=60.0)  # close() must not wait for a batch to fill
+    for step in range(10):
+        background.log({"step": step}, step)
+    background.close()
+    assert sink.steps == list(range(10))
+    assert sink.closed_on is not None
+    assert sink.closed_on.startswith("gradewire-")
+    report = background.report
+    assert report is not None
+    assert report.ok
+    assert (report.delivered, report.pending, report.spill_path) == (10, 0, None)
+    assert not (tmp_path / "spill").exists()  # never needed, never created
+
+
+def test_close_while_down_keeps_every_undelivered_step_in_one_spill_file(make, sink, caplog):
+    background = make(sink, batch_size=3)
+    background.log({"step": 0}, 0)
+    assert background.flush(timeout=20).ok
+    sink.down = True
+    config = {"model": "m", "layers": (1, 2), "note": {"$float": "nan"}, "nan": math.nan}
+    background.log_config(config)
+    for step in range(1, 12):
+        background.log({"step": step, "score/mean": step / 3}, step)
+    with caplog.at_level(logging.WARNING, logger="gradewire"):
+        background.close(timeout=0.02)
+    report = background.report
+    assert report is not None
+    assert not report.ok
+    assert report.delivered == 1
+    assert report.pending == 12
+    assert report.last_error == "ConnectionError: tracker unreachable"
+    assert report.spill_path is not None
+    assert report.spill_path.is_file()
+    assert sorted(report.spill_path.parent.iterdir()) == [report.spill_path]
+    kept = read_spill(report.spill_path)
+    assert [step for step, _ in kept] == list(range(1, 12))
+    assert all(logs == {"step": s, "score/mean": s / 3} for s, logs in kept)
+    (kept_config,) = read_spill_configs(report.spill_path)
+    expected = {"model": "m", "layers": [1, 2], "note": {"$float": "nan"}, "nan": math.nan}
+    assert same(kept_config, expected)
+    assert sink.closed_on is not None  # the wrapped sink was closed anyway
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(str(report.spill_path) in r.getMessage() for r in warnings)
+    for line in report.spill_path.read_text().splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} is not strict JSON"))
+
+
+def test_tables_and_non_finite_numbers_survive_the_spill_and_the_replay(make, sink):
+    table = Table(["prompt", "score", "ok", "note"])
+    table.add_row(["<b>2+2</b>", math.nan, True, None])
+    table.add_row(["ünï\ud800", math.inf, False, "x"])
+    logs = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "n": 3, "big": 2**70, "t": table}
+    sink.down = True
+    background = make(sink)
+    background.log(logs, 1)
+    wait_until(lambda: sink.failures >= 1, "a failed delivery")
+    sink.down = False
+    assert background.flush(timeout=20).ok
+    ((_, step, delivered),) = sink.records
+    assert step == 1
+    assert same(numbers(delivered), numbers(logs))
+    assert delivered["t"] == table
+    assert delivered["t"] is not table
+
+    sink.down = True
+    background.log(logs, 2)
+    background.close(timeout=0.02)
+    assert background.report is not None
+    assert background.report.spill_path is not None
+    ((step, kept),) = read_spill(background.report.spill_path)
+    assert step == 2
+    assert kept["t"] == table
+    assert same(numbers(kept), numbers(logs))
+
+
+def test_what_the_caller_changes_after_log_is_not_sent(make, sink):
+    sink.gate = threading.Event()
+    background = make(sink)
+    table = Table().add_column("a", [1])
+    logs: dict[str, Any] = {"x": 1.0, "t": table}
+    background.log(logs, 0)
+    logs["x"] = 2.0
+    logs["y"] = 3.0
+    table.add_row([2])
+    sink.gate.set()
+    assert background.flush(timeout=20).ok
+    ((_, _, sent),) = sink.records
+    assert sent["x"] == 1.0
+    assert "y" not in sent
+    assert sent["t"].rows == [[1]]
+
+
+def test_config_is_delivered_before_the_steps_logged_after_it(make, sink):
+    background = make(sink, batch_size=10)
+    background.log({"x": 0}, 0)
+    background.log_config({"phase": "eval", "ids": (1, 2)})
+    background.log({"x": 1}, 1)
+    assert background.flush(timeout=20).ok
+    assert sink.events == ["step 0", "config", "step 1"]
+    assert sink.configs[0][1] == {"phase": "eval", "ids": [1, 2]}
+
+
+def test_log_after_close_raises_and_a_second_close_does_nothing(make, sink):
+    background = make(sink)
+    background.log({"x": 1}, 0)
+    background.close()
+    report = background.report
+    with pytest.raises(SinkError, match="closed"):
+        background.log({"x": 2}, 1)
+    with pytest.raises(SinkError, match="closed"):
+        background.log_config({"a": 1})
+    background.close()
+    assert background.report is report
+    assert background.flush() is report
+    assert sink.steps == [0]
+
+
+def test_flush_with_a_timeout_returns_while_the_sink_is_down(make, sink):
+    sink.down = True
+    background = make(sink)
+    for step in range(5):
+        background.log({"x": step}, step)
+    report = background.flush(timeout=0.01)
+    assert not report.ok
+    assert report.pending == 5
+    assert report.spill_path is None  # only close() names the final file
+    assert background.pending == 5
+
+
+def test_the_sink_closing_with_an_error_raises_sink_error_with_the_report(make, sink):
+    sink.close_error = RuntimeError("finish failed")
+    background = make(sink)
+    background.log({"x": 1}, 0)
+    with pytest.raises(SinkError, match="finish failed") as caught:
+        background.close()
+    report = caught.value.report  # type: ignore[attr-defined]
+    assert report is background.report
+    assert not report.ok
+    assert report.delivered == 1
+    assert report.last_error == "RuntimeError: finish failed"
+
+
+def test_an_entry_the_sink_refuses_for_good_is_set_aside_not_retried_forever(make, sink):
+    sink.refuse = {3}
+    background = make(sink, batch_size=4)
+    for step in range(8):
+        background.log({"x": step}, step)
+    report = background.flush(timeout=20)
+    assert report.pending == 1
+    assert report.rejected == 1
+    assert sink.steps == [0, 1, 2, 4, 5, 6, 7]
+    background.close()
+    assert background.report is not None
+    assert background.report.spill_path is not None
+    assert read_spill(background.report.spill_path) == [(3, {"x": 3})]
+
+
+def test_a_sink_stuck_in_a_call_at_close_still_keeps_the_queue_on_disk(make, sink):
+    sink.gate = threading.Event()
+    background = make(sink, batch_size=1, close_timeout=0.05)
+    background.log({"x": 0}, 0)
+    wait_until(lambda: sink.threads, "the worker inside a call")
+    for step in range(1, 4):
+        background.log({"x": step}, step)
+    background.close(timeout=0.01)
+    report = background.report
+    assert report is not None
+    assert not report.ok
+    assert report.last_error is not None
+    assert "did not return" in report.last_error
+    assert report.pending == 4
+    sink.gate.set()  # the call returns: the worker finishes the spill file and closes the sink
+    (worker,) = (t for t in gradewire_threads() if t.name in sink.threads)
+    worker.join(20)
+    assert sink.steps == [0]
+    assert report.spill_path is not None
+    assert read_spill(report.spill_path) == [(s, {"x": s}) for s in range(1, 4)]
+    assert sink.closed_on == worker.name
+
+
+def test_an_inactive_sink_starts_no_thread_and_is_never_called(make):
+    sink = FlakySink()
+    sink.active = False  # type: ignore[attr-defined]  # as on a non-zero rank
+    before = gradewire_threads()
+    background = make(sink)
+    assert not background.active
+    assert gradewire_threads() == before
+    background.log({"x": 1}, 0)
+    background.log_config({"a": 1})
+    assert background.flush().ok
+    background.close()
+    assert background.report is not None
+    assert background.report.ok
+    assert sink.threads == set()
+    with pytest.raises(SinkError):
+        background.log({"x": 1}, 1)
+
+
+def test_bad_input_is_refused_in_log_and_nothing_is_enqueued(make, sink):
+    background = make(sink)
+    with pytest.raises(InvalidTypeError, match="'text'"):
+        background.log({"text": "hello"}, 0)
+    with pytest.raises(InvalidTypeError, match="step"):
+        background.log({"x": 1}, True)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="0 or more"):
+        background.log({"x": 1}, -1)
+    with pytest.raises(InvalidTypeError, match=r"config\['path'\]"):
+        background.log_config({"path": object()})
+    with pytest.raises(InvalidTypeError, match=r"entries\[1\]"):
+        background.log_many([(0, {"x": 1}), (1, {"x": [1]})])
+    assert background.pending == 0
+    with pytest.raises(InvalidInputError):
+        BackgroundSink(sink, max_queue=0)
+    with pytest.raises(InvalidTypeError):
+        BackgroundSink(object())  # type: ignore[arg-type]
+
+
+def test_entries_from_several_threads_are_each_delivered_once(make, sink):
+    background = make(sink, max_queue=16, batch_size=5)  # small: some go through the overflow
+
+    def produce(thread: int) -> None:
+        for i in range(200):
+            background.log({"thread": thread, "i": i}, 0)  # the same step again adds to it
+
+    threads = [threading.Thread(target=produce, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert background.flush(timeout=20).ok
+    got = [(logs["thread"], logs["i"]) for _, _, logs in sink.records]
+    assert sorted(got) == [(k, i) for k in range(4) for i in range(200)]
+    for k in range(4):  # each producer's own order is kept
+        assert [i for thread, i in got if thread == k] == list(range(200))
+
+
+def test_a_lower_step_is_refused_at_once_and_nothing_is_enqueued(make, sink):
+    background = make(sink)
+    background.log({"a": 1}, 3)
+    with pytest.raises(InvalidInputError, match="lower"):
+        background.log({"a": 2}, 2)
+    with pytest.raises(InvalidInputError, match=r"entries\[1\].*lower"):
+        background.log_many([(4, {"a": 3}), (3, {"a": 4})])
+    background.log({"b": 5}, 3)
+    assert background.flush(timeout=20).ok
+    assert [(step, logs) for _, step, logs in sink.records] == [(3, {"a": 1}), (3, {"b": 5})]
+
+
+def test_the_default_spill_dir_is_named_after_the_process_and_sink(
+    make, sink, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sink.down = True
+    background = make(sink, spill_dir=None)
+    assert background.spill_dir.parent == tmp_path
+    assert str(os.getpid()) in background.spill_dir.name
+    assert type(sink).__name__ in background.spill_dir.name
+    with caplog.at_level(logging.WARNING, logger="gradewire"):
+        background.log({"x": 1}, 0)
+        background.close(timeout=0.02)
+    assert background.report is not None
+    assert background.report.spill_path is not None
+    assert background.report.spill_path.parent == background.spill_dir
+    assert any(str(background.spill_dir) in r.getMessage() for r in caplog.records)
+
+
+def test_read_spill_skips_a_line_cut_off_by_a_crash_and_refuses_other_garbage(make, tmp_path):
+    sink = FlakySink()
+    sink.down = True
+    background = make(sink)
+    background.log({"x": 1}, 0)
+    background.close(timeout=0.02)
+    assert background.report is not None
+    path = background.report.spill_path
+    assert path is not None
+    with open(path, "ab") as file:
+        file.write(b'{"v":1,"seq":9,"step":')
+    assert read_spill(path) == [(0, {"x": 1})]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"v":1,"seq":1,"step":0,"logs":{"x":NaN}}\n')
+    with pytest.raises(InvalidInputError, match="line 1"):
+        read_spill(bad)
+
+
+def test_a_script_that_never_calls_close_still_delivers_at_exit(tmp_path):
+    out = tmp_path / "delivered.txt"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from gradewire._background_sink import BackgroundSink
+
+        class FileSink:
+            def log(self, logs, step):
+                time.sleep(0.001)
+                with open({str(out)!r}, "a") as f:
+                    f.write(f"{{step}}\\n")
+            def log_config(self, config):
+                pass
+            def close(self):
+                with open({str(out)!r}, "a") as f:
+                    f.write("closed\\n")
+
+        sink = BackgroundSink(FileSink(), spill_dir={str(tmp_path / "spill")!r},
+                              flush_interval=60, exit_timeout=20)
+        for step in range(50):
+            sink.log({{"x": step}}, step)
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert out.read_text().split() == [str(s) for s in range(50)] + ["closed"]
+
+
+class TestConformanceInFrontOfMemorySink(SinkConformance):
+    """A BackgroundSink is a sink like any other: the shared contract holds through it."""
+
+    def make_sink(self, tmp_path: Path) -> Sink:
+        return BackgroundSink(MemorySink(), spill_dir=tmp_path / "spill", **FAST)
+
+    def read_back(self, sink: Sink, tmp_path: Path) -> Readback:
+        assert isinstance(sink, BackgroundSink)
+        assert sink.report is not None
+        assert sink.report.ok
+        memory = sink.wrapped
+        assert isinstance(memory, MemorySink)
+        return Readback.from_steps(memory.steps, memory.config, [memory._repr_html_()])
+
+
+class TestConformanceInFrontOfJsonlSink(SinkConformance):
+    def make_sink(self, tmp_path: Path) -> Sink:
+        jsonl = JsonlSink(tmp_path / "logs" / "run.jsonl")
+        return BackgroundSink(jsonl, spill_dir=tmp_path / "spill", **FAST)
+
+    def read_back(self, sink: Sink, tmp_path: Path) -> Readback:
+        run = read_jsonl(tmp_path / "logs" / "run.jsonl")
+        assert run.skipped_lines == []
+        return Readback.from_steps(run.steps, run.config)
