@@ -21,6 +21,7 @@ from types import FunctionType as _FunctionType
 
 from gradewire._background_sink import BackgroundSink
 from gradewire._base_sink import BaseSink
+from gradewire._bash_grader import BashGrader
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
@@ -62,6 +63,7 @@ __all__ = [
     "BackgroundSink",
     "BaseGrader",
     "BaseSink",
+    "BashGrader",
     "ChatCompletion",
     "ChatMessage",
     "ChatModel",

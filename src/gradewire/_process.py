@@ -1,0 +1,273 @@
+"""Run a command in its own process group: capped output, a timeout, and no orphans."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["KILL_GRACE_S", "ProcessResult", "cap_text", "run_process"]
+
+KILL_GRACE_S = 2.0
+"""How long a process group gets between SIGTERM and SIGKILL."""
+
+# How long the output pipes may stay open once the group is dead.
+_DRAIN_S = 2.0
+_POLL_S = 0.02
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What a finished (or killed) command left behind."""
+
+    exit_code: int
+    """The return code; negative when a signal ended the process (Python's convention)."""
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool
+    killed_leftovers: bool
+    """Processes of the group were still running after the command exited, and were ended."""
+    output_complete: bool
+    """False when a process outside the group kept the pipes open and reading stopped."""
+
+
+def cap_text(head: str, tail: str, total: int, cap: int) -> str:
+    """A ``total``-character text in at most ``cap`` characters: its head and its tail.
+
+    ``head`` is the text's start and ``tail`` everything after it, or, for a long text,
+    at least its last ``cap // 2`` characters; the cut is marked ``…[N chars cut]…``.
+    """
+    if total <= cap:
+        return head + tail
+    # The widest marker this text can need, so head + marker + tail never exceeds cap.
+    keep = max(cap - len(f"…[{total} chars cut]…"), 0)
+    head_n, tail_n = keep - keep // 2, keep // 2
+    end = tail[-tail_n:] if tail_n else ""
+    if len(end) < tail_n:
+        end = (head + tail)[-tail_n:]
+    return f"{head[:head_n]}…[{total - head_n - tail_n} chars cut]…{end}"
+
+
+class _Capture:
+    """The decoded text of one stream, of which only the head and the tail are kept."""
+
+    __slots__ = ("_cap", "_decoder", "_head", "_head_room", "_tail", "_tail_len", "total")
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_room = cap
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.total = 0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        if not text:
+            return
+        self.total += len(text)
+        if self._head_room:
+            part = text[: self._head_room]
+            self._head.append(part)
+            self._head_room -= len(part)
+            text = text[len(part) :]
+            if not text:
+                return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        if self._tail_len > 2 * self._cap:
+            # Trimmed in batches, so a flood of small chunks costs linear time.
+            kept = "".join(self._tail)[-self._cap :]
+            self._tail, self._tail_len = [kept], len(kept)
+
+    def text(self) -> str:
+        self.feed(b"", final=True)  # a cut multi-byte character becomes U+FFFD
+        return cap_text("".join(self._head), "".join(self._tail), self.total, self._cap)
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    """Feeds the captures as data arrives and reports exit and end of output apart.
+
+    ``Process.wait()`` of asyncio's streams returns only once the pipes close too, which
+    a background process holding stdout delays until the timeout; here the exit of the
+    command itself is what ends the run.
+    """
+
+    def __init__(self, captures: dict[int, _Capture], loop: asyncio.AbstractEventLoop) -> None:
+        self.captures = captures
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+        self._open = set(captures)
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        capture = self.captures.get(fd)
+        if capture is not None and isinstance(data, bytes):
+            capture.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._open.discard(fd)
+        if not self._open and not self.output_closed.done():
+            self.output_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[bytes, bytes],
+    stdin_data: bytes | None,
+    timeout: float,
+    output_cap: int,
+) -> ProcessResult:
+    """Run ``argv`` in a new session and process group, and always end the whole group.
+
+    On timeout, after the command exits (to end what it left running in the background),
+    and when the awaiting task is cancelled, the group gets SIGTERM, then SIGKILL after
+    `KILL_GRACE_S`. Spawn failures (missing program or cwd) raise the `OSError` as is.
+    """
+    loop = asyncio.get_running_loop()
+    out, err = _Capture(output_cap), _Capture(output_cap)
+    protocol = _Protocol({1: out, 2: err}, loop)
+    start = time.monotonic()
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol,
+        *argv,
+        stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    pgid = transport.get_pid()  # setsid made the child the leader of a group with its pid
+    timed_out = False
+    try:
+        if stdin_data is not None:
+            stdin = transport.get_pipe_transport(0)
+            if isinstance(stdin, asyncio.WriteTransport):
+                if stdin_data:
+                    # Buffered by the transport and written as the command reads; a
+                    # command that exits without reading it all is its own business.
+                    stdin.write(stdin_data)
+                stdin.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
+        except asyncio.TimeoutError:
+            timed_out = True
+        duration = time.monotonic() - start
+    finally:
+        try:
+            exit_code, leftovers = await _end_group_safely(transport, protocol, pgid)
+        finally:
+            try:
+                complete = await _drain(protocol)
+            finally:
+                transport.close()
+    return ProcessResult(
+        exit_code=exit_code,
+        stdout=out.text(),
+        stderr=err.text(),
+        duration_s=duration,
+        timed_out=timed_out,
+        killed_leftovers=leftovers and not timed_out,
+        output_complete=complete,
+    )
+
+
+async def _drain(protocol: _Protocol) -> bool:
+    """Let the output reach end of file; give up on pipes held open from outside.
+
+    Once the group is dead only a process that left it (setsid) can hold the pipes,
+    and the grade must not wait on it.
+    """
+    try:
+        await asyncio.wait_for(asyncio.shield(protocol.output_closed), _DRAIN_S)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+async def _end_group_safely(
+    transport: asyncio.SubprocessTransport, protocol: _Protocol, pgid: int
+) -> tuple[int, bool]:
+    ending = asyncio.ensure_future(_end_group(transport, protocol, pgid))
+    try:
+        return await asyncio.shield(ending)
+    except asyncio.CancelledError:
+        # Cancelled again while ending the group: no more grace, kill now.
+        _signal_group(pgid, signal.SIGKILL)
+        raise
+
+
+async def _end_group(
+    transport: asyncio.SubprocessTransport, protocol: _Protocol, pgid: int
+) -> tuple[int, bool]:
+    """SIGTERM the group if anything in it still runs, SIGKILL after the grace period.
+
+    Returns the leader's exit code and whether anything had to be ended.
+    """
+    ended = False
+    if not protocol.exited.done() or _group_alive(pgid):
+        ended = True
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_S)
+            if protocol.exited.done() and not _group_alive(pgid):
+                break
+        else:
+            _signal_group(pgid, signal.SIGKILL)
+        await asyncio.shield(protocol.exited)
+    code = transport.get_returncode()
+    assert code is not None
+    return code, ended
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    # ESRCH: the group is gone; EPERM: what is left of it we may not signal.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    # killpg also reaches zombies, which an init that does not reap (containers) keeps
+    # forever; /proc tells a running member from a dead one.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
+            return True
+    return False
