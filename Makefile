@@ -3,33 +3,36 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
+# The core with its dev tools, and each integration in editable mode.
+INTEGRATIONS := integrations/wandb
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(INTEGRATIONS))
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' $(addprefix -e ,$(INTEGRATIONS))
 	touch $@
 
 ## Grade the bundled sample set and print/write the aggregated logs and an HTML table.
 demo: $(STAMP)
 	$(PY) -m gradewire demo
 
-## Run every test.
+## Run every test (the core's and each integration's).
 test: $(STAMP)
 	$(PY) -m pytest
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)
-	$(PY) -m ruff check src tests bench
-	$(PY) -m ruff format --check src tests bench
+	$(PY) -m ruff check src tests bench integrations
+	$(PY) -m ruff format --check src tests bench integrations
 	$(PY) -m mypy
 
 ## Benchmarks that back the README's performance figures.
 bench: $(STAMP)
 	$(PY) bench/core_overhead.py
 	$(PY) bench/background_sink_overhead.py
+	$(PY) integrations/wandb/bench/sink_overhead.py
 
 clean:
 	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache

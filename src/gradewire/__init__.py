@@ -53,7 +53,7 @@ from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
 from gradewire._sync import run_sync
 from gradewire._table import Table
-from gradewire._table_policy import TablePolicy
+from gradewire._table_policy import PolicyState, TablePolicy
 from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
 from gradewire._thread import Role, StringThread, Turn
 
@@ -89,6 +89,7 @@ __all__ = [
     "MissingDependencyError",
     "ModelCallError",
     "OutputParserException",
+    "PolicyState",
     "Role",
     "Sink",
     "SinkError",

@@ -1,0 +1,28 @@
+"""The sink conformance suite against WandbSink, read back from offline run files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gradewire import Sink
+from gradewire_wandb import WandbSink
+from sink_conformance import Readback, SinkConformance
+from wandb_reader import logged, read_run, run_dirs
+
+
+class TestWandbSink(SinkConformance):
+    def make_sink(self, tmp_path: Path) -> Sink:
+        # dir= explicitly: the standard run is recorded once per class, outside any
+        # function-scoped fixture.
+        return WandbSink(dir=tmp_path, mode="offline", project="conformance", html=True)
+
+    def read_back(self, sink: Sink, tmp_path: Path) -> Readback:
+        assert isinstance(sink, WandbSink)
+        assert sink.closed
+        assert sink.started_run
+        (folder,) = run_dirs(tmp_path)
+        run = read_run(folder)
+        assert run.exit_code == 0, "the sink started the run, so close() finishes it"
+        history = logged(run)
+        pages = [page for _, _, page in history.html]
+        return Readback.from_steps(history.steps, run.config, pages)
