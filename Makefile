@@ -32,6 +32,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/core_overhead.py
 	$(PY) bench/background_sink_overhead.py
+	$(PY) bench/judge_throughput.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 
 clean:

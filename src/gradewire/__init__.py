@@ -43,14 +43,18 @@ from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
 from gradewire._grader import BaseGrader, GradeFunction, LogValue
 from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
+from gradewire._judge_cache import JudgeCache
 from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
 from gradewire._memory_sink import MemorySink
 from gradewire._numeric import numeric_match
+from gradewire._openai_chat import OpenAIChatModel
 from gradewire._rank import is_main_process, process_rank
+from gradewire._retry import ModelHTTPError, RetryPolicy
 from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._spill_format import read_spill, read_spill_configs
 from gradewire._stats import LogState, Stats
 from gradewire._structured import pydantic_parse
+from gradewire._structured_call import complete_structured
 from gradewire._sync import run_sync
 from gradewire._table import Table
 from gradewire._table_policy import PolicyState, TablePolicy
@@ -82,14 +86,18 @@ __all__ = [
     "InvalidTypeError",
     "JsonlRun",
     "JsonlSink",
+    "JudgeCache",
     "LogState",
     "LogValue",
     "Logs",
     "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
+    "ModelHTTPError",
+    "OpenAIChatModel",
     "OutputParserException",
     "PolicyState",
+    "RetryPolicy",
     "Role",
     "Sink",
     "SinkError",
@@ -107,6 +115,7 @@ __all__ = [
     "combine",
     "combine_all",
     "combine_any",
+    "complete_structured",
     "contains",
     "contains_all",
     "contains_any",
