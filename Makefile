@@ -4,14 +4,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 # The core with its dev tools, and each integration in editable mode.
-INTEGRATIONS := integrations/wandb
+INTEGRATIONS := integrations/wandb integrations/mlflow
 
 .PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(INTEGRATIONS))
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' $(addprefix -e ,$(INTEGRATIONS))
+	$(PY) -m pip install --quiet -e '.[dev]' -e integrations/wandb -e 'integrations/mlflow[test]'
 	touch $@
 
 ## Grade the bundled sample set and print/write the aggregated logs and an HTML table.
@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) bench/background_sink_overhead.py
 	$(PY) bench/judge_throughput.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
+	$(PY) bench/sink_overhead.py
 
 clean:
 	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,354 @@
+"""MlflowSink: grader logs to an MLflow run, in batches, through `mlflow.MlflowClient`."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from gradewire import (
+    BaseSink,
+    GradewireError,
+    InvalidInputError,
+    InvalidTypeError,
+    LogValue,
+    MissingDependencyError,
+    SinkError,
+    Table,
+    TablePolicy,
+)
+from gradewire_mlflow._keys import KeyCleaner
+from gradewire_mlflow._params import ConfigBook
+from gradewire_mlflow._run import RunTarget
+from gradewire_mlflow._tables import TableState
+from gradewire_mlflow._writer import Writer
+
+__all__ = ["DEFAULT_TABLE_POLICY", "MlflowSink"]
+
+logger = logging.getLogger("gradewire")
+
+DEFAULT_TABLE_POLICY = TablePolicy()
+"""The policy an `MlflowSink` applies unless told otherwise: 100 rows, 2000-char cells."""
+
+_PURPOSE = "log grader output to MLflow"
+
+
+def _check_text(name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    if not value:
+        raise InvalidInputError(f"{name} must not be empty; pass None for the default")
+    return value
+
+
+def _as_float(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float range
+        return math.inf if value > 0 else -math.inf
+
+
+def _page(table: Table) -> str:
+    # to_html escapes every cell; lone surrogates from model output become character
+    # references, since the artifact file is written as UTF-8.
+    return table.to_html().encode("utf-8", "xmlcharrefreplace").decode("utf-8")
+
+
+class MlflowSink(BaseSink):
+    r"""Log grader output to an MLflow run: numbers as metrics, tables as files, config as params.
+
+    **Run.** The sink logs to, in order: ``run_id`` if given; else the active MLflow run of
+    the thread that creates the sink (``mlflow.active_run()``, read in ``__init__``, since
+    MLflow's active run is per thread); else a run it starts itself on the first write, in
+    ``experiment_name`` (created if missing, with ``artifact_location``), else the
+    experiment named by ``MLFLOW_EXPERIMENT_NAME`` / ``MLFLOW_EXPERIMENT_ID``, else the one
+    set with ``mlflow.set_experiment``, else MLflow's Default. `close()` ends the run
+    (FINISHED, or FAILED when leaving a ``with`` block on an exception) only if the sink
+    started it. Every write goes through one `mlflow.MlflowClient` with an explicit run id;
+    no global MLflow state is changed.
+
+    **Tracking URI.** ``tracking_uri``; else, when reusing the active run, the URI it lives
+    at (``mlflow.get_tracking_uri()``); else ``MLFLOW_TRACKING_URI`` or a URI set with
+    ``mlflow.set_tracking_uri``; else MLflow's own default, made absolute when the sink is
+    created: ``sqlite:///<current dir>/mlflow.db`` (artifacts under ``./mlruns``).
+
+    **Numbers** go out with ``MlflowClient.log_batch`` in requests of at most 1,000 metrics
+    (and ~900 kB), several steps per request through `log_many` (which is what makes
+    `gradewire.BackgroundSink` cheap). Each step gets one timestamp (ms), the time the sink
+    first saw it, kept when a write is retried: MLflow's SQL stores drop a point equal in
+    key, step, value and timestamp, so a retried batch never doubles a point. (So logging
+    the very same value under the same key and step twice stores one point.) NaN is
+    stored as NaN; MLflow's SQL stores keep +inf and -inf as +/-1.7976931348623157e308.
+
+    **Keys** that MLflow would refuse are cleaned: characters outside ``[/\w.\- :]``
+    become ``_``; empty, ``.`` and ``..`` path segments and a leading ``..`` go; a key
+    over 250 characters is cut and ends with ``-`` and 8 hex digits of its hash. A
+    WARNING says so the first time a key changes, and two keys never end up as one: the
+    later one gets a hash suffix, with a WARNING.
+
+    **Tables**, for key ``k`` at step ``s``, after the table policy:
+
+    - an HTML page, ``tables/<k>/step_<s:08d>.html`` (``-2``, ``-3``... for a second table
+      at the same step), every cell HTML-escaped;
+    - rows appended to one JSON table per key, ``tables/<k>/rows.json``, in the split
+      format ``mlflow.log_table`` writes (``mlflow.load_table`` reads it), with the step in
+      a first column ``step`` (a table's own ``step`` column becomes ``step_``). The rows
+      are kept in memory and the file is written whole, never downloaded: on every table
+      step up to 1 MiB, then whenever it has grown by 1/8, and at `close()`, so the bytes
+      uploaded stay within ~9x the file. After ``table_rows_per_file`` rows a key continues
+      in ``rows-0002.json``, ``rows-0003.json``..., which bounds memory and upload size.
+      Each file is listed once in the run's ``mlflow.loggedArtifacts`` tag (as
+      ``log_table`` does; that tag holds about a hundred files, so keep table keys few).
+
+    **Config** becomes params (nested mappings flattened with ``/``, values ``str()``-ed,
+    100 per request). A value over 6,000 characters is cut, with a WARNING, and kept whole
+    in ``params/<key>.txt``. MLflow params cannot change: a key logged again with another
+    value keeps its first value as the param, and the new one goes to the tag
+    ``gradewire.param/<key>`` (the latest wins), with a WARNING.
+
+    **Errors.** A failed request raises `SinkError` (`InvalidInputError` when MLflow
+    refuses the data as invalid) and changes nothing in the sink, so the same call can be
+    repeated: wrap the sink in `gradewire.BackgroundSink` to retry in the background while
+    training goes on. MLflow's HTTP client retries on its own first (7 times, minutes in
+    all, by default): with a BackgroundSink, set ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=1`` (the
+    first retry is immediate: it replaces a dropped keep-alive connection) and a shorter
+    ``MLFLOW_HTTP_REQUEST_TIMEOUT``, so that an outage is handed to it within moments.
+
+    Example:
+        >>> from gradewire import BackgroundSink  # doctest: +SKIP
+        >>> sink = BackgroundSink(MlflowSink(experiment_name="rl"))  # doctest: +SKIP
+        >>> sink.log(grader.get_logs(clear=True), step=10)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        tracking_uri: str | None = None,
+        experiment_name: str | None = None,
+        run_name: str | None = None,
+        run_id: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        artifact_location: str | None = None,
+        table_rows_per_file: int = 10_000,
+        table_policy: TablePolicy | None = DEFAULT_TABLE_POLICY,
+        all_ranks: bool = False,
+    ) -> None:
+        """Set up the sink; nothing is sent before the first write.
+
+        Args:
+            tracking_uri: Where to log (see the class docs for the default).
+            experiment_name: Experiment of a run the sink starts (created if missing).
+            run_name: Name of a run the sink starts.
+            run_id: Log to this existing run (it is never ended by the sink).
+            tags: Tags set on the run logged to.
+            artifact_location: Artifact root of an experiment the sink creates.
+            table_rows_per_file: Rows per JSON table file before a key continues in the next.
+            table_policy: Applied to tables before sending; None sends them as they are.
+            all_ranks: Log from every process, not only rank 0.
+
+        Raises:
+            InvalidTypeError: An argument has the wrong type.
+            InvalidInputError: ``run_id`` is given with ``experiment_name`` or ``run_name``,
+                or ``table_rows_per_file`` is below 1.
+            MissingDependencyError: MLflow is not installed.
+        """
+        super().__init__(table_policy=table_policy, all_ranks=all_ranks)
+        if importlib.util.find_spec("mlflow") is None:
+            raise MissingDependencyError("mlflow-skinny", purpose=_PURPOSE)
+        texts = {
+            "tracking_uri": tracking_uri,
+            "experiment_name": experiment_name,
+            "run_name": run_name,
+            "run_id": run_id,
+            "artifact_location": artifact_location,
+        }
+        for name, value in texts.items():
+            _check_text(name, value)
+        if run_id is not None and (experiment_name is not None or run_name is not None):
+            raise InvalidInputError(
+                "run_id names an existing run, so experiment_name and run_name cannot apply; "
+                "pass run_id alone, or experiment_name/run_name to start a new run"
+            )
+        if tags is not None and not (
+            isinstance(tags, Mapping) and all(isinstance(k, str) for k in tags)
+        ):
+            raise InvalidTypeError(f"tags must be a mapping of str keys, not {tags!r}")
+        if isinstance(table_rows_per_file, bool) or not isinstance(table_rows_per_file, int):
+            raise InvalidTypeError(
+                f"table_rows_per_file must be an int, not {type(table_rows_per_file).__name__}"
+            )
+        if table_rows_per_file < 1:
+            raise InvalidInputError(
+                f"table_rows_per_file must be at least 1, not {table_rows_per_file}"
+            )
+        self._target = RunTarget(
+            tracking_uri=tracking_uri,
+            experiment_name=experiment_name,
+            run_name=run_name,
+            run_id=run_id,
+            tags={k: str(v) for k, v in (tags or {}).items()},
+            artifact_location=artifact_location,
+            active=self.active,
+        )
+        self._rows_per_file = table_rows_per_file
+        self._end_status = "FINISHED"
+        self._writer: Writer | None = None
+        self._metric_keys = KeyCleaner("metric")
+        self._table_keys = KeyCleaner("table", allow_colon=False)
+        self._config = ConfigBook()
+        self._tables: dict[str, TableState] = {}
+        self._warned: set[tuple[str, str]] = set()
+        self._timestamps: dict[int, int] = {}
+
+    @property
+    def tracking_uri(self) -> str:
+        """The tracking URI the sink logs to."""
+        return self._target.tracking_uri
+
+    @property
+    def run_id(self) -> str | None:
+        """The id of the run logged to (None until the first write, unless one was given)."""
+        return self._target.run_id
+
+    @property
+    def experiment_id(self) -> str | None:
+        """The experiment of the run, known after the first write."""
+        return self._target.experiment_id
+
+    @property
+    def owns_run(self) -> bool:
+        """Whether the sink started its run (and so ends it on `close`)."""
+        return self._target.owns_run
+
+    # -- connecting ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except GradewireError:
+            raise
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            if getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE":
+                raise InvalidInputError(
+                    f"MLflow at {self.tracking_uri} refused to {action} ({text}); fix the "
+                    "data or the run (a deleted run or experiment cannot be logged to)"
+                ) from exc
+            raise SinkError(
+                f"could not {action} at MLflow {self.tracking_uri} ({text}); nothing of this "
+                "call counts as written, so it can be repeated (points already stored are "
+                "not doubled): check the server, or wrap the sink in gradewire.BackgroundSink "
+                "to retry in the background"
+            ) from exc
+
+    def _connect(self) -> Writer:
+        """The writer for the run, starting or finding the run on the first call."""
+        if self._writer is None:
+            with self._errors("start or find the run"):
+                self._writer = self._target.connect()
+            self._config.known.update(self._target.params)
+        return self._writer
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _write(self, logs: dict[str, LogValue], step: int) -> None:
+        self._write_many([(step, logs)])
+
+    def _write_many(self, entries: list[tuple[int, dict[str, LogValue]]]) -> None:
+        writer = self._connect()
+        now = int(time.time() * 1000)
+        metrics: list[tuple[str, float, int, int]] = []
+        pages: list[tuple[str, str]] = []
+        changed: dict[str, TableState] = {}
+        uploads: list[tuple[str, str]] = []
+        for step, logs in entries:
+            timestamp = self._timestamps.setdefault(step, now)
+            for raw, value in logs.items():
+                if not isinstance(value, Table):
+                    metrics.append((self._metric_keys(raw), _as_float(value), timestamp, step))
+                    continue
+                key = self._table_keys(raw)
+                state = changed.get(key)
+                if state is None:
+                    state = changed[key] = self._tables.get(key, TableState(key)).clone()
+                pages.append((state.next_page(step), _page(value)))
+                if state.add(value, step):
+                    self._warn_once(
+                        ("step column", key),
+                        "table %r has a column named like the step column; in the JSON table "
+                        "it is stored with one more '_' (e.g. 'step_')",
+                        raw,
+                    )
+                while len(state.rows) > self._rows_per_file:
+                    path = state.path
+                    uploads.append((path, state.seal(self._rows_per_file)))
+        for state in changed.values():
+            if state.due():
+                uploads.append((state.path, state.render()))
+                state.mark_uploaded()
+        with self._errors(f"log {len(entries)} step(s) ending at step {entries[-1][0]}"):
+            writer.send_metrics(metrics)
+            for path, text in pages:
+                writer.upload(path, text)
+            self._upload_tables(writer, uploads)
+        self._tables.update(changed)
+        last = entries[-1][0]
+        self._timestamps = {s: t for s, t in self._timestamps.items() if s >= last}
+
+    def _upload_tables(self, writer: Writer, uploads: list[tuple[str, str]]) -> None:
+        for path, text in uploads:
+            writer.upload(path, text)
+        full = writer.list_tables([path for path, _ in uploads])
+        if full:
+            self._warn_once(
+                ("tag", "full"),
+                "the run's mlflow.loggedArtifacts tag is full, so mlflow.load_table will not "
+                "find %s (the files are there); log fewer table keys",
+                ", ".join(full),
+            )
+
+    def _write_config(self, config: dict[str, Any]) -> None:
+        writer = self._connect()
+        plan = self._config.plan(config)
+        with self._errors(f"log {len(plan.params)} param(s) and {len(plan.tags)} tag(s)"):
+            writer.send_params(plan.params)
+            writer.send_tags(plan.tags)
+            for path, text in plan.files:
+                writer.upload(path, text)
+        self._config.commit(plan)
+
+    def _close(self) -> None:
+        writer = self._writer
+        if writer is None:
+            return  # nothing was ever written: no run was started or touched
+        tables = self._tables.values()
+        uploads = [(state.path, state.render()) for state in tables if state.unsent_rows]
+        try:
+            with self._errors("write the JSON tables"):
+                self._upload_tables(writer, uploads)
+            for state in self._tables.values():
+                state.mark_uploaded()
+        finally:
+            if self._target.owns_run:
+                with self._errors(f"end the run as {self._end_status}"):
+                    writer.end(self._end_status)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info and exc_info[0] is not None:
+            self._end_status = "FAILED"
+        self.close()
+
+    def _warn_once(self, once: tuple[str, str], message: str, *args: object) -> None:
+        if once not in self._warned:
+            self._warned.add(once)
+            logger.warning(message, *args)
+
+    def __repr__(self) -> str:
+        return f"MlflowSink(tracking_uri={self.tracking_uri!r}, run_id={self.run_id!r})"

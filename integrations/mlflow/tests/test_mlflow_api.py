@@ -1,0 +1,26 @@
+"""The public surface of gradewire_mlflow: what it exports, and that importing it is cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gradewire_mlflow
+
+
+def test_all_lists_the_public_names() -> None:
+    public = {name for name in vars(gradewire_mlflow) if not name.startswith("_")}
+    assert set(gradewire_mlflow.__all__) - {"__version__"} == public
+    assert gradewire_mlflow.MlflowSink.__module__ == "gradewire_mlflow"
+
+
+def test_importing_does_not_import_mlflow() -> None:
+    code = "import sys, gradewire_mlflow; print('mlflow' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "False"
