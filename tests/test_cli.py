@@ -1,23 +1,41 @@
 import json
+import logging
 import subprocess
 import sys
 
+from gradewire import read_jsonl
 from gradewire._cli import main
-from gradewire._demo import build_demo_grader, load_demo_samples
+from gradewire._demo import build_demo_grader, load_demo_samples, run_demo
 
 
-def test_demo_writes_logs_and_escaped_tables(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+def test_demo_logs_every_step_and_writes_escaped_tables(tmp_path, capsys, caplog):
+    with caplog.at_level(logging.WARNING, logger="gradewire"):
+        assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert not caplog.records, "a demo sink failed: " + caplog.text
     printed = capsys.readouterr().out
     assert "score/mean" in printed
     assert "correct/score/abstained_count" in printed
-    logs = json.loads((tmp_path / "logs.json").read_text())
-    assert logs["score/count"] == len(load_demo_samples())
-    assert logs["correct/score/abstained_count"] == 1
-    assert 0.0 <= logs["score/mean"] <= 1.0
+    samples = load_demo_samples()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["score/count"] == len(samples)
+    assert summary["correct/score/abstained_count"] == 1
+    assert 0.0 <= summary["score/mean"] <= 1.0
+    run = read_jsonl(tmp_path / "logs.jsonl")
+    assert [step for step, _ in run.steps] == [0, 1, 2, 3]
+    assert sum(logs["score/count"] for _, logs in run.steps) == len(samples)
     page = (tmp_path / "score__scored_samples.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>" not in page
+
+
+async def test_demo_totals_equal_one_pass_over_all_samples(tmp_path):
+    result = await run_demo(tmp_path)
+    grader = build_demo_grader()
+    await grader.grade_many(load_demo_samples())
+    single = grader.log_state().to_logs()
+    assert result.summary.keys() == single.keys()
+    for key, value in single.items():
+        assert abs(result.summary[key] - value) < 1e-12, key
 
 
 async def test_demo_grader_scores_the_bundled_samples():

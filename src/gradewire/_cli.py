@@ -43,13 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _demo(out: Path) -> int:
-    from gradewire._demo import run_demo, write_report  # keep start-up light
+    from gradewire._demo import run_demo  # keep start-up light
 
-    logs = asyncio.run(run_demo())
-    print(_format_numbers(logs))
+    result = asyncio.run(run_demo(out))
+    print(f"graded the bundled samples in {result.steps} logged steps; totals over all steps:")
+    print(_format_numbers(result.summary))
     print()
-    for path in write_report(logs, out):
+    for path in result.written:
         print(f"wrote {path}")
+    for line in result.notes:
+        print(line)
     return 0
 
 

@@ -16,31 +16,12 @@ The server, the stores and the readers of what a run holds are in ``mlflow_suppo
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# The shared sink conformance suite lives in the core tests folder (../../../tests); a
-# no-op once the root pytest config has pythonpath = ["tests"].
-_CORE_TESTS = Path(__file__).resolve().parents[3] / "tests"
-if str(_CORE_TESTS) not in sys.path:
-    sys.path.insert(0, str(_CORE_TESTS))
-
-from mlflow_support import MlflowServer, migrate_template  # noqa: E402
-
-# MLflow 3.17's SQL store uses a loader option SQLAlchemy 2.1 deprecates; with the root
-# config's filterwarnings = error, that would fail every local-store test in MLflow's code.
-_MLFLOW_WARNINGS = ("ignore:The ``noload`` loader strategy is deprecated:DeprecationWarning",)
-_HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if _HERE in item.path.resolve().parents:
-            for spec in _MLFLOW_WARNINGS:
-                item.add_marker(pytest.mark.filterwarnings(spec))
+from mlflow_support import MlflowServer, migrate_template
 
 
 @pytest.fixture(scope="session", autouse=True)

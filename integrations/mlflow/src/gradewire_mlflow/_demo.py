@@ -1,0 +1,25 @@
+"""The sink `gradewire demo` logs to when this package is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gradewire_mlflow._sink import MlflowSink
+
+__all__ = ["demo_sink"]
+
+
+def demo_sink(out: Path) -> tuple[MlflowSink, list[str]]:
+    """An MLflow sink on a sqlite store inside the demo's output folder, and how to open it."""
+    folder = out.resolve()
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    sink = MlflowSink(
+        tracking_uri=uri,
+        experiment_name="gradewire-demo",
+        run_name="demo",
+        artifact_location=(folder / "mlartifacts").as_uri(),
+    )
+    return sink, [
+        f"logged every step to MLflow ({uri})",
+        f"  open it with: mlflow ui --backend-store-uri {uri}",
+    ]
