@@ -8,6 +8,9 @@
 - ``make_judge``: builds an `OpenAIChatModel` pointed at ``judge_server`` (API key
   ``test-key``, retries that never wait, no jitter); keyword arguments override. Its
   connections close when the test's event loop shuts down.
+- ``judge_rules``: a `JudgeRules` (``tests/judge_scripts.py``) installed as ``judge_server``'s
+  handler: ``judge_rules.when("text in the judge prompt", reply)`` scripts a judge that
+  answers by what it was shown.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 
 from gradewire._openai_chat import OpenAIChatModel
 from gradewire._retry import RetryPolicy
+from judge_scripts import JudgeRules
 from judge_server import JudgeServer
 
 
@@ -52,3 +56,11 @@ def make_judge(judge_server: JudgeServer, sleeps: RecordingSleep) -> Callable[..
         return OpenAIChatModel(model, **options)
 
     return make
+
+
+@pytest.fixture
+def judge_rules(judge_server: JudgeServer) -> JudgeRules:
+    """A `JudgeRules` (tests/judge_scripts.py) installed as ``judge_server``'s handler."""
+    rules = JudgeRules()
+    judge_server.handler = rules
+    return rules

@@ -22,6 +22,7 @@ from types import FunctionType as _FunctionType
 from gradewire._background_sink import BackgroundSink
 from gradewire._base_sink import BaseSink
 from gradewire._bash_grader import BashGrader
+from gradewire._binary_judge import BinaryJudgeGrader, JudgeShot
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
@@ -43,13 +44,18 @@ from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
 from gradewire._grader import BaseGrader, GradeFunction, LogValue
 from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
+from gradewire._judge_base import JudgeGrader
 from gradewire._judge_cache import JudgeCache
+from gradewire._judge_context import JudgedSample
 from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
 from gradewire._memory_sink import MemorySink
 from gradewire._numeric import numeric_match
 from gradewire._openai_chat import OpenAIChatModel
+from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
+from gradewire._range_judge import RangeJudgeGrader
 from gradewire._rank import is_main_process, process_rank
 from gradewire._retry import ModelHTTPError, RetryPolicy
+from gradewire._rubric_judge import LLMJudgeGrader
 from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._spill_format import read_spill, read_spill_configs
 from gradewire._stats import LogState, Stats
@@ -64,18 +70,22 @@ from gradewire._thread import Role, StringThread, Turn
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerRelevancyGrader",
     "BackgroundSink",
     "BaseGrader",
     "BaseSink",
     "BashGrader",
+    "BinaryJudgeGrader",
     "ChatCompletion",
     "ChatMessage",
     "ChatModel",
     "CombinedGrader",
     "ConsoleSink",
+    "ContextRelevancyGrader",
     "DeliveryReport",
     "EvaluationResult",
     "FailedJudgeLog",
+    "FaithfulnessGrader",
     "FanOutSink",
     "Grade",
     "GradeFunction",
@@ -87,6 +97,10 @@ __all__ = [
     "JsonlRun",
     "JsonlSink",
     "JudgeCache",
+    "JudgeGrader",
+    "JudgeShot",
+    "JudgedSample",
+    "LLMJudgeGrader",
     "LogState",
     "LogValue",
     "Logs",
@@ -97,6 +111,7 @@ __all__ = [
     "OpenAIChatModel",
     "OutputParserException",
     "PolicyState",
+    "RangeJudgeGrader",
     "RetryPolicy",
     "Role",
     "Sink",
