@@ -18,6 +18,7 @@ from gradewire import (
     LogState,
     StringThread,
     Table,
+    attach_log_fields,
     run_sync,
 )
 
@@ -339,3 +340,26 @@ def test_get_logs_never_crashes_and_counts_add_up(batch):
     if finite and logs["score/count"] == len(finite):
         assert logs["score/min"] == min(finite)
         assert logs["score/max"] == max(finite)
+
+
+async def test_exceptions_can_carry_fields_into_the_failure_record():
+    class Costly(BaseGrader):
+        async def grade(self, sample: StringThread) -> Grade:
+            error = (
+                IgnoreGradeException("judge said NA")
+                if sample.metadata.get("na")
+                else (RuntimeError("judge down"))
+            )
+            attach_log_fields(error, {"prompt_tokens": 120})
+            attach_log_fields(error, {"judge_calls": 2})
+            raise error
+
+    grader = Costly("costly")
+    await grader.grade_many([thread(na=True), thread()])
+    assert grader._logs[0]["abstained"] == "judge said NA"
+    assert grader._logs[1]["error"] == "RuntimeError: judge down"
+    for record in grader._logs:
+        assert (record["prompt_tokens"], record["judge_calls"]) == (120, 2)
+    logs = grader.get_logs()
+    assert logs["prompt_tokens/mean"] == 120.0
+    assert logs["score/error_count"] == 1

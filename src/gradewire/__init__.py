@@ -42,7 +42,7 @@ from gradewire._errors import (
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
-from gradewire._grader import BaseGrader, GradeFunction, LogValue
+from gradewire._grader import BaseGrader, GradeFunction, LogValue, attach_log_fields
 from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
 from gradewire._judge_base import JudgeGrader
 from gradewire._judge_cache import JudgeCache
@@ -127,6 +127,7 @@ __all__ = [
     "Turn",
     "Usage",
     "__version__",
+    "attach_log_fields",
     "combine",
     "combine_all",
     "combine_any",

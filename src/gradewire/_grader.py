@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from gradewire._stats import LogState
 from gradewire._table import Cell, Table
 from gradewire._thread import StringThread
 
-__all__ = ["BaseGrader", "GradeFunction", "LogValue"]
+__all__ = ["BaseGrader", "GradeFunction", "LogValue", "attach_log_fields"]
 
 logger = logging.getLogger("gradewire")
 
@@ -72,7 +73,9 @@ class BaseGrader(ABC):
 
         Raise `IgnoreGradeException` to abstain; any other exception is an error.
         Through `grade_many()` or a call of the grader itself both are counted in the
-        logs (``score/abstained_count``, ``score/error_count``), never scored as 0.
+        logs (``score/abstained_count``, ``score/error_count``), never scored as 0. An
+        exception may carry a ``log_fields`` dict (see `attach_log_fields`): its fields
+        are added to the abstention or error record, e.g. what the failed sample cost.
         """
 
     @classmethod
@@ -139,7 +142,7 @@ class BaseGrader(ABC):
         try:
             grade = await self.grade(sample)
         except IgnoreGradeException as exc:
-            self.add_log({ABSTAINED: str(exc), **_context(sample)})
+            self.add_log({ABSTAINED: str(exc), **_context(sample), **_log_fields(exc)})
             return exc
         except Exception as exc:
             self._record_error(exc, sample)
@@ -155,7 +158,7 @@ class BaseGrader(ABC):
 
     def _record_error(self, exc: Exception, sample: StringThread) -> None:
         message = f"{type(exc).__name__}: {exc}"
-        self.add_log({ERROR: message, **_context(sample)})
+        self.add_log({ERROR: message, **_context(sample), **_log_fields(exc)})
         if type(exc) not in self._warned:
             # Once per exception type: a bug in a grader shows up at once, not as a
             # silent error count after a long run.
@@ -300,6 +303,17 @@ def _failure(log: Mapping[str, Any]) -> str:
     if error is None and ABSTAINED in log:
         return f"abstained: {log[ABSTAINED]}"
     return _text(error)
+
+
+def attach_log_fields(exc: BaseException, fields: Mapping[str, Any]) -> None:
+    """Have ``fields`` logged with the abstention or error record ``exc`` will cause."""
+    with contextlib.suppress(AttributeError):  # an exception type without a __dict__
+        exc.log_fields = {**_log_fields(exc), **fields}  # type: ignore[attr-defined]
+
+
+def _log_fields(exc: BaseException) -> dict[str, Any]:
+    fields = getattr(exc, "log_fields", None)
+    return dict(fields) if isinstance(fields, Mapping) else {}
 
 
 def _is_event(log: Mapping[str, Any], key: str) -> bool:

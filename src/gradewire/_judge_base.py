@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -15,10 +15,9 @@ from pydantic import BaseModel
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel
 from gradewire._errors import InvalidInputError, InvalidTypeError
 from gradewire._grade import Grade
-from gradewire._grader import BaseGrader
+from gradewire._grader import BaseGrader, attach_log_fields
 from gradewire._judge_context import JudgedSample
 from gradewire._judge_prompts import SYSTEM_PROMPT
-from gradewire._log_buffer import ABSTAINED, ERROR
 from gradewire._structured_call import complete_structured
 from gradewire._thread import StringThread
 
@@ -88,10 +87,9 @@ class _CountingModel:
         return completion
 
 
-# The sample being judged in this context, and its usage. `BaseGrader` logs an abstention or
-# an error itself, after `grade()` raised; `JudgeGrader.add_log` reads this to put the calls
-# that sample cost in that record too. Tasks started inside `judge()` copy the context, so
-# parallel calls land in the same `JudgeUsage`.
+# The sample being judged in this context, and its usage, so that `ask` counts every call
+# without judges passing the usage around. Tasks started inside `judge()` copy the context,
+# so parallel calls land in the same `JudgeUsage`.
 _CURRENT: ContextVar[tuple[JudgeGrader, JudgeUsage] | None] = ContextVar(
     "gradewire_judge_sample", default=None
 )
@@ -189,14 +187,20 @@ class JudgeGrader(BaseGrader):
             )
         usage = JudgeUsage()
         token = _CURRENT.set((self, usage))
-        judged = JudgedSample.of(sample, require_answer=self.requires_answer)
-        grade = await self.judge(judged)
+        try:
+            judged = JudgedSample.of(sample, require_answer=self.requires_answer)
+            grade = await self.judge(judged)
+        except Exception as exc:
+            # The abstention or error record of this sample shows what it cost too.
+            if usage.calls:
+                attach_log_fields(exc, usage.as_log())
+            raise
+        finally:
+            _CURRENT.reset(token)
         if not isinstance(grade, Grade):
             raise InvalidTypeError(
                 f"{type(self).__name__}.judge() returned {type(grade).__name__}; return a Grade"
             )
-        # Only on success: after a failure `add_log` still needs the usage (see _CURRENT).
-        _CURRENT.reset(token)
         grade = grade.replace(
             grader_key=self.grader_key, info={**grade.info, "usage": usage.as_log()}
         )
@@ -215,20 +219,6 @@ class JudgeGrader(BaseGrader):
     def log_fields(self, grade: Grade) -> dict[str, Any]:
         """More per-sample fields to log with a scored sample (numbers are aggregated)."""
         return {}
-
-    def add_log(self, log: Mapping[str, Any]) -> None:
-        """Record one sample's data; an abstention or error gets the judge calls it made."""
-        current = _CURRENT.get()
-        if (
-            current is not None
-            and current[0] is self
-            and isinstance(log, Mapping)
-            and (isinstance(log.get(ERROR), str) or isinstance(log.get(ABSTAINED), str))
-        ):
-            _CURRENT.set(None)
-            if current[1].calls:
-                log = {**log, **current[1].as_log()}
-        super().add_log(log)
 
     def messages(self, content: str, *, shots: Sequence[ChatMessage] = ()) -> list[ChatMessage]:
         """The judge conversation: the system message, ``shots``, then ``content``."""
