@@ -2,6 +2,7 @@ import ast
 import pickle
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import gradewire
@@ -11,7 +12,12 @@ PACKAGE = Path(gradewire.__file__).parent
 
 def test_all_is_exact_and_sorted():
     assert gradewire.__all__ == sorted(gradewire.__all__)
-    public = {name for name in vars(gradewire) if not name.startswith("_")}
+    # Submodules (gradewire.hud once imported) are attributes too, but not exports.
+    public = {
+        name
+        for name, value in vars(gradewire).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
     assert public == set(gradewire.__all__) - {"__version__"}
     for name in gradewire.__all__:
         assert getattr(gradewire, name) is not None
