@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) bench/core_overhead.py
 	$(PY) bench/background_sink_overhead.py
 	$(PY) bench/judge_throughput.py
+	$(PY) bench/reward_server.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
 

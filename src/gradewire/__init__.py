@@ -28,6 +28,7 @@ from gradewire._combine import combine, combine_all, combine_any
 from gradewire._combined_grader import CombinedGrader
 from gradewire._console_sink import ConsoleSink
 from gradewire._delivery_report import DeliveryReport
+from gradewire._endpoint_grader import EndpointGrader
 from gradewire._errors import (
     GradewireError,
     GradingError,
@@ -40,6 +41,7 @@ from gradewire._errors import (
     SinkError,
 )
 from gradewire._evaluation_result import EvaluationResult
+from gradewire._factory import build_grader, grader_config, load_graders
 from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
 from gradewire._grader import BaseGrader, GradeFunction, LogValue, attach_log_fields
@@ -55,6 +57,7 @@ from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader,
 from gradewire._range_judge import RangeJudgeGrader
 from gradewire._rank import is_main_process, process_rank
 from gradewire._retry import ModelHTTPError, RetryPolicy
+from gradewire._reward_server import create_app, serve
 from gradewire._rubric_judge import LLMJudgeGrader
 from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._spill_format import read_spill, read_spill_configs
@@ -83,6 +86,7 @@ __all__ = [
     "ConsoleSink",
     "ContextRelevancyGrader",
     "DeliveryReport",
+    "EndpointGrader",
     "EvaluationResult",
     "FailedJudgeLog",
     "FaithfulnessGrader",
@@ -128,6 +132,7 @@ __all__ = [
     "Usage",
     "__version__",
     "attach_log_fields",
+    "build_grader",
     "combine",
     "combine_all",
     "combine_any",
@@ -135,9 +140,12 @@ __all__ = [
     "contains",
     "contains_all",
     "contains_any",
+    "create_app",
     "exact_match",
     "f1_score",
+    "grader_config",
     "is_main_process",
+    "load_graders",
     "normalize",
     "numeric_match",
     "process_rank",
@@ -146,6 +154,7 @@ __all__ = [
     "read_spill",
     "read_spill_configs",
     "run_sync",
+    "serve",
 ]
 
 # Public objects report the public module, so reprs, docs and pickles name `gradewire`.

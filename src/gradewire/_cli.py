@@ -30,6 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path("gradewire-demo"),
         help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
     )
+    from gradewire._serve_cli import add_serve_parser, run_serve  # keep start-up light
+
+    add_serve_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -38,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "demo":
         return _demo(args.out)
+    if args.command == "serve":
+        return run_serve(args)
     parser.print_help(sys.stderr)
     return 2
 

@@ -1,0 +1,229 @@
+"""The wire formats `EndpointGrader` speaks: a request body out, a Grade (or why not) back in.
+
+Two shapes:
+
+* ``"gradewire"``: ``{"thread": StringThread.to_dict()}`` (plus ``"grader"`` to pick one of
+  several graders on a gradewire reward server); the answer carries a number in ``reward``,
+  ``score`` or ``value`` (and optional ``reasoning``), or a whole ``grade`` as written by
+  `Grade.to_dict` with ``error`` / ``abstained`` when there is none.
+* ``"openrlhf"``: OpenRLHF's remote reward model request,
+  ``{"query": [prompt + completion], "prompts": [prompt], "labels": [label]}``; the answer
+  carries ``rewards[0]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from gradewire._errors import (
+    GradingError,
+    IgnoreGradeException,
+    InvalidInputError,
+)
+from gradewire._grade import Grade
+from gradewire._openai_wire import _server_message as server_message
+from gradewire._retry import (
+    ModelHTTPError,
+    RetryableError,
+    is_retryable_status,
+    retry_after_seconds,
+)
+from gradewire._thread import StringThread
+
+__all__ = [
+    "PAYLOADS",
+    "Payload",
+    "decode_answer",
+    "encode_request",
+    "failure_for_status",
+    "openrlhf_prompt",
+    "read_grade",
+]
+
+Payload = Literal["gradewire", "openrlhf"]
+PAYLOADS: tuple[Payload, ...] = ("gradewire", "openrlhf")
+_REWARD_FIELDS = ("reward", "score", "value")
+_SNIPPET = 200
+
+
+def openrlhf_prompt(sample: StringThread) -> str:
+    """The prompt of an OpenRLHF request for a sample.
+
+    That is ``metadata["prompt"]`` when it is a str (the exact, chat-templated prompt a
+    trainer used), else the last user message.
+    """
+    prompt = sample.metadata.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    return sample.last_user_content() or ""
+
+
+def encode_request(sample: StringThread, payload: Payload, remote_grader: str | None) -> bytes:
+    """The JSON body for one sample."""
+    if not isinstance(sample, StringThread):
+        raise InvalidInputError(
+            f"EndpointGrader grades a StringThread, not {type(sample).__name__}"
+        )
+    data: dict[str, Any]
+    if payload == "gradewire":
+        data = {"thread": sample.to_dict()}
+        if remote_grader is not None:
+            data["grader"] = remote_grader
+    else:
+        prompt = openrlhf_prompt(sample)
+        data = {
+            "query": [prompt + (sample.completion() or "")],
+            "prompts": [prompt],
+            "labels": [sample.metadata.get("label")],
+        }
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"the sample cannot be sent as JSON ({exc}); keep metadata to str, numbers, "
+            "bools, None, lists and dicts"
+        ) from exc
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # Lone surrogates (a cut emoji): JSON's \\u escapes carry them losslessly.
+        return json.dumps(data, separators=(",", ":")).encode()
+
+
+def decode_answer(body: bytes, url: str) -> Any:
+    """Parse a 2xx body; one that is not JSON may be a proxy's page, so it is retried."""
+    try:
+        return json.loads(body.decode())
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RetryableError(
+            f"HTTP 200 with a body that is not JSON ({exc}; body starts with {_snippet(body)})",
+            advice=(
+                f"check that {url} is a reward endpoint that answers JSON and that nothing "
+                "between rewrites the answers"
+            ),
+        ) from exc
+
+
+def read_grade(data: Any, payload: Payload, *, grader_key: str, url: str) -> Grade:
+    """The Grade an endpoint's JSON answer stands for.
+
+    Raises:
+        IgnoreGradeException: The endpoint abstained.
+        GradingError: The endpoint reported that its grader failed on the sample.
+        ModelHTTPError: The answer holds no finite reward.
+    """
+    if payload == "openrlhf":
+        rewards = data.get("rewards") if isinstance(data, Mapping) else None
+        if not isinstance(rewards, list) or not rewards:
+            raise _no_reward(data, url, "a non-empty list in 'rewards' (OpenRLHF's shape)")
+        return Grade(_finite(rewards[0], "rewards[0]", data, url), grader_key)
+    if not isinstance(data, Mapping):
+        raise _no_reward(data, url, _GRADEWIRE_EXPECTED)
+    if "grade" in data and data["grade"] is not None:
+        return _remote_grade(data["grade"], grader_key, url)
+    if data.get("abstained") is True:
+        raise IgnoreGradeException(f"the reward endpoint abstained: {data.get('error') or ''}")
+    error = data.get("error")
+    if error:
+        raise GradingError(f"the reward endpoint at {url} could not grade the sample: {error}")
+    for field in _REWARD_FIELDS:
+        if field in data:
+            value = _finite(data[field], field, data, url)
+            reasoning = data.get("reasoning")
+            return Grade(value, grader_key, reasoning if isinstance(reasoning, str) else None)
+    raise _no_reward(data, url, _GRADEWIRE_EXPECTED)
+
+
+_GRADEWIRE_EXPECTED = "a finite number in 'reward', 'score' or 'value', or a 'grade' object"
+
+
+_REFUSAL_ADVICE = {
+    400: "Check that payload= is the shape the endpoint speaks ('gradewire' or 'openrlhf')",
+    401: "Check the token (token=, or the variable named by token_env in a grader file)",
+    403: "The token has no access to this endpoint: check its permissions",
+    404: (
+        "Check the URL: a gradewire reward server takes POST /v1/grade (payload='gradewire') "
+        "and POST /get_reward (payload='openrlhf')"
+    ),
+    413: "The sample is too large for the endpoint: raise its size limit or shorten the sample",
+    422: "The endpoint could not read the request: check payload= and the grader it names",
+}
+
+
+def failure_for_status(
+    status: int, headers: Mapping[str, str], body: bytes, *, url: str, what: str, attempts: int
+) -> RetryableError | ModelHTTPError:
+    """What an error answer means: worth a retry (429, 5xx...) or a refusal for good."""
+    message = server_message(body)
+    if is_retryable_status(status):
+        return RetryableError(
+            f"HTTP {status}: {message}",
+            status=status,
+            retry_after=retry_after_seconds(headers),
+            advice=(
+                "the endpoint is rate limiting: lower max_concurrency of grade_many"
+                if status == 429
+                else "the endpoint keeps failing: check its health and logs"
+            ),
+        )
+    advice = _REFUSAL_ADVICE.get(status, "Check the request and the endpoint's documentation")
+    return ModelHTTPError(
+        f"{what} at {url} refused the request with HTTP {status}: {message}. {advice}",
+        endpoint=url,
+        status=status,
+        attempts=attempts,
+        server_message=message,
+    )
+
+
+def _remote_grade(raw: object, grader_key: str, url: str) -> Grade:
+    if not isinstance(raw, Mapping):
+        raise _no_reward({"grade": raw}, url, "'grade' as written by Grade.to_dict()")
+    try:
+        grade = Grade.from_dict(raw)
+    except (InvalidInputError, TypeError) as exc:
+        raise ModelHTTPError(
+            f"the reward endpoint at {url} answered a 'grade' gradewire cannot read ({exc}); "
+            "it should be the output of Grade.to_dict()",
+            endpoint=url,
+            status=200,
+        ) from exc
+    return grade.replace(grader_key=grader_key, weight=1.0)
+
+
+def _finite(value: object, field: str, data: object, url: str) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    raise ModelHTTPError(
+        f"the reward endpoint at {url} answered {field}={value!r}, not a finite number; "
+        f"the answer was {_snippet(_dump(data))}. Fix the endpoint so it returns a finite "
+        "number, or have it report an error or abstention instead",
+        endpoint=url,
+        status=200,
+    )
+
+
+def _no_reward(data: object, url: str, expected: str) -> ModelHTTPError:
+    return ModelHTTPError(
+        f"the reward endpoint at {url} answered without a reward: expected {expected}, got "
+        f"{_snippet(_dump(data))}. Check the endpoint and the payload= shape it speaks",
+        endpoint=url,
+        status=200,
+    )
+
+
+def _dump(data: object) -> bytes:
+    try:
+        return json.dumps(data, ensure_ascii=False).encode()
+    except (TypeError, ValueError):
+        return repr(data).encode()
+
+
+def _snippet(body: bytes) -> str:
+    text = body[:_SNIPPET].decode("utf-8", "replace")
+    return repr(text) + ("..." if len(body) > _SNIPPET else "")

@@ -1,0 +1,255 @@
+"""Grader specs: graders declared as data, one pydantic model per type, told apart by ``type``.
+
+Every model forbids unknown fields, so a typo in a grader file is an error that names the
+field. `_factory.build_grader` turns a validated spec into a grader.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "SPEC_TYPES",
+    "BashSpec",
+    "BinaryJudgeSpec",
+    "CombinedSpec",
+    "CustomSpec",
+    "ExternalEndpointSpec",
+    "GraderFileSpec",
+    "GraderSpec",
+    "JudgeDefaults",
+    "JudgeModelSpec",
+    "PrebuiltJudgeSpec",
+    "RangeJudgeSpec",
+    "RubricItemSpec",
+    "RubricJudgeSpec",
+]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _env_name(value: str | None, field: str) -> str | None:
+    if value is not None and not _ENV_NAME.match(value):
+        raise ValueError(
+            f"{field} is the NAME of an environment variable (e.g. 'OPENAI_API_KEY'), not "
+            f"{_shown(value)}; export the secret in that variable, never write it in the file"
+        )
+    return value
+
+
+def _shown(value: str) -> str:
+    # Whatever was put where a variable name belongs may be the secret itself: never echo it.
+    return f"a {len(value)}-character value" if len(value) > 8 else repr(value)
+
+
+class JudgeModelSpec(_Strict):
+    """An OpenAI-compatible judge model: what `OpenAIChatModel` is built from."""
+
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+    cache: str | None = None
+    json_schema: bool | None = None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env(cls, value: str | None) -> str | None:
+        return _env_name(value, "api_key_env")
+
+
+class JudgeDefaults(_Strict):
+    """The ``[judge]`` table of a grader file: defaults for every grader's judge model."""
+
+    model: str | None = Field(default=None, min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+    cache: str | None = None
+    json_schema: bool | None = None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env(cls, value: str | None) -> str | None:
+        return _env_name(value, "api_key_env")
+
+
+class _Base(_Strict):
+    key: str = Field(min_length=1)
+    # None: the grader class's default (judges keep tables, the others do not).
+    sample_tables: bool | None = None
+
+
+class _Judge(_Base):
+    # A model name or a table; None takes the file's [judge] model.
+    judge_model: JudgeModelSpec | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    system_prompt: str | None = None
+
+    @field_validator("judge_model", mode="before")
+    @classmethod
+    def _model_name(cls, value: object) -> object:
+        return {"model": value} if isinstance(value, str) else value
+
+
+class BinaryJudgeSpec(_Judge):
+    """``binary_judge``: PASS/FAIL against a natural-language criterion (Adaptive's AI judge)."""
+
+    type: Literal["binary_judge"]
+    criteria: str = Field(min_length=1)
+    shots: list[dict[str, Any]] | None = None
+
+
+_PREBUILT = ("FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY")
+PrebuiltName = Literal["FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY"]
+
+
+class PrebuiltJudgeSpec(_Judge):
+    """``prebuilt_judge``: one of the RAG judges (faithfulness, context/answer relevancy)."""
+
+    type: Literal["prebuilt_judge"]
+    judge: PrebuiltName
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _spelling(cls, value: object) -> object:
+        # Adaptive writes FAITHFULNESS; "faithfulness", "Answer Relevancy", "context-relevancy"
+        # mean the same.
+        if isinstance(value, str):
+            normal = re.sub(r"[\s\-]+", "_", value.strip()).upper()
+            if normal in _PREBUILT:
+                return normal
+        return value
+
+
+class RubricItemSpec(_Strict):
+    """One rubric criterion as a table: a requirement and its weight (negative: penalty)."""
+
+    requirement: str = Field(min_length=1)
+    weight: float = 1.0
+
+
+class RubricJudgeSpec(_Judge):
+    """``rubric_judge``: weighted criteria judged MET/UNMET (HUD's LLMJudgeGrader)."""
+
+    type: Literal["rubric_judge"]
+    # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
+    criteria: list[str | tuple[str, float] | RubricItemSpec] = Field(min_length=1)
+
+
+class RangeJudgeSpec(_Judge):
+    """``range_judge``: a score on an integer scale, from logprobs when the server has them."""
+
+    type: Literal["range_judge"]
+    criteria: str = Field(min_length=1)
+    low: int = 1
+    high: int = 5
+    use_logprobs: bool = True
+
+
+class ExternalEndpointSpec(_Base):
+    """``external_endpoint``: POST each sample to a reward endpoint (`EndpointGrader`)."""
+
+    type: Literal["external_endpoint"]
+    url: str = Field(min_length=1)
+    token_env: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+    payload: Literal["gradewire", "openrlhf"] = "gradewire"
+    remote_grader: str | None = None
+
+    @field_validator("token_env")
+    @classmethod
+    def _check_env(cls, value: str | None) -> str | None:
+        return _env_name(value, "token_env")
+
+
+class BashSpec(_Base):
+    """``bash``: run a command, 1.0 when it exits 0 (`BashGrader`)."""
+
+    type: Literal["bash"]
+    command: str | list[str]
+    cwd: str | None = None
+    timeout: float = Field(default=600.0, gt=0)
+    completion_via: Literal["env", "stdin", "file"] = "env"
+
+
+class CustomSpec(_Base):
+    """``custom``: Python code, named ``"package.module:attr"``.
+
+    The attribute is a scoring function of a sample (``factory = false``, the default), a
+    `BaseGrader` subclass (built as ``cls(key, **options)``), a factory function returning a
+    grader (``factory = true``, called as ``fn(key, **options)``), or a grader instance.
+    """
+
+    type: Literal["custom"]
+    function: str
+    factory: bool = False
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("function")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        if not _TARGET.match(value):
+            raise ValueError(
+                f"{value!r} is not 'package.module:attr'; e.g. 'my_rewards.math:exact_answer'"
+            )
+        return value
+
+
+class CombinedSpec(_Base):
+    """``combined``: sub-graders folded into one reward (`CombinedGrader`)."""
+
+    type: Literal["combined"]
+    graders: list[GraderSpec] = Field(min_length=1)
+    weights: list[float] | None = None
+    aggregation: Literal["mean", "sum"] = "mean"
+
+
+GraderSpec = Annotated[
+    Union[  # noqa: UP007 - pydantic reads the union at runtime on Python 3.10 too
+        BinaryJudgeSpec,
+        PrebuiltJudgeSpec,
+        RubricJudgeSpec,
+        RangeJudgeSpec,
+        ExternalEndpointSpec,
+        BashSpec,
+        CustomSpec,
+        CombinedSpec,
+    ],
+    Field(discriminator="type"),
+]
+"""Any grader spec; ``type`` says which."""
+
+SPEC_TYPES: dict[str, type[BaseModel]] = {
+    "binary_judge": BinaryJudgeSpec,
+    "prebuilt_judge": PrebuiltJudgeSpec,
+    "rubric_judge": RubricJudgeSpec,
+    "range_judge": RangeJudgeSpec,
+    "external_endpoint": ExternalEndpointSpec,
+    "bash": BashSpec,
+    "custom": CustomSpec,
+    "combined": CombinedSpec,
+}
+
+CombinedSpec.model_rebuild()
+
+
+class GraderFileSpec(_Strict):
+    """A grader file: an optional ``[judge]`` table of defaults and the ``graders`` list."""
+
+    judge: JudgeDefaults | None = None
+    graders: list[GraderSpec] = Field(min_length=1)

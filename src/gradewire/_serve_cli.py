@@ -1,0 +1,141 @@
+"""``gradewire serve GRADERS``: the reward server from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+from gradewire._errors import GradewireError
+
+__all__ = ["add_serve_parser", "run_serve"]
+
+TOKEN_ENV = "GRADEWIRE_SERVE_TOKEN"
+
+
+def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` subcommand."""
+    from gradewire._reward_server import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve the graders of a TOML/JSON grader file over HTTP (needs gradewire[serve])",
+        description=(
+            "Serve graders over HTTP: POST /v1/grade, /v1/grade_batch, OpenRLHF's /get_reward; "
+            "GET /health, /v1/graders, /v1/logs. Stop with SIGTERM or Ctrl-C."
+        ),
+    )
+    serve.add_argument("graders", type=Path, help="grader file (.toml or .json)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free)")
+    serve.add_argument(
+        "--token",
+        default=None,
+        help=f"bearer token clients must send (default: ${TOKEN_ENV}; prefer the variable, "
+        "as command lines are visible to other users)",
+    )
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --host without a token",
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=int,
+        default=DEFAULT_MAX_BATCH,
+        help=f"most samples per batch request (default: {DEFAULT_MAX_BATCH})",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY_BYTES})",
+    )
+    serve.add_argument(
+        "--failure-reward",
+        type=float,
+        default=0.0,
+        help="reward /get_reward gives a sample that abstained or failed (default: 0.0)",
+    )
+    serve.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=64,
+        help="samples of one request graded at once (default: 64)",
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Load the graders and serve them until SIGTERM or SIGINT; returns the exit code."""
+    from gradewire._factory import load_graders
+    from gradewire._reward_server import create_app, is_loopback, serve
+
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
+    token = token.strip() if token else None
+    if not is_loopback(args.host) and not token and not args.insecure:
+        print(
+            f"gradewire serve: refusing to bind {args.host} without a token: anyone who can "
+            f"reach it could run the graders. Set {TOKEN_ENV} (or --token), bind 127.0.0.1, "
+            "or pass --insecure",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        graders = load_graders(args.graders)
+        # Checks the settings and aiohttp before binding anything.
+        create_app(
+            graders,
+            token=token,
+            max_batch=args.max_batch,
+            max_body_bytes=args.max_body_bytes,
+            failure_reward=args.failure_reward,
+            max_concurrency=args.max_concurrency,
+        )
+    except GradewireError as exc:
+        print(f"gradewire serve: {exc}", file=sys.stderr)
+        return 2
+
+    def ready(host: str, port: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        keys = ", ".join(g.grader_key for g in graders)
+        auth = "bearer token required" if token else "no token"
+        _say(f"gradewire serve: listening on http://{shown}:{port} ({auth}; graders: {keys})")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            # Windows has no signal handlers on the loop; Ctrl-C still ends asyncio.run.
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(signum, stop.set)
+        await serve(
+            graders,
+            host=args.host,
+            port=args.port,
+            token=token,
+            insecure=args.insecure,
+            max_batch=args.max_batch,
+            max_body_bytes=args.max_body_bytes,
+            failure_reward=args.failure_reward,
+            max_concurrency=args.max_concurrency,
+            stop=stop,
+            on_ready=ready,
+        )
+
+    try:
+        asyncio.run(main())
+    except OSError as exc:  # the port is taken, the address is not this machine's...
+        print(f"gradewire serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    _say("gradewire serve: stopped")
+    return 0
+
+
+def _say(line: str) -> None:
+    # Whoever started the server may have closed our stdout: serving goes on regardless.
+    with contextlib.suppress(OSError, ValueError):
+        print(line, flush=True)

@@ -1,0 +1,451 @@
+"""The grader factory: specs as data, built, remembered, logged and rebuilt."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import pytest
+
+from gradewire import (
+    BashGrader,
+    CombinedGrader,
+    InvalidInputError,
+    MissingDependencyError,
+    OpenAIChatModel,
+    StringThread,
+)
+from gradewire._binary_judge import BinaryJudgeGrader
+from gradewire._endpoint_grader import EndpointGrader
+from gradewire._factory import build_grader, grader_config, load_graders
+from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
+from gradewire._range_judge import RangeJudgeGrader
+from gradewire._rubric_judge import LLMJudgeGrader
+
+SAMPLE = StringThread([("user", "Say yes"), ("assistant", "yes indeed")], metadata={"label": "x"})
+
+
+@pytest.fixture
+def env(monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", "judge-secret-value")
+    monkeypatch.setenv("RM_TOKEN", "rm-secret-value")
+    return monkeypatch
+
+
+def every_type(judge_url: str) -> list[dict]:
+    judge = {"model": "judge", "base_url": judge_url, "api_key_env": "JUDGE_KEY"}
+    return [
+        {"type": "binary_judge", "key": "helpful", "criteria": "Answers it", "judge_model": judge},
+        {
+            "type": "binary_judge",
+            "key": "shot",
+            "criteria": "Answers it",
+            "judge_model": judge,
+            "shots": [{"question": "2+2?", "completion": "5", "verdict": "FAIL"}],
+            "temperature": 0.5,
+            "max_tokens": 64,
+            "system_prompt": "You judge.",
+            "sample_tables": False,
+        },
+        {"type": "prebuilt_judge", "key": "faith", "judge": "FAITHFULNESS", "judge_model": judge},
+        {
+            "type": "prebuilt_judge",
+            "key": "ctx",
+            "judge": "context-relevancy",
+            "judge_model": judge,
+        },
+        {"type": "prebuilt_judge", "key": "ans", "judge": "Answer Relevancy", "judge_model": judge},
+        {
+            "type": "rubric_judge",
+            "key": "rubric",
+            "criteria": ["Correct", ["Cites", 2.0], {"requirement": "Rude", "weight": -1}],
+            "judge_model": judge,
+        },
+        {
+            "type": "range_judge",
+            "key": "range",
+            "criteria": "Quality",
+            "low": 0,
+            "high": 10,
+            "use_logprobs": False,
+            "judge_model": judge,
+        },
+        {
+            "type": "external_endpoint",
+            "key": "rm",
+            "url": "http://127.0.0.1:9/v1/grade",
+            "token_env": "RM_TOKEN",
+            "timeout": 5,
+            "payload": "gradewire",
+        },
+        {"type": "bash", "key": "sh", "command": "true", "timeout": 10, "completion_via": "stdin"},
+        {"type": "custom", "key": "len", "function": "custom_graders:length_score"},
+        {
+            "type": "combined",
+            "key": "reward",
+            "graders": [
+                {"type": "custom", "key": "kw", "function": "custom_graders:KeywordGrader"},
+                {"type": "custom", "key": "len2", "function": "custom_graders:length_score"},
+            ],
+            "weights": [3, 1],
+            "aggregation": "sum",
+        },
+    ]
+
+
+def test_every_type_builds(env, judge_server):
+    classes = [
+        BinaryJudgeGrader,
+        BinaryJudgeGrader,
+        FaithfulnessGrader,
+        ContextRelevancyGrader,
+        AnswerRelevancyGrader,
+        LLMJudgeGrader,
+        RangeJudgeGrader,
+        EndpointGrader,
+        BashGrader,
+        type(
+            build_grader({"type": "custom", "key": "f", "function": "custom_graders:label_match"})
+        ),
+        CombinedGrader,
+    ]
+    specs = every_type(judge_server.base_url)
+    graders = [build_grader(spec) for spec in specs]
+    assert [type(g) for g in graders] == classes
+    assert [g.grader_key for g in graders] == [spec["key"] for spec in specs]
+    assert graders[3].spec["judge"] == "CONTEXT_RELEVANCY"
+    assert graders[4].spec["judge"] == "ANSWER_RELEVANCY"
+    assert graders[1].sample_tables is False
+    assert graders[0].sample_tables is True  # the judge's own default
+    assert graders[8].completion_via == "stdin"
+    assert graders[10].weights == (3.0, 1.0)
+    assert graders[10].aggregation == "sum"
+
+
+async def test_a_built_judge_calls_the_configured_server(env, judge_server):
+    judge_server.handler = lambda request: '{"reasoning": "it answers", "verdict": "PASS"}'
+    [spec] = [s for s in every_type(judge_server.base_url) if s["key"] == "helpful"]
+    grade = await build_grader(spec).grade(SAMPLE)
+    assert grade.value == 1.0
+    [request] = judge_server.chat_requests
+    assert request.headers["authorization"] == "Bearer judge-secret-value"
+    assert request.json["model"] == "judge"
+
+
+async def test_common_judge_options_pass_through(env, judge_server):
+    judge_server.handler = lambda request: '{"reasoning": "no", "verdict": "FAIL"}'
+    [spec] = [s for s in every_type(judge_server.base_url) if s["key"] == "shot"]
+    assert (await build_grader(spec).grade(SAMPLE)).value == 0.0
+    body = judge_server.chat_requests[0].json
+    assert body["temperature"] == 0.5
+    assert body["max_tokens"] == 64
+    assert body["messages"][0] == {"role": "system", "content": "You judge."}
+    assert any("2+2?" in m["content"] for m in body["messages"])  # the shot is shown
+
+
+async def test_range_and_rubric_judges_grade_through_the_server(env, judge_server):
+    def answer(request):
+        text = json.dumps(request.json["messages"])
+        if "score" in text and "Quality" in text:
+            return '{"reasoning": "good", "score": 8}'
+        return '{"reasoning": "ok", "verdict": "MET"}'
+
+    judge_server.handler = answer
+    specs = {s["key"]: s for s in every_type(judge_server.base_url)}
+    assert (await build_grader(specs["range"]).grade(SAMPLE)).value == 0.8
+    rubric = await build_grader(specs["rubric"]).grade(SAMPLE)
+    assert [c.weight for c in rubric.children] == [1.0, 2.0, -1.0]
+
+
+async def test_prebuilt_judge_abstains_without_documents_through_the_factory(env, judge_server):
+    [spec] = [s for s in every_type(judge_server.base_url) if s["key"] == "ctx"]
+    grader = build_grader(spec)
+    assert await grader.grade_many([SAMPLE]) == [None]
+    assert grader.get_logs()["score/abstained_count"] == 1
+    assert judge_server.chat_requests == []
+
+
+def test_judges_sharing_an_endpoint_share_one_model(env, judge_server, tmp_path):
+    path = tmp_path / "graders.json"
+    specs = [s for s in every_type(judge_server.base_url) if s["type"].endswith("judge")]
+    specs.append(
+        {"type": "binary_judge", "key": "other", "criteria": "c", "judge_model": "other-model"}
+    )
+    path.write_text(json.dumps({"judge": {"base_url": judge_server.base_url}, "graders": specs}))
+    graders = load_graders(path)
+    models = {id(g.model) for g in graders[:-1]}
+    assert len(models) == 1
+    assert graders[-1].model is not graders[0].model
+    assert isinstance(graders[0].model, OpenAIChatModel)
+    assert graders[-1].model.base_url == judge_server.base_url  # from the [judge] defaults
+
+
+def test_a_typo_is_an_error_naming_the_field():
+    spec = {"type": "binary_judge", "key": "k", "critera": "x", "judge_model": "m"}
+    with pytest.raises(InvalidInputError) as info:
+        build_grader(spec)
+    message = str(info.value)
+    assert "'critera'" in message
+    assert "did you mean 'criteria'?" in message
+    assert "field 'criteria' is required" in message  # the other problem, listed too
+    assert "grader 'k' (binary_judge)" in message
+
+
+def test_a_typo_deep_in_a_combination_names_its_path():
+    spec = {
+        "type": "combined",
+        "key": "c",
+        "graders": [
+            {"type": "custom", "key": "a", "function": "custom_graders:length_score"},
+            {"type": "bash", "key": "b", "command": "true", "cwdd": "/tmp"},
+        ],
+    }
+    with pytest.raises(
+        InvalidInputError, match=r"'cwdd' in the bash spec at graders\[1\] \(did you mean 'cwd'"
+    ):
+        build_grader(spec)
+    spec["graders"][1] = {"type": "bashh", "key": "b"}
+    with pytest.raises(InvalidInputError, match=r"unknown grader type 'bashh'; use one of"):
+        build_grader(spec)
+    spec["graders"][1] = {"key": "b"}
+    with pytest.raises(InvalidInputError, match=r"needs a 'type' field"):
+        build_grader(spec)
+
+
+def test_a_typo_in_the_judge_model_table_names_its_fields():
+    spec = {"type": "binary_judge", "key": "k", "criteria": "c", "judge_model": {"modle": "m"}}
+    with pytest.raises(
+        InvalidInputError,
+        match=r"'modle' in the binary_judge spec at judge_model \(did you mean 'model'",
+    ):
+        build_grader(spec)
+
+
+def test_secrets_in_the_spec_are_refused_without_being_echoed():
+    spec = {"type": "external_endpoint", "key": "rm", "url": "http://h/x", "token": "tok-123456789"}
+    with pytest.raises(InvalidInputError, match="token_env") as info:
+        build_grader(spec)
+    assert "tok-123456789" not in str(info.value)
+    spec = {
+        "type": "binary_judge",
+        "key": "k",
+        "criteria": "c",
+        "judge_model": {"model": "m", "api_key_env": "sk-abcdefghijklmnop"},
+    }
+    with pytest.raises(InvalidInputError, match="NAME of an environment variable") as info:
+        build_grader(spec)
+    assert "sk-abcdefghijklmnop" not in str(info.value)
+
+
+def test_an_unset_environment_variable_is_named(monkeypatch):
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    spec = {"type": "external_endpoint", "key": "rm", "url": "http://h/x"}
+    with pytest.raises(InvalidInputError, match="NOT_SET_ANYWHERE"):
+        build_grader({**spec, "token_env": "NOT_SET_ANYWHERE"})
+
+
+def test_a_judge_without_a_model_says_where_to_put_one():
+    with pytest.raises(InvalidInputError, match=r"needs judge_model.*\[judge\]"):
+        build_grader({"type": "binary_judge", "key": "k", "criteria": "c"})
+
+
+async def test_the_spec_rebuilds_an_equivalent_grader(env, judge_server):
+    for spec in every_type(judge_server.base_url):
+        grader = build_grader(spec)
+        again = build_grader(grader.spec)
+        assert type(again) is type(grader)
+        assert again.spec == grader.spec
+        assert again is not grader
+    combined = build_grader(every_type(judge_server.base_url)[-1])
+    again = build_grader(combined.spec)
+    assert await again.grade(SAMPLE) == await combined.grade(SAMPLE)
+    assert (await again.grade(SAMPLE)).value == 4.0  # 3 * "yes" found + 1 * length 1.0
+
+
+def test_judge_defaults_are_merged_into_the_remembered_spec(env):
+    grader = build_grader(
+        {"type": "binary_judge", "key": "k", "criteria": "c"},
+        judge_defaults={
+            "model": "m",
+            "base_url": "http://127.0.0.1:1/v1",
+            "api_key_env": "JUDGE_KEY",
+            "max_concurrency": 4,
+        },
+    )
+    assert grader.spec["judge_model"] == {
+        "model": "m",
+        "base_url": "http://127.0.0.1:1/v1",
+        "api_key_env": "JUDGE_KEY",
+        "max_concurrency": 4,
+    }
+    again = build_grader(grader.spec)  # needs no defaults any more
+    assert again.model.base_url == "http://127.0.0.1:1/v1"
+    assert again.model.max_concurrency == 4
+
+
+def test_load_graders_json_and_toml_build_the_same(env, tmp_path, judge_server):
+    toml = tmp_path / "graders.toml"
+    toml.write_text(
+        f"""
+[judge]
+base_url = "{judge_server.base_url}"
+api_key_env = "JUDGE_KEY"
+
+[[graders]]
+type = "binary_judge"
+key = "helpful"
+criteria = "The response answers the question"
+judge_model = "judge"
+
+[[graders]]
+type = "rubric_judge"
+key = "rubric"
+judge_model = {{ model = "judge", max_concurrency = 8 }}
+criteria = ["Correct", ["Cites a source", 2.0], {{ requirement = "Rude", weight = -1 }}]
+
+[[graders]]
+type = "external_endpoint"
+key = "rm"
+url = "http://127.0.0.1:9/get_reward"
+token_env = "RM_TOKEN"
+payload = "openrlhf"
+
+[[graders]]
+type = "combined"
+key = "reward"
+weights = [0.7, 0.3]
+
+[[graders.graders]]
+type = "custom"
+key = "len"
+function = "custom_graders:length_score"
+
+[[graders.graders]]
+type = "bash"
+key = "sh"
+command = ["true"]
+"""
+    )
+    from_toml = load_graders(toml)
+    assert [g.grader_key for g in from_toml] == ["helpful", "rubric", "rm", "reward"]
+    assert from_toml[0].spec["judge_model"]["api_key_env"] == "JUDGE_KEY"
+    assert from_toml[1].model.max_concurrency == 8
+    assert from_toml[2].payload == "openrlhf"
+    assert [g.grader_key for g in from_toml[3].graders] == ["len", "sh"]
+    as_json = tmp_path / "graders.json"
+    as_json.write_text(json.dumps(grader_config(from_toml)))
+    from_json = load_graders(as_json)
+    assert [g.spec for g in from_json] == [g.spec for g in from_toml]
+    bare_list = tmp_path / "list.json"
+    bare_list.write_text(json.dumps([from_toml[3].spec]))
+    assert load_graders(bare_list)[0].spec == from_toml[3].spec
+
+
+def test_grader_config_is_json_and_holds_no_secrets(env, judge_server):
+    graders = [build_grader(spec) for spec in every_type(judge_server.base_url)]
+    config = grader_config(graders)
+    text = json.dumps(config)
+    assert "judge-secret-value" not in text
+    assert "rm-secret-value" not in text
+    assert '"token_env": "RM_TOKEN"' in text
+    assert '"api_key_env": "JUDGE_KEY"' in text
+    assert [spec["key"] for spec in config["graders"]] == [g.grader_key for g in graders]
+    config["graders"][0]["key"] = "edited"
+    assert graders[0].spec["key"] == "helpful"  # a copy
+    assert grader_config(graders[0]) == {"graders": [graders[0].spec]}
+
+
+def test_grader_config_refuses_a_hand_built_grader():
+    grader = BashGrader("sh", "true")
+    with pytest.raises(InvalidInputError, match="not built from a spec"):
+        grader_config([grader])
+
+
+def test_a_custom_target_must_name_module_and_attribute():
+    with pytest.raises(InvalidInputError, match=r"is not 'package\.module:attr'"):
+        build_grader({"type": "custom", "key": "k", "function": "custom_graders.length_score"})
+
+
+def test_custom_targets():
+    def build(function: str, **fields):
+        return build_grader({"type": "custom", "key": "k", "function": function, **fields})
+
+    assert build("custom_graders:KeywordGrader", options={"word": "no"}).word == "no"
+    assert build("custom_graders:make_keyword", factory=True, options={"word": "w"}).word == "w"
+    shared = build_grader({"type": "custom", "key": "shared", "function": "custom_graders:SHARED"})
+    import custom_graders
+
+    assert shared is custom_graders.SHARED
+    assert build("custom_graders:length_score", sample_tables=True).sample_tables is True
+
+
+@pytest.mark.parametrize(
+    ("function", "fields", "message"),
+    [
+        ("no_such_module_xyz:f", {}, "no module named 'no_such_module_xyz'"),
+        ("custom_graders:missing", {}, "has no attribute 'missing'"),
+        ("custom_graders:NOT_CALLABLE", {}, "is a int"),
+        ("custom_graders:length_score", {"options": {"a": 1}}, "a scoring function takes none"),
+        ("custom_graders:make_wrong_key", {"factory": True}, "keyed 'other-key'"),
+        ("custom_graders:SHARED", {}, "keyed 'shared'"),
+        ("custom_graders:not_a_factory", {"factory": True}, "returned float"),
+        ("custom_graders:length_score", {"factory": True}, r"length_score\('k'\) failed"),
+        ("custom_graders:KeywordGrader", {"options": {"wrd": 1}}, "unexpected keyword"),
+    ],
+)
+def test_custom_errors_are_clear(function, fields, message):
+    spec = {"type": "custom", "key": "k", "function": function, **fields}
+    with pytest.raises(InvalidInputError, match=message):
+        build_grader(spec)
+
+
+def test_a_custom_module_with_a_missing_dependency_says_so(tmp_path, monkeypatch):
+    (tmp_path / "needs_missing_dep.py").write_text("import not_installed_pkg_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(InvalidInputError, match="imports 'not_installed_pkg_xyz'"):
+        build_grader({"type": "custom", "key": "k", "function": "needs_missing_dep:f"})
+
+
+def test_duplicate_keys_in_a_file_are_refused(tmp_path):
+    path = tmp_path / "g.json"
+    spec = {"type": "custom", "key": "same", "function": "custom_graders:length_score"}
+    path.write_text(json.dumps({"graders": [spec, spec]}))
+    with pytest.raises(InvalidInputError, match="share the key 'same'"):
+        load_graders(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("g.yaml", "graders: []", "must end in .json or .toml"),
+        ("g.json", "{not json", "is not valid JSON"),
+        ("g.toml", "[[graders]\n", "is not valid TOML"),
+        ("g.json", '"a string"', "holds a 'graders' list"),
+        ("g.json", '{"graders": [], "extra": 1}', "unknown field 'extra'"),
+        ("g.json", '{"judge": {"base_ur": "x"}, "graders": []}', "did you mean 'base_url'"),
+    ],
+)
+def test_bad_files_are_clear_errors(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InvalidInputError, match=message) as info:
+        load_graders(path)
+    assert str(path) in str(info.value) or name.endswith(".yaml")
+
+
+def test_a_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(InvalidInputError, match="cannot read the grader file"):
+        load_graders(tmp_path / "absent.toml")
+
+
+def test_toml_on_python_310_without_tomli_names_the_package(tmp_path, monkeypatch):
+    import gradewire._factory as factory
+
+    fake_sys = types.SimpleNamespace(version_info=(3, 10, 0))
+    monkeypatch.setattr(factory, "sys", fake_sys)
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    path = tmp_path / "g.toml"
+    path.write_text("[[graders]]\n")
+    with pytest.raises(MissingDependencyError, match="pip install 'tomli'"):
+        load_graders(path)
