@@ -50,40 +50,33 @@ def _shown(value: str) -> str:
     return f"a {len(value)}-character value" if len(value) > 8 else repr(value)
 
 
-class JudgeModelSpec(_Strict):
+class _ModelOptions(_Strict):
+    """How to reach and call an OpenAI-compatible judge model (all optional)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+    cache: str | None = None
+    json_schema: bool | None = None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env(cls, value: str | None) -> str | None:
+        return _env_name(value, "api_key_env")
+
+
+class JudgeModelSpec(_ModelOptions):
     """An OpenAI-compatible judge model: what `OpenAIChatModel` is built from."""
 
     model: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_concurrency: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_attempts: int | None = Field(default=None, ge=1)
-    cache: str | None = None
-    json_schema: bool | None = None
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _check_env(cls, value: str | None) -> str | None:
-        return _env_name(value, "api_key_env")
 
 
-class JudgeDefaults(_Strict):
+class JudgeDefaults(_ModelOptions):
     """The ``[judge]`` table of a grader file: defaults for every grader's judge model."""
 
     model: str | None = Field(default=None, min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_concurrency: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_attempts: int | None = Field(default=None, ge=1)
-    cache: str | None = None
-    json_schema: bool | None = None
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _check_env(cls, value: str | None) -> str | None:
-        return _env_name(value, "api_key_env")
 
 
 class _Base(_Strict):
