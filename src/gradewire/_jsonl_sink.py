@@ -18,6 +18,7 @@ from gradewire._base_sink import BaseSink
 from gradewire._errors import InvalidInputError, InvalidTypeError, SinkError
 from gradewire._grader import LogValue
 from gradewire._rank import process_rank
+from gradewire._step_history import StepHistory
 from gradewire._table import Table
 from gradewire._table_policy import TablePolicy
 
@@ -174,7 +175,7 @@ def _step_record(logs: Mapping[str, LogValue], step: int) -> dict[str, Any]:
 
 
 @dataclass
-class JsonlRun:
+class JsonlRun(StepHistory):
     """What `read_jsonl` found in a file.
 
     Attributes:
@@ -190,20 +191,6 @@ class JsonlRun:
     config: dict[str, Any] = field(default_factory=dict)
     steps: list[tuple[int, dict[str, LogValue]]] = field(default_factory=list)
     skipped_lines: list[int] = field(default_factory=list)
-
-    def metric(self, key: str) -> list[tuple[int, float]]:
-        """Every ``(step, value)`` of a number logged under ``key`` ([] if none)."""
-        return [
-            (step, value)
-            for step, logs in self.steps
-            if key in logs and not isinstance(value := logs[key], Table)
-        ]
-
-    def table(self, key: str) -> list[tuple[int, Table]]:
-        """Every ``(step, table)`` logged under ``key`` ([] if none)."""
-        return [
-            (step, value) for step, logs in self.steps if isinstance(value := logs.get(key), Table)
-        ]
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> JsonlRun:

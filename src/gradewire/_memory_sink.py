@@ -9,6 +9,7 @@ from typing import Any
 from gradewire._base_sink import BaseSink
 from gradewire._console_sink import format_number
 from gradewire._grader import LogValue
+from gradewire._step_history import StepHistory
 from gradewire._table import Table
 from gradewire._table_policy import TablePolicy
 
@@ -17,7 +18,7 @@ __all__ = ["MemorySink"]
 _HTML_CELL_CHARS = 500
 
 
-class MemorySink(BaseSink):
+class MemorySink(BaseSink, StepHistory):
     """A sink that keeps what it is given, step by step.
 
     Tables are copied when they are stored, so changing a table after logging it does not
@@ -55,20 +56,6 @@ class MemorySink(BaseSink):
                 self.config[key] = copy.deepcopy(value)
             except Exception:
                 self.config[key] = value  # not copyable (a lock, a client): keep the object
-
-    def metric(self, key: str) -> list[tuple[int, float]]:
-        """Every ``(step, value)`` of a number logged under ``key`` ([] if none)."""
-        return [
-            (step, value)
-            for step, logs in self.steps
-            if key in logs and not isinstance(value := logs[key], Table)
-        ]
-
-    def table(self, key: str) -> list[tuple[int, Table]]:
-        """Every ``(step, table)`` logged under ``key`` ([] if none)."""
-        return [
-            (step, value) for step, logs in self.steps if isinstance(value := logs.get(key), Table)
-        ]
 
     def _repr_html_(self) -> str:
         if not self.steps:
