@@ -24,13 +24,9 @@ from gradewire._errors import (
     InvalidInputError,
 )
 from gradewire._grade import Grade
-from gradewire._openai_wire import _server_message as server_message
-from gradewire._retry import (
-    ModelHTTPError,
-    RetryableError,
-    is_retryable_status,
-    retry_after_seconds,
-)
+from gradewire._http_failure import body_snippet
+from gradewire._http_failure import failure_for_status as http_failure
+from gradewire._retry import ModelHTTPError, RetryableError
 from gradewire._thread import StringThread
 
 __all__ = [
@@ -46,7 +42,6 @@ __all__ = [
 Payload = Literal["gradewire", "openrlhf"]
 PAYLOADS: tuple[Payload, ...] = ("gradewire", "openrlhf")
 _REWARD_FIELDS = ("reward", "score", "value")
-_SNIPPET = 200
 
 
 def openrlhf_prompt(sample: StringThread) -> str:
@@ -99,7 +94,7 @@ def decode_answer(body: bytes, url: str) -> Any:
         return json.loads(body.decode())
     except (UnicodeDecodeError, ValueError) as exc:
         raise RetryableError(
-            f"HTTP 200 with a body that is not JSON ({exc}; body starts with {_snippet(body)})",
+            f"HTTP 200 with a body that is not JSON ({exc}; body starts with {body_snippet(body)})",
             advice=(
                 f"check that {url} is a reward endpoint that answers JSON and that nothing "
                 "between rewrites the answers"
@@ -140,6 +135,9 @@ def read_grade(data: Any, payload: Payload, *, grader_key: str, url: str) -> Gra
 _GRADEWIRE_EXPECTED = "a finite number in 'reward', 'score' or 'value', or a 'grade' object"
 
 
+_RETRY_ADVICE = {
+    429: "the endpoint is rate limiting: lower max_concurrency of grade_many",
+}
 _REFUSAL_ADVICE = {
     400: "Check that payload= is the shape the endpoint speaks ('gradewire' or 'openrlhf')",
     401: "Check the token (token=, or the variable named by token_env in a grader file)",
@@ -156,26 +154,16 @@ _REFUSAL_ADVICE = {
 def failure_for_status(
     status: int, headers: Mapping[str, str], body: bytes, *, url: str, what: str, attempts: int
 ) -> RetryableError | ModelHTTPError:
-    """What an error answer means: worth a retry (429, 5xx...) or a refusal for good."""
-    message = server_message(body)
-    if is_retryable_status(status):
-        return RetryableError(
-            f"HTTP {status}: {message}",
-            status=status,
-            retry_after=retry_after_seconds(headers),
-            advice=(
-                "the endpoint is rate limiting: lower max_concurrency of grade_many"
-                if status == 429
-                else "the endpoint keeps failing: check its health and logs"
-            ),
-        )
-    advice = _REFUSAL_ADVICE.get(status, "Check the request and the endpoint's documentation")
-    return ModelHTTPError(
-        f"{what} at {url} refused the request with HTTP {status}: {message}. {advice}",
-        endpoint=url,
-        status=status,
+    """What an error answer of a reward endpoint means: worth a retry, or a refusal."""
+    return http_failure(
+        status,
+        headers,
+        body,
+        what=what,
+        url=url,
         attempts=attempts,
-        server_message=message,
+        retry_advice=_RETRY_ADVICE,
+        refusal_advice=_REFUSAL_ADVICE,
     )
 
 
@@ -201,7 +189,7 @@ def _finite(value: object, field: str, data: object, url: str) -> float:
             return number
     raise ModelHTTPError(
         f"the reward endpoint at {url} answered {field}={value!r}, not a finite number; "
-        f"the answer was {_snippet(_dump(data))}. Fix the endpoint so it returns a finite "
+        f"the answer was {body_snippet(_dump(data))}. Fix the endpoint so it returns a finite "
         "number, or have it report an error or abstention instead",
         endpoint=url,
         status=200,
@@ -211,7 +199,7 @@ def _finite(value: object, field: str, data: object, url: str) -> float:
 def _no_reward(data: object, url: str, expected: str) -> ModelHTTPError:
     return ModelHTTPError(
         f"the reward endpoint at {url} answered without a reward: expected {expected}, got "
-        f"{_snippet(_dump(data))}. Check the endpoint and the payload= shape it speaks",
+        f"{body_snippet(_dump(data))}. Check the endpoint and the payload= shape it speaks",
         endpoint=url,
         status=200,
     )
@@ -222,8 +210,3 @@ def _dump(data: object) -> bytes:
         return json.dumps(data, ensure_ascii=False).encode()
     except (TypeError, ValueError):
         return repr(data).encode()
-
-
-def _snippet(body: bytes) -> str:
-    text = body[:_SNIPPET].decode("utf-8", "replace")
-    return repr(text) + ("..." if len(body) > _SNIPPET else "")

@@ -12,16 +12,11 @@ from typing import Any
 
 from gradewire._chat_model import ChatCompletion, ChatMessage, TokenLogprob, Usage
 from gradewire._errors import InvalidTypeError
-from gradewire._retry import (
-    ModelHTTPError,
-    RetryableError,
-    is_retryable_status,
-    retry_after_seconds,
-)
+from gradewire._http_failure import body_snippet
+from gradewire._http_failure import failure_for_status as http_failure
+from gradewire._retry import ModelHTTPError, RetryableError
 
 __all__ = ["build_payload", "encode_payload", "failure_for_status", "parse_completion"]
-
-_SNIPPET = 200
 
 
 def build_payload(
@@ -82,7 +77,7 @@ def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) 
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise RetryableError(
             f"HTTP 200 with a body that is not a chat completion ({type(exc).__name__}: "
-            f"{exc}; body starts with {_snippet(body)})",
+            f"{exc}; body starts with {body_snippet(body)})",
             advice=(
                 f"check that {url} is an OpenAI-compatible chat completions endpoint (base_url "
                 "usually ends in /v1) and that nothing between rewrites the answers"
@@ -129,31 +124,6 @@ def _logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
     )
 
 
-def _snippet(body: bytes) -> str:
-    text = body[:_SNIPPET].decode("utf-8", "replace")
-    return repr(text) + ("..." if len(body) > _SNIPPET else "")
-
-
-def _server_message(body: bytes) -> str:
-    """The error message an OpenAI-style error body carries, else the start of the body."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    if isinstance(data, Mapping):
-        error = data.get("error", data)
-        if isinstance(error, Mapping):
-            message = error.get("message") or error.get("detail")
-            if message:
-                return str(message)[:1000]
-        elif isinstance(error, str) and error:
-            return error[:1000]
-        detail = data.get("detail")
-        if detail:
-            return str(detail)[:1000]
-    return _snippet(body) if body else "(empty body)"
-
-
 _RETRY_ADVICE = {
     408: "the server timed out the requests: raise timeout= or lower max_concurrency",
     409: "the server reported conflicts: check its logs",
@@ -178,22 +148,15 @@ _REFUSAL_ADVICE = {
 def failure_for_status(
     status: int, headers: Mapping[str, str], body: bytes, *, what: str, url: str, attempts: int
 ) -> RetryableError | ModelHTTPError:
-    """The error an HTTP error answer stands for: retryable or final."""
-    message = _server_message(body)
-    if is_retryable_status(status):
-        advice = _RETRY_ADVICE.get(status, "the server keeps failing: check its health and logs")
-        return RetryableError(
-            f"HTTP {status}: {message}",
-            status=status,
-            retry_after=retry_after_seconds(headers),
-            advice=advice,
-        )
-    advice = _REFUSAL_ADVICE.get(status, "Check the request and the server's documentation")
-    return ModelHTTPError(
-        f"{what} at {url} refused the request with HTTP {status}: {message}. "
-        + advice.replace("{base_url}", url.rsplit("/chat/completions", 1)[0]),
-        endpoint=url,
-        status=status,
+    """The error an HTTP error answer of a chat completions server stands for."""
+    base_url = url.rsplit("/chat/completions", 1)[0]
+    return http_failure(
+        status,
+        headers,
+        body,
+        what=what,
+        url=url,
         attempts=attempts,
-        server_message=message,
+        retry_advice=_RETRY_ADVICE,
+        refusal_advice={k: v.replace("{base_url}", base_url) for k, v in _REFUSAL_ADVICE.items()},
     )
