@@ -24,8 +24,8 @@ test: $(STAMP)
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)
-	$(PY) -m ruff check src tests bench integrations
-	$(PY) -m ruff format --check src tests bench integrations
+	$(PY) -m ruff check src tests bench integrations notebooks
+	$(PY) -m ruff format --check src tests bench integrations notebooks
 	$(PY) -m mypy
 
 ## Benchmarks that back the README's performance figures.
