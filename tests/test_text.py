@@ -360,3 +360,24 @@ def test_no_input_crashes_any_text_helper(answer: object, other: str, flag: bool
     assert contains_any(answer, [other], case_sensitive=flag) in (0.0, 1.0)
     assert contains_all(answer, [other], case_sensitive=flag) in (0.0, 1.0)
     assert 0.0 <= f1_score(answer, other) <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "score"),
+    [
+        ("", "A", 0.0),  # HUD's normalize erases "A": an empty answer would earn 1.0
+        ("The", "A", 0.0),
+        ("an", "(a)", 0.0),
+        ("A", "A", 1.0),
+        ("(a)", "A", 1.0),
+        ("a.", "A", 1.0),
+        ("B", "A", 0.0),
+        ("...", "!", 0.0),
+        ("!", "!", 1.0),
+        ("", "", 1.0),
+    ],
+)
+def test_exact_match_never_rewards_an_empty_answer_for_a_label(
+    answer: str, expected: str, score: float
+) -> None:
+    assert exact_match(answer, expected) == score

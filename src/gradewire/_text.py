@@ -46,6 +46,11 @@ def normalize(text: object) -> str:
 def exact_match(answer: object, expected: object, *, normalize_text: bool = True) -> float:
     """Score 1.0 if the answer equals the expected text, else 0.0.
 
+    When normalizing erases an expected answer that is not empty ("A", "(a)", "?", "The"),
+    the two sides are compared with articles kept (lowercased, punctuation dropped), so an
+    empty or article-only answer never matches the multiple-choice label "A"; HUD's helper
+    scores ``exact_match("", "A")`` 1.0, a reward a policy learns to exploit.
+
     Args:
         answer: The text to grade; anything else is converted with `str()`.
         expected: The right answer; anything else is converted with `str()`.
@@ -62,7 +67,16 @@ def exact_match(answer: object, expected: object, *, normalize_text: bool = True
         0.0
     """
     if normalize_text:
-        return 1.0 if normalize(answer) == normalize(expected) else 0.0
+        wanted = normalize(expected)
+        if wanted or not _as_str(expected).strip():
+            return 1.0 if normalize(answer) == wanted else 0.0
+        # "A" or "(a)" vanish under normalize(): compare words with articles kept, and
+        # text made only of punctuation ("?") as written.
+        label = _bare_words(expected)
+        if label:
+            return 1.0 if _bare_words(answer) == label else 0.0
+        same = _as_str(answer).strip().lower() == _as_str(expected).strip().lower()
+        return 1.0 if same else 0.0
     return 1.0 if _as_str(answer).strip().lower() == _as_str(expected).strip().lower() else 0.0
 
 
@@ -178,6 +192,11 @@ def f1_score(answer: object, reference: object) -> float:
     overlap = sum((Counter(answer_tokens) & Counter(reference_tokens)).values())
     # Same value as 2PR/(P+R), in one rounding, so it never leaves [0, 1] and is exactly symmetric.
     return 2 * overlap / (len(answer_tokens) + len(reference_tokens))
+
+
+def _bare_words(text: object) -> str:
+    spaced = _PUNCTUATION_RE.sub(" ", _as_str(text).lower())
+    return _WHITESPACE_RE.sub(" ", spaced).strip()
 
 
 def _as_str(value: object) -> str:
