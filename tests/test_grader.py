@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gradewire import (
     BaseGrader,
+    CombinedGrader,
     Grade,
     GradewireError,
     IgnoreGradeException,
@@ -363,3 +364,37 @@ async def test_exceptions_can_carry_fields_into_the_failure_record():
     logs = grader.get_logs()
     assert logs["prompt_tokens/mean"] == 120.0
     assert logs["score/error_count"] == 1
+
+
+async def test_max_log_records_bounds_memory_and_keeps_statistics_exact():
+    rng = np.random.default_rng(11)
+    values = rng.normal(0.5, 0.2, 5_000)
+    unbounded = BaseGrader.from_function("u", lambda s: s.metadata["v"])
+    bounded = BaseGrader.from_function("b", lambda s: s.metadata["v"], sample_tables=True)
+    bounded.max_log_records = 100
+    samples = [thread(v=float(v)) for v in values] + [thread(v=None), thread(v="bad")]
+    for start in range(0, len(samples), 250):  # a long run that never clears
+        await unbounded.grade_many(samples[start : start + 250])
+        await bounded.grade_many(samples[start : start + 250])
+        assert len(bounded._logs) <= 100
+    exact, folded = unbounded.get_logs(), bounded.get_logs()
+    for key, value in exact.items():
+        assert folded[key] == pytest.approx(value, rel=1e-12), key
+    assert folded["score/count"] == 5_000
+    assert (folded["score/abstained_count"], folded["score/error_count"]) == (1, 1)
+    table = folded["score/scored_samples"]
+    assert isinstance(table, Table)
+    assert 0 < len(table) <= 100  # tables show the recent records
+    bounded.clear_logs()
+    assert bounded.get_logs() == {}
+
+
+def test_max_log_records_is_validated_and_reaches_sub_graders():
+    with pytest.raises(InvalidInputError, match="at least 2"):
+        Logged("k", max_log_records=1)
+    with pytest.raises(InvalidTypeError, match="int or None"):
+        Logged("k").max_log_records = 10.5  # type: ignore[assignment]
+    own = Logged("own", max_log_records=7)
+    plain = Logged("plain")
+    combined = CombinedGrader("c", [own, plain], max_log_records=50)
+    assert (combined.max_log_records, own.max_log_records, plain.max_log_records) == (50, 7, 50)

@@ -44,6 +44,7 @@ class CombinedGrader(BaseGrader):
         aggregation: Aggregation = "mean",
         *,
         sample_tables: bool = False,
+        max_log_records: int | None = None,
     ) -> None:
         """Combine graders.
 
@@ -53,6 +54,8 @@ class CombinedGrader(BaseGrader):
             weights: One non-negative weight per grader (default: all 1.0).
             aggregation: ``"mean"`` (weighted, renormalised) or ``"sum"`` (weighted).
             sample_tables: Add the scored/unscored sample tables to `get_logs()`.
+            max_log_records: Bound on the records kept by this grader and by each
+                sub-grader that has none of its own (see `BaseGrader.max_log_records`).
         """
         super().__init__(grader_key, sample_tables=sample_tables)
         self.graders: tuple[BaseGrader, ...] = tuple(graders)
@@ -75,6 +78,10 @@ class CombinedGrader(BaseGrader):
         if aggregation not in ("mean", "sum"):
             raise InvalidInputError(f"aggregation must be 'mean' or 'sum', not {aggregation!r}")
         self.aggregation: Aggregation = aggregation
+        self.max_log_records = max_log_records
+
+    def _sub_graders(self) -> tuple[BaseGrader, ...]:
+        return getattr(self, "graders", ())
 
     def _check_weights(self, weights: Sequence[float] | None) -> tuple[float, ...]:
         if weights is None:

@@ -48,13 +48,21 @@ class BaseGrader(ABC):
         ...         return Grade(value=score, grader_key=self.grader_key)
     """
 
-    def __init__(self, grader_key: str, *, sample_tables: bool = False) -> None:
+    def __init__(
+        self,
+        grader_key: str,
+        *,
+        sample_tables: bool = False,
+        max_log_records: int | None = None,
+    ) -> None:
         """Set up the grader.
 
         Args:
             grader_key: The grader's logical name: the metric prefix in dashboards.
             sample_tables: Add the scored/unscored sample tables (`get_sample_tables`)
                 to the default `get_logs()` output.
+            max_log_records: Bound on the records kept (see the `max_log_records`
+                property); None keeps every record until the logs are cleared.
         """
         if not isinstance(grader_key, str) or not grader_key.strip():
             raise InvalidInputError(
@@ -65,7 +73,39 @@ class BaseGrader(ABC):
         self.sample_tables = sample_tables
         self._logs: list[dict[str, Any]] = []
         self._log_buffer = LogBuffer(self._logs)
+        self._folded: LogState | None = None
+        self._max_log_records: int | None = None
+        self.max_log_records = max_log_records
         self._warned: set[type[BaseException]] = set()
+
+    @property
+    def max_log_records(self) -> int | None:
+        """How many log records the grader keeps; None (the default) keeps them all.
+
+        Past this many, the older half is folded into exact running statistics and
+        dropped from ``self._logs``: `get_logs()` numbers still cover every sample since
+        the last clear, while tables (and code reading ``self._logs``) see recent records
+        only. Set it for long runs that never call ``get_logs(clear=True)``, such as a
+        reward server, so memory stays bounded.
+        """
+        return getattr(self, "_max_log_records", None)
+
+    @max_log_records.setter
+    def max_log_records(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidTypeError(f"max_log_records must be an int or None, not {value!r}")
+        if value is not None and value < 2:
+            raise InvalidInputError(
+                f"max_log_records must be at least 2, not {value}; None keeps every record"
+            )
+        self._max_log_records = value
+        for grader in self._sub_graders():
+            if grader.max_log_records is None:
+                grader.max_log_records = value
+
+    def _sub_graders(self) -> Sequence[BaseGrader]:
+        """The graders this one runs, which share its bounds (none for a leaf grader)."""
+        return ()
 
     @abstractmethod
     async def grade(self, sample: StringThread) -> Grade:
@@ -185,6 +225,20 @@ class BaseGrader(ABC):
             )
         logs.append(log)  # type: ignore[arg-type]
         buffer.add(log)
+        limit = self._max_log_records
+        if limit is not None and len(logs) > limit:
+            self._fold(limit // 2)
+
+    def _fold(self, keep: int) -> None:
+        """Fold all but the ``keep`` newest records into running statistics."""
+        logs = self._logs
+        cut = len(logs) - keep
+        older = LogBuffer(logs[:cut]).state()
+        self._folded = older if self._folded is None else self._folded.merge(older)
+        # Each fold handles about max_log_records records once every max_log_records / 2
+        # calls, so logging stays O(1) per record.
+        self._logs = logs[cut:]
+        self._log_buffer = LogBuffer(self._logs)
 
     def log_state(self, *, clear: bool = False) -> LogState:
         """The mergeable statistics of the logged records (for several ranks or workers).
@@ -203,7 +257,9 @@ class BaseGrader(ABC):
         if not self._log_buffer.in_sync_with(self._logs):
             # User code replaced or edited self._logs: trust the list, not the mirror.
             self._log_buffer = LogBuffer(self._logs)
-        return self._log_buffer.state()
+        state = self._log_buffer.state()
+        folded = getattr(self, "_folded", None)
+        return state if folded is None else folded.merge(state)
 
     def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
         """Aggregate the logged records.
@@ -230,9 +286,10 @@ class BaseGrader(ABC):
         return logs
 
     def clear_logs(self) -> None:
-        """Forget every logged record."""
+        """Forget every logged record (and the statistics folded from older ones)."""
         self._logs = []
         self._log_buffer = LogBuffer(self._logs)
+        self._folded = None
 
     def get_sample_tables(
         self,
