@@ -167,5 +167,33 @@ def test_bad_configuration_is_refused(graders, weights, aggregation, error, matc
 def test_repr():
     combined = CombinedGrader("c", [constant("a", 1.0)], [2.0])
     assert repr(combined) == (
-        "CombinedGrader(grader_key='c', graders=['a'], weights=[2.0], aggregation='mean')"
+        "CombinedGrader(grader_key='c', graders=['a'], weights=[2.0], aggregation='mean', "
+        "on_error='skip')"
     )
+
+
+async def test_on_error_decides_what_a_failing_sub_grader_means():
+    def explode(s: StringThread) -> float:
+        raise RuntimeError("context too long for the judge")
+
+    def graders() -> list[BaseGrader]:
+        return [
+            BaseGrader.from_function("judge", explode),
+            constant("format", 1.0),
+            constant("label", None),
+        ]
+
+    weights = [0.8, 0.2, 1.0]
+    skip = CombinedGrader("c", graders(), weights)
+    assert (await skip.grade(sample())).value == 1.0  # the trap: format alone decides
+    zero = CombinedGrader("c", graders(), weights, on_error="zero")
+    grade = await zero.grade(sample())
+    assert grade.value == pytest.approx(0.2)  # 0.8 * 0 + 0.2 * 1, the abstention skipped
+    assert grade.children[0].info["error"].startswith("judge failed (RuntimeError")
+    fail = CombinedGrader("c", graders(), weights, on_error="fail")
+    with pytest.raises(GradingError, match=r"on_error='fail'.*context too long"):
+        await fail.grade(sample())
+    assert await fail(sample()) is None
+    assert fail.get_logs()["score/error_count"] == 1
+    with pytest.raises(InvalidInputError, match="'skip', 'zero' or 'fail'"):
+        CombinedGrader("c", graders(), weights, on_error="ignore")  # type: ignore[arg-type]

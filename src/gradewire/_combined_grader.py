@@ -20,6 +20,7 @@ from gradewire._thread import StringThread
 __all__ = ["CombinedGrader"]
 
 Aggregation = Literal["mean", "sum"]
+OnError = Literal["skip", "zero", "fail"]
 
 
 class CombinedGrader(BaseGrader):
@@ -27,10 +28,16 @@ class CombinedGrader(BaseGrader):
 
     With ``aggregation="mean"`` the value is the weighted mean over the sub-graders that
     produced a grade (weights renormalised over them); with ``"sum"`` it is the weighted
-    sum. A sub-grader that abstains or fails is skipped, and counted both in its own logs
-    and in this grader's ``skipped`` statistic; if none succeeds the combination abstains
-    (all abstained) or fails (at least one error). The returned Grade keeps the
+    sum. A sub-grader that abstains is skipped, and counted both in its own logs and in
+    this grader's ``skipped`` statistic. A sub-grader that fails is handled by ``on_error``:
+    ``"skip"`` (the default) treats it like an abstention; ``"zero"`` counts it as a 0.0
+    with its weight; ``"fail"`` fails the whole combination. If no sub-grader produces a
+    grade the combination abstains (all abstained) or fails. The returned Grade keeps the
     sub-grades, with their weights, as children.
+
+    For RL rewards prefer ``on_error="zero"`` or ``"fail"``: with ``"skip"``, a completion
+    that makes one sub-grader fail (too long for the judge's context, say) is scored by the
+    others alone, and a policy can learn to break the grader it does badly on.
 
     `get_logs()` reports this grader's own statistics plus each sub-grader's logs under
     ``<sub_key>/...``; clearing clears the sub-graders too.
@@ -45,6 +52,7 @@ class CombinedGrader(BaseGrader):
         *,
         sample_tables: bool = False,
         max_log_records: int | None = None,
+        on_error: OnError = "skip",
     ) -> None:
         """Combine graders.
 
@@ -56,6 +64,8 @@ class CombinedGrader(BaseGrader):
             sample_tables: Add the scored/unscored sample tables to `get_logs()`.
             max_log_records: Bound on the records kept by this grader and by each
                 sub-grader that has none of its own (see `BaseGrader.max_log_records`).
+            on_error: What a failing sub-grader means: ``"skip"`` it, count it as
+                ``"zero"``, or ``"fail"`` the combination (see the class docstring).
         """
         super().__init__(grader_key, sample_tables=sample_tables)
         self.graders: tuple[BaseGrader, ...] = tuple(graders)
@@ -78,6 +88,9 @@ class CombinedGrader(BaseGrader):
         if aggregation not in ("mean", "sum"):
             raise InvalidInputError(f"aggregation must be 'mean' or 'sum', not {aggregation!r}")
         self.aggregation: Aggregation = aggregation
+        if on_error not in ("skip", "zero", "fail"):
+            raise InvalidInputError(f"on_error must be 'skip', 'zero' or 'fail', not {on_error!r}")
+        self.on_error: OnError = on_error
         self.max_log_records = max_log_records
 
     def _sub_graders(self) -> tuple[BaseGrader, ...]:
@@ -113,7 +126,13 @@ class CombinedGrader(BaseGrader):
             elif isinstance(outcome, IgnoreGradeException):
                 skipped.append(f"{key} abstained ({outcome})")
             else:
-                skipped.append(f"{key} failed ({type(outcome).__name__}: {outcome})")
+                failure = f"{key} failed ({type(outcome).__name__}: {outcome})"
+                if self.on_error == "fail":
+                    raise GradingError(f"a sub-grader failed and on_error='fail': {failure}")
+                if self.on_error == "zero":
+                    used.append(Grade(0.0, key, failure, weight=weight, info={"error": failure}))
+                else:
+                    skipped.append(failure)
         if not used:
             reason = "; ".join(skipped)
             if all(isinstance(o, IgnoreGradeException) for o in outcomes):
@@ -173,5 +192,5 @@ class CombinedGrader(BaseGrader):
         return (
             f"CombinedGrader(grader_key={self.grader_key!r}, "
             f"graders={[g.grader_key for g in self.graders]!r}, weights={list(self.weights)!r}, "
-            f"aggregation={self.aggregation!r})"
+            f"aggregation={self.aggregation!r}, on_error={self.on_error!r})"
         )
