@@ -17,8 +17,6 @@ Example:
     1.0
 """
 
-from types import FunctionType as _FunctionType
-
 from gradewire._background_sink import BackgroundSink
 from gradewire._base_sink import BaseSink
 from gradewire._bash_grader import BashGrader
@@ -156,10 +154,3 @@ __all__ = [
     "run_sync",
     "serve",
 ]
-
-# Public objects report the public module, so reprs, docs and pickles name `gradewire`.
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, (type, _FunctionType)) and _obj.__module__.startswith("gradewire._"):
-        _obj.__module__ = __name__
-del _name, _obj

@@ -68,9 +68,3 @@ __all__ = [
     "normalize",
     "numeric_match",
 ]
-
-# The HUD graders report this module, so reprs and pickles name `gradewire.hud`; the shared
-# names (SubScore, combine...) keep reporting `gradewire`, where they also live.
-for _cls in (Grader, BashGrader, LLMJudgeGrader):
-    _cls.__module__ = __name__
-del _cls

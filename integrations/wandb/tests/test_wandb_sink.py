@@ -332,7 +332,6 @@ def test_public_api() -> None:
         "WandbSink",
         "__version__",
     ]
-    assert WandbSink.__module__ == "gradewire_wandb"
     sink = WandbSink(mode="offline")
     assert isinstance(sink, Sink)
     assert isinstance(sink, BaseSink)

@@ -20,6 +20,3 @@ __all__ = [
     "__version__",
     "default_tracking_uri",
 ]
-
-# Public objects report the public module, so reprs, docs and pickles name gradewire_mlflow.
-MlflowSink.__module__ = __name__

@@ -11,6 +11,3 @@ from gradewire_wandb._sink import DEFAULT_TABLE_POLICY, HTML_SUFFIX, WandbSink
 __version__ = "0.1.0"
 
 __all__ = ["DEFAULT_TABLE_POLICY", "HTML_SUFFIX", "WandbSink", "__version__"]
-
-# Public objects report the public module, so reprs, docs and pickles name gradewire_wandb.
-WandbSink.__module__ = __name__
