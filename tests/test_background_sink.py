@@ -26,12 +26,21 @@ from typing import Any
 
 import pytest
 
-from gradewire import InvalidInputError, InvalidTypeError, Sink, SinkError, Table
-from gradewire._background_sink import BackgroundSink
-from gradewire._delivery_report import DeliveryReport
-from gradewire._jsonl_sink import JsonlSink, read_jsonl
-from gradewire._memory_sink import MemorySink
-from gradewire._spill_format import read_spill, read_spill_configs
+from gradewire import (
+    BackgroundSink,
+    DeliveryReport,
+    FanOutSink,
+    InvalidInputError,
+    InvalidTypeError,
+    JsonlSink,
+    MemorySink,
+    Sink,
+    SinkError,
+    Table,
+    read_jsonl,
+    read_spill,
+    read_spill_configs,
+)
 from sink_conformance import Readback, SinkConformance
 
 FAST = {
@@ -646,3 +655,11 @@ class TestConformanceInFrontOfJsonlSink(SinkConformance):
         run = read_jsonl(tmp_path / "logs" / "run.jsonl")
         assert run.skipped_lines == []
         return Readback.from_steps(run.steps, run.config)
+
+
+def test_a_fan_out_is_refused_because_it_would_hide_failures():
+    with pytest.raises(InvalidInputError, match=r"FanOutSink\(BackgroundSink\(a\)"):
+        BackgroundSink(FanOutSink(MemorySink(), MemorySink()))
+    fanned = FanOutSink(BackgroundSink(MemorySink()), BackgroundSink(MemorySink()))
+    fanned.log({"x": 1.0}, 0)
+    fanned.close()

@@ -21,6 +21,7 @@ from gradewire._base_sink import check_config, check_logs, check_step
 from gradewire._delivery_report import DeliveryReport
 from gradewire._delivery_worker import Worker
 from gradewire._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire._fanout_sink import FanOutSink
 from gradewire._grader import LogValue
 from gradewire._sink import Logs, Sink, StepLogs
 from gradewire._spill_format import Entry, copy_table, snapshot_config
@@ -169,6 +170,14 @@ class BackgroundSink:
             raise InvalidTypeError(
                 f"BackgroundSink wraps a sink with log(), log_config() and close(), not "
                 f"{type(sink).__name__}"
+            )
+        if isinstance(sink, FanOutSink):
+            # FanOutSink logs and swallows its sinks' errors, so nothing would ever be
+            # retried or spilled: the delivery guarantee would silently not hold.
+            raise InvalidInputError(
+                "BackgroundSink(FanOutSink(...)) cannot retry a failing tracker: FanOutSink "
+                "swallows its sinks' errors. Wrap each tracker instead: "
+                "FanOutSink(BackgroundSink(a), BackgroundSink(b))"
             )
         if spill_dir is not None and not isinstance(spill_dir, str | os.PathLike):
             raise InvalidTypeError(
