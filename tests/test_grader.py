@@ -2,6 +2,7 @@ import asyncio
 import logging
 import math
 import statistics
+import threading
 
 import numpy as np
 import pytest
@@ -398,3 +399,20 @@ def test_max_log_records_is_validated_and_reaches_sub_graders():
     plain = Logged("plain")
     combined = CombinedGrader("c", [own, plain], max_log_records=50)
     assert (combined.max_log_records, own.max_log_records, plain.max_log_records) == (50, 7, 50)
+
+
+async def test_from_function_in_thread_keeps_the_loop_free():
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    def slow_parse(sample: StringThread) -> float:
+        seen.append(threading.get_ident())
+        return 1.0
+
+    inline = BaseGrader.from_function("inline", slow_parse)
+    threaded = BaseGrader.from_function("threaded", slow_parse, in_thread=True)
+    assert (await inline.grade(thread())).value == 1.0
+    assert (await threaded.grade(thread())).value == 1.0
+    assert seen[0] == loop_thread
+    assert seen[1] != loop_thread
+    assert threaded.get_logs()["score/count"] == 1

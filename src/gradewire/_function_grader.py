@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import Any
 
@@ -16,7 +17,14 @@ __all__ = ["FunctionGrader"]
 class FunctionGrader(BaseGrader):
     """A grader around a sync or async function returning a float, a Grade, or None."""
 
-    def __init__(self, grader_key: str, fn: GradeFunction, *, sample_tables: bool = False) -> None:
+    def __init__(
+        self,
+        grader_key: str,
+        fn: GradeFunction,
+        *,
+        sample_tables: bool = False,
+        in_thread: bool = False,
+    ) -> None:
         super().__init__(grader_key, sample_tables=sample_tables)
         if not callable(fn):
             raise InvalidTypeError(
@@ -26,10 +34,13 @@ class FunctionGrader(BaseGrader):
         self._awaits = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
         )
+        self.in_thread = in_thread and not self._awaits
 
     async def grade(self, sample: StringThread) -> Grade:
         """Call the function and turn its result into a logged Grade."""
-        result: Any = self.fn(sample)
+        result: Any = (
+            await asyncio.to_thread(self.fn, sample) if self.in_thread else self.fn(sample)
+        )
         if self._awaits or inspect.isawaitable(result):
             result = await result
         kind = type(result)

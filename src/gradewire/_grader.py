@@ -40,6 +40,10 @@ class BaseGrader(ABC):
     numeric key, plus the count of samples that abstained or failed. ``self._logs`` is
     the list of logged dicts, for `get_logs()` overrides that build their own tables.
 
+    A grader's log buffer belongs to one thread at a time: grade and read its logs from
+    the same event loop (or hand the grader over between threads), not from two threads at
+    once. Logging stays lock-free because it runs once per sample.
+
     Example:
         >>> class Length(BaseGrader):
         ...     async def grade(self, sample: StringThread) -> Grade:
@@ -120,7 +124,12 @@ class BaseGrader(ABC):
 
     @classmethod
     def from_function(
-        cls, grader_key: str, fn: GradeFunction, *, sample_tables: bool = False
+        cls,
+        grader_key: str,
+        fn: GradeFunction,
+        *,
+        sample_tables: bool = False,
+        in_thread: bool = False,
     ) -> BaseGrader:
         """A grader from a plain function of a sample.
 
@@ -133,10 +142,14 @@ class BaseGrader(ABC):
             fn: The scoring function.
             sample_tables: Also log each sample's prompt and add the sample tables to
                 `get_logs()`.
+            in_thread: Run a sync function in a worker thread (`asyncio.to_thread`), so a
+                slow one (a parser, a regex over long text) does not stall the event loop
+                and the other samples; by default it runs inline, which is fastest for
+                functions that take microseconds.
         """
-        from gradewire._function_grader import FunctionGrader
+        from gradewire._function_grader import FunctionGrader  # an import cycle otherwise
 
-        return FunctionGrader(grader_key, fn, sample_tables=sample_tables)
+        return FunctionGrader(grader_key, fn, sample_tables=sample_tables, in_thread=in_thread)
 
     async def __call__(self, sample: StringThread) -> Grade | None:
         """Grade one sample without raising: None when it abstained or failed (and logged)."""
