@@ -46,10 +46,10 @@ def normalize(text: object) -> str:
 def exact_match(answer: object, expected: object, *, normalize_text: bool = True) -> float:
     """Score 1.0 if the answer equals the expected text, else 0.0.
 
-    When normalizing erases an expected answer that is not empty ("A", "(a)", "?", "The"),
-    the two sides are compared with articles kept (lowercased, punctuation dropped), so an
-    empty or article-only answer never matches the multiple-choice label "A"; HUD's helper
-    scores ``exact_match("", "A")`` 1.0, a reward a policy learns to exploit.
+    When normalizing erases either side ("A", "(a)", "?", "The"), the two are compared
+    with articles kept (lowercased, punctuation dropped), so an empty or article-only answer
+    never matches the multiple-choice label "A"; HUD's helper scores
+    ``exact_match("", "A")`` 1.0, a reward a policy learns to exploit.
 
     Args:
         answer: The text to grade; anything else is converted with `str()`.
@@ -67,14 +67,14 @@ def exact_match(answer: object, expected: object, *, normalize_text: bool = True
         0.0
     """
     if normalize_text:
-        wanted = normalize(expected)
-        if wanted or not _as_str(expected).strip():
-            return 1.0 if normalize(answer) == wanted else 0.0
-        # "A" or "(a)" vanish under normalize(): compare words with articles kept, and
-        # text made only of punctuation ("?") as written.
-        label = _bare_words(expected)
-        if label:
-            return 1.0 if _bare_words(answer) == label else 0.0
+        got, wanted = normalize(answer), normalize(expected)
+        if got and wanted:
+            return 1.0 if got == wanted else 0.0
+        # A side that normalize() erased ("A", "(a)", "The", "?") is compared as words with
+        # articles kept, and text made only of punctuation as written.
+        got_words, wanted_words = _bare_words(answer), _bare_words(expected)
+        if got_words or wanted_words:
+            return 1.0 if got_words == wanted_words else 0.0
         same = _as_str(answer).strip().lower() == _as_str(expected).strip().lower()
         return 1.0 if same else 0.0
     return 1.0 if _as_str(answer).strip().lower() == _as_str(expected).strip().lower() else 0.0
