@@ -171,11 +171,111 @@ async def test_an_answer_without_a_finite_number_is_a_clear_error(
     assert len(judge_server.requests) == 1  # a wrong answer is not worth a retry
 
 
+@pytest.mark.parametrize(
+    ("answer", "raised", "message"),
+    [
+        (
+            {
+                "rewards": [0.0],
+                "extra_logs": {"reward_abstained": [1.0], "reward_failed": [0.0]},
+                "errors": ["no label to compare with"],
+            },
+            IgnoreGradeException,
+            "abstained: no label to compare with",
+        ),
+        (
+            {
+                "rewards": [-1.0],
+                "extra_logs": {"reward_abstained": [0.0], "reward_failed": [1.0]},
+                "errors": ["ValueError: boom"],
+            },
+            GradingError,
+            r"at http://127\.0\.0\.1:\d+/reward could not grade the sample: ValueError: boom",
+        ),
+        (
+            {"rewards": [0.0], "extra_logs": {"reward_failed": [True]}},
+            GradingError,
+            "flagged in extra_logs.reward_failed",
+        ),
+        ({"rewards": [0.0], "errors": ["judge unreachable"]}, GradingError, "judge unreachable"),
+        ({"extra_logs": {"reward_abstained": [1]}}, IgnoreGradeException, "reward_abstained"),
+    ],
+)
+async def test_openrlhf_answer_flagged_as_failed_or_abstained_is_no_grade(
+    judge_server, make_endpoint, answer, raised, message
+):
+    judge_server.script(answer, answer)
+    grader = make_endpoint(payload="openrlhf")
+    with pytest.raises(raised, match=message):
+        await grader.grade(SAMPLE)
+    assert await grader.grade_many([SAMPLE]) == [None]
+    counted = "score/abstained_count" if raised is IgnoreGradeException else "score/error_count"
+    assert grader.get_logs()[counted] == 1
+    assert len(judge_server.requests) == 2  # a flagged sample is not retried
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"extra_logs": {"reward_abstained": [0.0], "reward_failed": [0.0]}, "errors": [None]},
+        {"extra_logs": {"reward_failed": [False], "prompt_not_in_query": [1.0]}, "errors": [""]},
+        {"extra_logs": {"reward_failed": "yes"}, "errors": "x"},  # not lists: no flags
+        {"extra_logs": None, "errors": [3]},
+    ],
+)
+async def test_openrlhf_answer_without_flags_is_a_grade(judge_server, make_endpoint, extra):
+    judge_server.script({"rewards": [0.0], **extra})
+    assert (await make_endpoint(payload="openrlhf").grade(SAMPLE)).value == 0.0
+
+
 @pytest.mark.parametrize("body", [b'{"rewards": []}', b'{"rewards": [null]}', b'{"reward": 1}'])
 async def test_openrlhf_answer_without_a_reward_is_an_error(judge_server, make_endpoint, body):
     judge_server.script(Reply(body=body))
     with pytest.raises(ModelCallError, match="rewards"):
         await make_endpoint(payload="openrlhf").grade(SAMPLE)
+
+
+async def test_max_attempts_bounds_the_attempts(judge_server, make_endpoint, sleeps):
+    judge_server.handler = lambda request: error(503, "overloaded")
+    grader = make_endpoint(max_attempts=2)
+    with pytest.raises(ModelCallError, match="after 2 attempts"):
+        await grader.grade(SAMPLE)
+    assert len(judge_server.requests) == 2
+    assert len(sleeps.delays) == 1  # the custom policy's sleep is kept
+    assert grader.retry.max_attempts == 2
+    judge_server.reset()
+    once = make_endpoint(max_attempts=1, retry=None)
+    with pytest.raises(ModelCallError):
+        await once.grade(SAMPLE)
+    assert len(judge_server.requests) == 1
+    assert (once.retry.initial_delay, once.retry.max_delay) == (0.5, 20.0)  # the defaults
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 2.0, "3"])
+def test_max_attempts_is_checked(value):
+    with pytest.raises(InvalidInputError, match=r"max_attempts must be an int >= 1"):
+        EndpointGrader("rm", "http://h/x", max_attempts=value)
+
+
+async def test_the_spec_max_attempts_reaches_the_grader(judge_server, monkeypatch):
+    from gradewire._factory import build_grader
+
+    judge_server.handler = lambda request: error(500, "down")
+    spec = {
+        "type": "external_endpoint",
+        "key": "rm",
+        "url": f"http://127.0.0.1:{judge_server.port}/reward",
+        "max_attempts": 3,
+    }
+    grader = build_grader(spec)
+    assert grader.retry.max_attempts == 3
+    assert grader.spec["max_attempts"] == 3
+    grader.retry = RetryPolicy(max_attempts=grader.retry.max_attempts, sleep=_no_wait)
+    assert await grader.grade_many([SAMPLE]) == [None]
+    assert len(judge_server.requests) == 3
+    default = build_grader({**spec, "max_attempts": None})
+    assert default.retry == RetryPolicy()
+    await grader.aclose()
 
 
 async def test_the_endpoint_abstaining_or_failing_is_kept_apart(judge_server, make_endpoint):

@@ -13,6 +13,8 @@ import pytest
 from gradewire import (
     BaseGrader,
     Grade,
+    GradingError,
+    IgnoreGradeException,
     InvalidInputError,
     MissingDependencyError,
     RetryPolicy,
@@ -21,6 +23,7 @@ from gradewire import (
 )
 from gradewire._endpoint_grader import EndpointGrader
 from gradewire._factory import build_grader
+from gradewire._retry import ModelHTTPError
 from gradewire._reward_server import create_app, is_loopback, serve
 from reward_server_helpers import running
 
@@ -53,8 +56,12 @@ def graders() -> list[BaseGrader]:
     ]
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 async def post(client: httpx.AsyncClient, path: str, body, **options) -> httpx.Response:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    options["headers"] = {**JSON, **options.get("headers", {})}
     return await client.post(path, content=content, **options)
 
 
@@ -168,11 +175,21 @@ async def test_logs_endpoint_and_clearing():
         assert table.column("Completion")[0] == "yes"
         assert logs["label"]["score/abstained_count"] == 1
         assert logs["fragile"] == {}
-        cleared = (await client.get("/v1/logs", params={"clear": "true"})).json()["graders"]
-        assert cleared["length"]["score/count"] == 5
+        # GET only reads: a web page can make any browser send one.
+        old_style = await client.get("/v1/logs", params={"clear": "true"})
+        assert old_style.status_code == 422
+        assert "POST /v1/logs/clear" in old_style.json()["error"]
+        assert (await client.get("/v1/logs")).json()["graders"] == logs
+        cleared = (await post(client, "/v1/logs/clear", b"")).json()["graders"]
+        assert cleared == logs
         assert (await client.get("/v1/logs")).json()["graders"]["length"] == {}
-        bad = await client.get("/v1/logs", params={"clear": "maybe"})
-        assert bad.status_code == 422
+        await post(client, "/v1/grade", {"grader": "length", "thread": THREADS[0].to_dict()})
+        assert (await post(client, "/v1/logs/clear", {})).json()["graders"]["length"][
+            "score/count"
+        ] == 1
+        fields = await post(client, "/v1/logs/clear", {"clear": True})
+        assert fields.status_code == 422
+        assert "takes no fields" in fields.json()["error"]
 
 
 async def test_a_token_is_required_when_set():
@@ -210,7 +227,7 @@ async def test_oversized_requests_are_refused_with_a_message():
             for _ in range(10):
                 yield b" " * 500
 
-        chunked = await client.post("/v1/grade", content=chunks())
+        chunked = await client.post("/v1/grade", content=chunks(), headers=JSON)
         assert chunked.status_code == 413
         many = {"grader": "label", "threads": [THREADS[0].to_dict()] * 4}
         too_many = await post(client, "/v1/grade_batch", many)
@@ -230,6 +247,29 @@ async def test_oversized_requests_are_refused_with_a_message():
         ("/v1/grade", {"grader": "label", "threads": []}, 422, "unknown field 'threads'"),
         ("/v1/grade", {"grader": 3, "thread": {"turns": []}}, 422, "'grader' must be a string"),
         ("/v1/grade", {"grader": "label", "thread": "hi"}, 422, "StringThread.to_dict()"),
+        (
+            "/v1/grade",
+            {"grader": "label", "thread": {"turns": 5}},
+            422,
+            r"'thread': 'turns' must be a list .* not a JSON number",
+        ),
+        (
+            "/v1/grade_batch",
+            {"grader": "label", "threads": [{"turns": None}]},
+            422,
+            r"threads\[0\]: 'turns' must be a list",
+        ),
+        ("/v1/grade", b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
+        (
+            "/v1/grade",
+            b'{"grader": "label", "thread": {"turns": [], "metadata": {"a": '
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}}}",
+            400,
+            "nested too deeply",
+        ),
+        ("/get_reward?grader=label", b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
         (
             "/v1/grade",
             {"grader": "label", "thread": {"turns": [{"role": "robot", "content": "x"}]}},
@@ -258,12 +298,13 @@ async def test_oversized_requests_are_refused_with_a_message():
         ),
     ],
 )
-async def test_malformed_requests_get_a_4xx_that_says_why(path, body, status, message):
+async def test_malformed_requests_get_a_4xx_that_says_why(path, body, status, message, caplog):
     async with running(graders()) as url, httpx.AsyncClient(base_url=url) as client:
         answer = await post(client, path, body)
         assert answer.status_code == status
         assert answer.headers["content-type"].startswith("application/json")
         assert re.search(message, answer.json()["error"]), answer.json()
+    assert not [r for r in caplog.records if r.exc_info], "a bad request logged a traceback"
 
 
 async def test_openrlhf_get_reward():
@@ -319,15 +360,69 @@ async def test_endpoint_grader_end_to_end(sleeps):
             await grader.aclose()
 
 
+@pytest.mark.parametrize(
+    ("headers", "status", "advice"),
+    [
+        ({"Origin": "https://dash.example"}, 403, "--allow-host"),
+        ({"Content-Type": "text/plain"}, 415, "check the headers= given to the grader"),
+    ],
+)
+async def test_endpoint_grader_refused_by_the_server_says_why(sleeps, headers, status, advice):
+    async with running(graders()) as url:
+        remote = EndpointGrader(
+            "r",
+            f"{url}/v1/grade",
+            remote_grader="label",
+            headers=headers,
+            retry=RetryPolicy(sleep=sleeps),
+        )
+        with pytest.raises(ModelHTTPError) as info:
+            await remote.grade(THREADS[0])
+        assert info.value.status == status
+        assert advice in str(info.value)
+        assert sleeps.delays == []  # a refusal is not retried
+        await remote.aclose()
+
+
 async def test_openrlhf_shape_round_trip():
     async with running(graders()) as url:
         remote = EndpointGrader(
             "rm", f"{url}/get_reward?grader=label", payload="openrlhf", retry=RetryPolicy(1)
         )
         grades = await remote.grade_many(THREADS)
-        # An abstention over there is failure_reward (0.0) in OpenRLHF's shape.
-        assert [g and g.value for g in grades] == [1.0, 0.0, 0.0, 1.0, 1.0]
+        # The abstention over there comes back as failure_reward (0.0) plus a flag: it is an
+        # abstention here too, never a real 0.0 grade.
+        assert [g and g.value for g in grades] == [1.0, 0.0, None, 1.0, 1.0]
+        logs = remote.get_logs()
+        assert (logs["score/count"], logs["score/abstained_count"]) == (4, 1)
+        assert logs["score/error_count"] == 0
         await remote.aclose()
+
+
+async def test_openrlhf_failures_and_abstentions_of_the_server_are_not_zeros():
+    failing, abstaining = THREADS[4], THREADS[2]  # "boom" raises; no label returns None
+    async with running(graders(), failure_reward=0.0) as url:
+        fragile = EndpointGrader(
+            "rm", f"{url}/get_reward?grader=fragile", payload="openrlhf", retry=RetryPolicy(1)
+        )
+        with pytest.raises(GradingError, match="ValueError: boom in the completion"):
+            await fragile.grade(failing)
+        assert [g and g.value for g in await fragile.grade_many([failing, THREADS[0]])] == [
+            None,
+            1.0,
+        ]
+        assert fragile.get_logs()["score/error_count"] == 1
+        label = EndpointGrader(
+            "rm", f"{url}/get_reward?grader=label", payload="openrlhf", retry=RetryPolicy(1)
+        )
+        with pytest.raises(IgnoreGradeException, match=r"label_match\(\) returned None"):
+            await label.grade(abstaining)
+        assert await label.grade_many([abstaining]) == [None]
+        logs = label.get_logs()
+        assert logs["score/abstained_count"] == 1
+        assert "score/mean" not in logs
+        for grader in (fragile, label):
+            await grader.aclose()
 
 
 async def test_a_judge_grader_served_from_a_spec(judge_server, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -41,7 +42,10 @@ class EndpointGrader(BaseGrader):
     - ``"openrlhf"``: ``{"query": [prompt + completion], "prompts": [prompt],
       "labels": [metadata.get("label")]}``, OpenRLHF's remote reward model request; the
       reward is ``rewards[0]``. The prompt is ``metadata["prompt"]`` when it is a str (the
-      exact chat-templated prompt), else the last user message.
+      exact chat-templated prompt), else the last user message. When the answer flags the
+      sample as gradewire's ``/get_reward`` does (``extra_logs.reward_abstained[0]`` or
+      ``reward_failed[0]`` set, or an ``errors[0]`` message), its ``rewards[0]`` is only a
+      stand-in: the sample abstains, or fails with `GradingError`, rather than score it.
 
     429, 5xx, 408, 409, timeouts, dropped connections and non-JSON bodies are retried under
     ``retry`` (exponential backoff with full jitter, ``Retry-After`` honoured). When the
@@ -69,6 +73,7 @@ class EndpointGrader(BaseGrader):
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
         payload: Payload = "gradewire",
         remote_grader: str | None = None,
@@ -82,7 +87,11 @@ class EndpointGrader(BaseGrader):
             token: Sent as ``Authorization: Bearer <token>``.
             headers: More HTTP headers for every request.
             timeout: Seconds one attempt may take.
-            retry: Attempts and backoff (default: `RetryPolicy()`, 5 attempts, as the
+            max_attempts: Attempts per sample, the first included (default: the retry
+                policy's, 5). Given with ``retry``, it replaces that policy's
+                ``max_attempts`` and keeps the rest (backoff, sleep and jitter sources), as
+                `OpenAIChatModel` does.
+            retry: The full `RetryPolicy` (default: `RetryPolicy()`, 5 attempts, as the
                 judge client).
             payload: ``"gradewire"`` or ``"openrlhf"``: the request and answer shape.
             remote_grader: Which grader of a gradewire reward server to use (sent as
@@ -102,7 +111,18 @@ class EndpointGrader(BaseGrader):
         self.timeout = seconds_setting("timeout", timeout)
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise InvalidTypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
-        self.retry = retry or RetryPolicy()
+        policy = retry or RetryPolicy()
+        if max_attempts is not None:
+            if (
+                isinstance(max_attempts, bool)
+                or not isinstance(max_attempts, int)
+                or max_attempts < 1
+            ):
+                raise InvalidInputError(
+                    f"max_attempts must be an int >= 1 (1: no retry), not {max_attempts!r}"
+                )
+            policy = dataclasses.replace(policy, max_attempts=max_attempts)
+        self.retry = policy
         if payload not in PAYLOADS:
             raise InvalidInputError(f"payload must be 'gradewire' or 'openrlhf', not {payload!r}")
         self.payload: Payload = payload

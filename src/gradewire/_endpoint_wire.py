@@ -8,7 +8,9 @@ Two shapes:
   `Grade.to_dict` with ``error`` / ``abstained`` when there is none.
 * ``"openrlhf"``: OpenRLHF's remote reward model request,
   ``{"query": [prompt + completion], "prompts": [prompt], "labels": [label]}``; the answer
-  carries ``rewards[0]``.
+  carries ``rewards[0]``, unless it flags the sample as abstained or failed the way
+  gradewire's ``/get_reward`` does (``extra_logs.reward_abstained`` / ``reward_failed``,
+  ``errors``), where ``rewards[0]`` is only the server's stand-in ``failure_reward``.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ def read_grade(data: Any, payload: Payload, *, grader_key: str, url: str) -> Gra
         ModelHTTPError: The answer holds no finite reward.
     """
     if payload == "openrlhf":
+        if isinstance(data, Mapping):
+            _check_openrlhf_flags(data, url)
         rewards = data.get("rewards") if isinstance(data, Mapping) else None
         if not isinstance(rewards, list) or not rewards:
             raise _no_reward(data, url, "a non-empty list in 'rewards' (OpenRLHF's shape)")
@@ -135,18 +139,54 @@ def read_grade(data: Any, payload: Payload, *, grader_key: str, url: str) -> Gra
 _GRADEWIRE_EXPECTED = "a finite number in 'reward', 'score' or 'value', or a 'grade' object"
 
 
+def _check_openrlhf_flags(data: Mapping[str, Any], url: str) -> None:
+    """Raise when an OpenRLHF answer says its reward is a stand-in, not a grade.
+
+    gradewire's ``/get_reward`` answers ``failure_reward`` for a sample it could not grade,
+    flags it in ``extra_logs`` and says why in ``errors``: reading that reward as a grade
+    would be a silent 0.
+    """
+    extra = data.get("extra_logs")
+    flags = extra if isinstance(extra, Mapping) else {}
+    error = _first(data.get("errors"))
+    reason = error if isinstance(error, str) and error.strip() else None
+    if _flagged(flags.get("reward_abstained")):
+        raise IgnoreGradeException(
+            f"the reward endpoint abstained: {reason or 'flagged in extra_logs.reward_abstained'}"
+        )
+    if _flagged(flags.get("reward_failed")) or reason is not None:
+        raise GradingError(
+            f"the reward endpoint at {url} could not grade the sample: "
+            f"{reason or 'flagged in extra_logs.reward_failed'}"
+        )
+
+
+def _first(values: object) -> object:
+    return values[0] if isinstance(values, list) and values else None
+
+
+def _flagged(values: object) -> bool:
+    flag = _first(values)
+    # 1.0 (what gradewire sends) or true; 0, false, null, NaN and anything else are no flag.
+    return isinstance(flag, (int, float)) and math.isfinite(flag) and flag != 0
+
+
 _RETRY_ADVICE = {
     429: "the endpoint is rate limiting: lower max_concurrency of grade_many",
 }
 _REFUSAL_ADVICE = {
     400: "Check that payload= is the shape the endpoint speaks ('gradewire' or 'openrlhf')",
     401: "Check the token (token=, or the variable named by token_env in a grader file)",
-    403: "The token has no access to this endpoint: check its permissions",
+    403: (
+        "The token has no access to this endpoint: check its permissions (a gradewire server "
+        "without a token refuses host names it was not given with --allow-host)"
+    ),
     404: (
         "Check the URL: a gradewire reward server takes POST /v1/grade (payload='gradewire') "
         "and POST /get_reward (payload='openrlhf')"
     ),
     413: "The sample is too large for the endpoint: raise its size limit or shorten the sample",
+    415: "The endpoint wants another Content-Type: check the headers= given to the grader",
     422: "The endpoint could not read the request: check payload= and the grader it names",
 }
 

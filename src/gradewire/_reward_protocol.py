@@ -88,6 +88,13 @@ def _thread(raw: object, where: str) -> StringThread:
             f"({{'turns': [{{'role': ..., 'content': ...}}], 'metadata': {{}}}}), not a JSON "
             f"{_json_type(raw)}",
         )
+    turns = raw.get("turns")
+    if "turns" in raw and not isinstance(turns, list):
+        raise RequestError(
+            422,
+            f"{where}: 'turns' must be a list of {{'role': ..., 'content': ...}} objects, not "
+            f"a JSON {_json_type(turns)}",
+        )
     try:
         return StringThread.from_dict(raw)
     except InvalidInputError as exc:

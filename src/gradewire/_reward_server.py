@@ -2,7 +2,7 @@
 
 Endpoints (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
 
-- ``GET /health``: ``{"status": "ok"}``, open without a token (for load balancers).
+- ``GET /health``: ``{"status": "ok"}``, open to any client (load balancers, probes).
 - ``GET /v1/graders``: the graders' keys, classes and specs.
 - ``POST /v1/grade``: ``{"grader": key, "thread": StringThread.to_dict()}`` (``grader``
   optional when the server hosts one) → ``{"grade": Grade.to_dict() | null, "error":
@@ -12,7 +12,21 @@ Endpoints (JSON in and out; every error is ``{"error": message}`` with a 4xx sta
 - ``POST /get_reward``: OpenRLHF's remote reward model protocol (``--remote_rm_url``; pick a
   grader with ``?grader=KEY``). A sample that abstains or fails gets ``failure_reward``
   (default 0.0) and is flagged in ``extra_logs`` (``reward_abstained``, ``reward_failed``).
-- ``GET /v1/logs``: every grader's `get_logs()` (``?clear=true`` empties them).
+- ``GET /v1/logs``: every grader's `get_logs()`, read only.
+- ``POST /v1/logs/clear``: every grader's `get_logs()`, then empties them.
+
+Every POST body must be sent as ``Content-Type: application/json`` (415 otherwise), so a web
+page cannot post to the server with a plain HTML form or a preflight-free ``fetch``. Without
+a token the server answers only requests addressed to this machine (``Host`` of
+``localhost`` or a loopback IP such as ``127.0.0.1`` or ``[::1]``, any port; or a name listed
+in ``allowed_hosts``) and carrying no ``Origin`` of another site (403 otherwise): a site the
+user visits can neither rebind its DNS name to the server nor post to it from the browser.
+Serving other machines takes a token (or, for clients that cannot send one, such as
+OpenRLHF's, the names they use in ``allowed_hosts``).
+
+Each served grader whose ``max_log_records`` is None gets the server's (default 10,000), so
+a long training run that never clears the logs keeps memory bounded while ``/v1/logs``
+figures stay exact.
 
 Built on aiohttp (the ``gradewire[serve]`` extra): its server parses HTTP in C and caps
 request bodies itself, with one dependency rather than the two of starlette + uvicorn.
@@ -28,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from gradewire._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from gradewire._grader import BaseGrader
+from gradewire._reward_hosts import allowed_host_names
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -36,6 +51,7 @@ __all__ = ["create_app", "is_loopback", "serve"]
 
 DEFAULT_MAX_BATCH = 4096
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_LOG_RECORDS = 10_000
 
 
 def create_app(
@@ -46,19 +62,32 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     failure_reward: float = 0.0,
     max_concurrency: int = 64,
+    max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
+    allowed_hosts: Iterable[str] = (),
 ) -> web.Application:
     """The reward server as an `aiohttp.web.Application` (to run, mount or test).
 
     Args:
         graders: The graders to serve, by their ``grader_key`` (or a mapping key → grader).
         token: When set, every endpoint but ``/health`` needs ``Authorization: Bearer
-            <token>`` (compared in constant time); 401 otherwise.
+            <token>`` (compared in constant time); 401 otherwise. When None, only requests
+            addressed to ``localhost``, a loopback IP (``127.0.0.1``, ``[::1]``) or one of
+            ``allowed_hosts``, and carrying no ``Origin`` of another site, are answered
+            (403 otherwise; ``/health`` excepted): set a token to serve other hosts.
         max_batch: Most samples in one ``/v1/grade_batch`` or ``/get_reward`` request;
             more is refused with 413.
         max_body_bytes: Largest request body; larger ones are refused with 413.
         failure_reward: The reward ``/get_reward`` gives a sample that abstained or failed
             (flagged in ``extra_logs``, never silently).
         max_concurrency: Samples of one request graded at once.
+        max_log_records: Set as ``max_log_records`` on every served grader that has none of
+            its own (None leaves them all unbounded): a server runs for as long as training
+            does, and its graders' logs must not grow with it (see
+            `BaseGrader.max_log_records`). The graders are changed in place.
+        allowed_hosts: Host names a server without a token answers besides loopback ones,
+            as clients put them in its URL (``"rm-node-1"``, ``"10.0.0.5"``): for a client
+            on another machine that cannot send a token (OpenRLHF's ``--remote_rm_url``).
+            List only names you control; with a token, every host is answered anyway.
 
     Raises:
         MissingDependencyError: aiohttp is not installed (``pip install 'gradewire[serve]'``).
@@ -73,7 +102,14 @@ def create_app(
         max_body_bytes=_positive_int(max_body_bytes, "max_body_bytes"),
         failure_reward=_finite(failure_reward),
         max_concurrency=_positive_int(max_concurrency, "max_concurrency"),
+        allowed_hosts=allowed_host_names(allowed_hosts),
     )
+    cap = _log_cap(max_log_records)
+    if cap is not None:
+        # After every check: a refused configuration leaves the graders as they were.
+        for grader in settings.graders.values():
+            if getattr(grader, "max_log_records", None) is None:
+                grader.max_log_records = cap
     return build_app(settings)
 
 
@@ -88,6 +124,8 @@ async def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     failure_reward: float = 0.0,
     max_concurrency: int = 64,
+    max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
+    allowed_hosts: Iterable[str] = (),
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
 ) -> None:
@@ -98,11 +136,15 @@ async def serve(
         host: The address to bind; a non-loopback one needs a token unless ``insecure``.
         port: The port (0 picks a free one; ``on_ready`` gets the real one).
         token: The bearer token clients must send (see `create_app`).
-        insecure: Allow a non-loopback host without a token.
+        insecure: Allow binding a non-loopback host without a token. Requests must still be
+            addressed to ``localhost`` or a loopback IP (a container's published port, an
+            SSH tunnel) or to one of ``allowed_hosts``; to serve other machines, set a token.
         max_batch: See `create_app`.
         max_body_bytes: See `create_app`.
         failure_reward: See `create_app`.
         max_concurrency: See `create_app`.
+        max_log_records: See `create_app`.
+        allowed_hosts: See `create_app`.
         stop: Set it to shut down; requests in flight are answered first.
         on_ready: Called with the bound host and port once the server accepts requests.
 
@@ -122,6 +164,8 @@ async def serve(
         max_body_bytes=max_body_bytes,
         failure_reward=failure_reward,
         max_concurrency=max_concurrency,
+        max_log_records=max_log_records,
+        allowed_hosts=allowed_hosts,
     )
     from aiohttp import web as aiohttp_web
 
@@ -203,6 +247,17 @@ def _token(token: str | None) -> str | None:
 def _positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInputError(f"{name} must be a positive int, not {value!r}")
+    return value
+
+
+def _log_cap(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise InvalidInputError(
+            f"max_log_records must be an int >= 2 (records each grader keeps), or None to "
+            f"keep every record, not {value!r}"
+        )
     return value
 
 

@@ -19,14 +19,23 @@ TOKEN_ENV = "GRADEWIRE_SERVE_TOKEN"
 
 def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` subcommand."""
-    from gradewire._reward_server import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES
+    from gradewire._reward_server import (
+        DEFAULT_MAX_BATCH,
+        DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_LOG_RECORDS,
+    )
 
     serve = commands.add_parser(
         "serve",
         help="serve the graders of a TOML/JSON grader file over HTTP (needs gradewire[serve])",
         description=(
-            "Serve graders over HTTP: POST /v1/grade, /v1/grade_batch, OpenRLHF's /get_reward; "
-            "GET /health, /v1/graders, /v1/logs. Stop with SIGTERM or Ctrl-C."
+            "Serve graders over HTTP: POST /v1/grade, /v1/grade_batch, OpenRLHF's /get_reward, "
+            "/v1/logs/clear (read and clear the logs); GET /health, /v1/graders, /v1/logs. "
+            "POST bodies must be sent with 'Content-Type: application/json'. Without a token, "
+            "only requests addressed to localhost, 127.0.0.1 or [::1] (or an --allow-host name) "
+            "and not sent by a web page of another site are answered: set a token to serve "
+            "other hosts. "
+            "Stop with SIGTERM or Ctrl-C."
         ),
     )
     serve.add_argument("graders", type=Path, help="grader file (.toml or .json)")
@@ -41,7 +50,18 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument(
         "--insecure",
         action="store_true",
-        help="allow a non-loopback --host without a token",
+        help="allow binding a non-loopback --host without a token; requests must still be "
+        "addressed to localhost, 127.0.0.1 or [::1] (a container's published port, an SSH "
+        "tunnel) or an --allow-host name: to serve other machines, set a token",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without a token, also answer requests addressed to NAME (the host name or IP "
+        "clients put in the URL), for clients on other machines that cannot send a token, "
+        "such as OpenRLHF's --remote_rm_url; list only names you control; repeatable",
     )
     serve.add_argument(
         "--max-batch",
@@ -67,6 +87,15 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         default=64,
         help="samples of one request graded at once (default: 64)",
     )
+    serve.add_argument(
+        "--max-log-records",
+        type=int,
+        default=DEFAULT_MAX_LOG_RECORDS,
+        help="log records each grader keeps before folding the oldest into exact running "
+        "statistics, so memory stays bounded (/v1/logs figures stay exact, tables show recent "
+        f"samples); graders that set their own keep it (default: {DEFAULT_MAX_LOG_RECORDS}; "
+        "0: keep every record)",
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -76,6 +105,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
     token = token.strip() if token else None
+    max_log_records = args.max_log_records or None  # 0: unbounded
     if not is_loopback(args.host) and not token and not args.insecure:
         print(
             f"gradewire serve: refusing to bind {args.host} without a token: anyone who can "
@@ -94,6 +124,8 @@ def run_serve(args: argparse.Namespace) -> int:
             max_body_bytes=args.max_body_bytes,
             failure_reward=args.failure_reward,
             max_concurrency=args.max_concurrency,
+            max_log_records=max_log_records,
+            allowed_hosts=args.allow_host,
         )
     except GradewireError as exc:
         print(f"gradewire serve: {exc}", file=sys.stderr)
@@ -102,7 +134,11 @@ def run_serve(args: argparse.Namespace) -> int:
     def ready(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         keys = ", ".join(g.grader_key for g in graders)
-        auth = "bearer token required" if token else "no token"
+        if token:
+            auth = "bearer token required"
+        else:
+            named = "".join(f", {name}" for name in args.allow_host)
+            auth = f"no token: only requests to localhost, 127.0.0.1, [::1]{named}"
         _say(f"gradewire serve: listening on http://{shown}:{port} ({auth}; graders: {keys})")
 
     async def main() -> None:
@@ -122,6 +158,8 @@ def run_serve(args: argparse.Namespace) -> int:
             max_body_bytes=args.max_body_bytes,
             failure_reward=args.failure_reward,
             max_concurrency=args.max_concurrency,
+            max_log_records=max_log_records,
+            allowed_hosts=args.allow_host,
             stop=stop,
             on_ready=ready,
         )

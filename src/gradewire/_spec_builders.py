@@ -29,7 +29,6 @@ from gradewire._judge_base import JudgeGrader
 from gradewire._openai_chat import OpenAIChatModel
 from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
 from gradewire._range_judge import RangeJudgeGrader
-from gradewire._retry import RetryPolicy
 from gradewire._rubric_judge import LLMJudgeGrader
 
 __all__ = ["Builder", "resolve"]
@@ -87,13 +86,12 @@ class Builder:
         if isinstance(spec, _JudgeSpec):
             return self._judge(spec)
         if isinstance(spec, ExternalEndpointSpec):
-            retry = None if spec.max_attempts is None else RetryPolicy(spec.max_attempts)
             return EndpointGrader(
                 spec.key,
                 spec.url,
                 token=_env(spec.token_env, "token_env", spec.key),
                 timeout=spec.timeout,
-                retry=retry,
+                max_attempts=spec.max_attempts,
                 payload=spec.payload,
                 remote_grader=spec.remote_grader,
                 **_tables(spec),
