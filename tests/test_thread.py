@@ -132,6 +132,9 @@ def test_bad_message_dicts():
         StringThread.from_messages([{"role": "user", "content": 5}])
     with pytest.raises(InvalidTypeError, match="dicts"):
         StringThread.from_messages(["hi"])  # type: ignore[list-item]
+    for turns in (5, "user: hi", {"role": "user", "content": "hi"}):
+        with pytest.raises(InvalidTypeError, match="list of message dicts"):
+            StringThread.from_dict({"turns": turns})
 
 
 def test_bad_metadata():

@@ -119,6 +119,11 @@ class StringThread:
         Text content parts (``[{"type": "text", "text": ...}]``) are joined; the ``developer``
         role is read as ``system``; an assistant message with only tool calls has empty content.
         """
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+            raise InvalidTypeError(
+                f"messages must be a list of message dicts, not {type(messages).__name__}; "
+                'e.g. [{"role": "user", "content": "Hi"}]'
+            )
         turns: list[Turn] = []
         for index, message in enumerate(messages):
             if not isinstance(message, Mapping):
