@@ -18,7 +18,7 @@ from gradewire import (
     Usage,
 )
 from gradewire._judge_cache import JudgeCache
-from judge_server import chat, error
+from judge_server import Reply, chat, chat_body, error
 
 USER = [{"role": "user", "content": "Is 2 + 2 = 4?"}]
 
@@ -119,6 +119,48 @@ async def test_an_unreadable_cache_falls_back_to_the_model(
         answer = await make_judge(cache=cache).complete(USER)
     assert answer.text == "PASS"
     assert "disk I/O error" in caplog.text
+
+
+async def test_answers_with_lone_surrogates_are_stored_and_read_back(
+    judge_server, make_judge, cache
+):
+    # The server's JSON may carry half a surrogate pair (a cut emoji) as a \\u escape.
+    cut = "PASS \ud83d"
+    body = chat_body(cut, logprobs=[("x", -0.5, [("x", -0.5)])])
+    body["choices"][0]["logprobs"]["content"][0]["token"] = "\udc00"  # half a pair too
+    judge_server.script(Reply(json=body))
+    model = make_judge(cache=cache)
+    first = await model.complete(USER, logprobs=1)
+    assert first.text == cut
+    second = await make_judge(cache=cache).complete(USER, logprobs=1)
+    assert second.cached
+    assert (second.text, second.logprobs) == (cut, first.logprobs)
+    assert len(judge_server.chat_requests) == 1  # the answer paid for was kept
+
+
+async def test_the_cache_round_trips_any_str(cache):
+    odd = "\ud83d \udfff \x00 \u2028 é 😀"
+    stored = ChatCompletion(odd, Usage(1, 2), (TokenLogprob(odd, -1.0, ((odd, -1.0),)),), odd)
+    await cache.put("k", stored)
+    hit = await cache.get("k")
+    assert hit is not None
+    assert (hit.text, hit.model, hit.logprobs, hit.cached) == (odd, odd, stored.logprobs, True)
+
+
+async def test_an_answer_the_cache_cannot_store_is_still_returned(
+    judge_server, make_judge, cache, monkeypatch, caplog
+):
+    # A defensive net: should an answer still not encode, the caller gets it anyway and
+    # the log says so once.
+    async def unencodable(key: str, completion: ChatCompletion) -> None:
+        raise UnicodeEncodeError("utf-8", "\ud83d", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr(cache, "put", unencodable)
+    model = make_judge(cache=cache)
+    with caplog.at_level(logging.WARNING, logger="gradewire"):
+        answers = [await model.complete([{"role": "user", "content": str(i)}]) for i in range(3)]
+    assert [a.text for a in answers] == ["PASS"] * 3
+    assert caplog.text.count("could not store a judge answer") == 1
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path):

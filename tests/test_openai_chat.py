@@ -19,6 +19,7 @@ from gradewire import (
     ModelCallError,
     TokenLogprob,
     Usage,
+    attach_log_fields,
 )
 from gradewire._openai_chat import OpenAIChatModel
 from gradewire._openai_config import DEFAULT_BASE_URL
@@ -44,6 +45,17 @@ async def test_parses_text_usage_and_model(judge_server, make_judge):
     assert request.json["model"] == "judge"
     assert request.json["messages"] == USER
     assert "logprobs" not in request.json
+
+
+async def test_lone_surrogates_in_messages_are_sent_as_json_escapes(judge_server, make_judge):
+    # A completion cut in the middle of an emoji holds half a surrogate pair: not encodable
+    # as UTF-8, yet valid JSON text as a \\u escape.
+    cut = "smile \ud83d"
+    answer = await make_judge().complete([{"role": "user", "content": cut}])
+    assert answer.text == "PASS"
+    [request] = judge_server.chat_requests
+    assert b"\\ud83d" in request.body
+    assert request.json["messages"] == [{"role": "user", "content": cut}]
 
 
 async def test_is_a_chat_model(make_judge):
@@ -238,6 +250,62 @@ async def test_a_shared_failure_reaches_every_caller(judge_server, make_judge):
     )
     assert all(isinstance(o, ModelCallError) for o in outcomes)
     assert len(judge_server.chat_requests) == 1
+
+
+async def test_callers_sharing_a_failed_call_each_get_their_own_exception(judge_server, make_judge):
+    # Graders attach per-sample fields to the exception they catch: a shared object would
+    # carry one sample's fields into another's error record.
+    judge_server.handler = lambda request: error(400, "bad request", delay=0.05)
+    model = make_judge()
+    outcomes = await asyncio.gather(
+        *(model.complete(USER) for _ in range(3)), return_exceptions=True
+    )
+    assert len(judge_server.chat_requests) == 1
+    assert all(isinstance(o, ModelHTTPError) for o in outcomes)
+    assert len({id(o) for o in outcomes}) == 3
+    first, *others = outcomes
+    for other in others:
+        assert type(other) is type(first)
+        assert str(other) == str(first)
+        assert (other.endpoint, other.status, other.attempts, other.server_message) == (
+            first.endpoint,
+            first.status,
+            first.attempts,
+            first.server_message,
+        )
+        assert other.__cause__ is first  # the copy points at the failure it stands for
+    attach_log_fields(first, {"sample": 0})
+    attach_log_fields(others[0], {"sample": 1})
+    assert [getattr(o, "log_fields", None) for o in outcomes] == [
+        {"sample": 0},
+        {"sample": 1},
+        None,
+    ]
+
+
+async def test_a_shared_failure_copied_after_the_first_caller_tagged_it_is_clean(
+    judge_server, make_judge
+):
+    # The caller that made the request tags its exception before the others wake up.
+    judge_server.handler = lambda request: error(400, "bad request", delay=0.05)
+    model = make_judge()
+
+    async def tagged() -> None:
+        try:
+            await model.complete(USER)
+        except ModelHTTPError as exc:
+            attach_log_fields(exc, {"owner": "first"})
+            raise
+
+    first = asyncio.ensure_future(tagged())
+    while not judge_server.chat_requests:
+        await asyncio.sleep(0.01)
+    follower = await asyncio.gather(model.complete(USER), return_exceptions=True)
+    with pytest.raises(ModelHTTPError) as caught:
+        await first
+    assert caught.value.log_fields == {"owner": "first"}
+    assert isinstance(follower[0], ModelHTTPError)
+    assert not hasattr(follower[0], "log_fields")
 
 
 async def test_a_cancelled_caller_does_not_fail_those_sharing_its_call(judge_server, make_judge):

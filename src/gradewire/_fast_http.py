@@ -10,8 +10,12 @@ What it does: keep-alive connections per host (most recently used first, dropped
 idle seconds, before servers time them out), TLS through `ssl`, responses sized by
 Content-Length, chunked or read to the close, 1xx answers skipped, gzip and deflate bodies
 decoded. A kept-alive connection that the server closed before answering is retried once on a
-new connection at once. What it does not do: proxies, HTTP/2, redirects; `OpenAIChatModel`
-sends through httpx when the environment names a proxy for the host.
+new connection at once. ``timeout`` is one deadline for the whole attempt: connecting, that
+retry and reading the answer all fit in it. Answers larger than ``max_response_bytes`` (also
+once decompressed) fail with `ModelHTTPError`, not retried; a malformed answer fails as a
+`RetryableError` and its connection is closed, never reused. What it does not do: proxies,
+HTTP/2, redirects; `OpenAIChatModel` sends through httpx when the environment names a proxy
+for the host.
 """
 
 from __future__ import annotations
@@ -23,19 +27,25 @@ from collections.abc import Mapping
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from gradewire._errors import InvalidInputError
-from gradewire._http11 import Dropped, Http11Connection
-from gradewire._retry import RetryableError
+from gradewire._errors import InvalidInputError, InvalidTypeError
+from gradewire._http11 import Dropped, Http11Connection, ResponseTooLarge
+from gradewire._retry import ModelHTTPError, RetryableError
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "FastHttpSender",
     "HttpAnswer",
     "connection_failure",
+    "max_response_bytes_setting",
     "shared_ssl_context",
     "timeout_failure",
+    "too_large_failure",
 ]
 
 HttpAnswer = tuple[int, Mapping[str, str], bytes]
+
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The largest answer body a sender accepts by default, also once decompressed (64 MiB)."""
 
 _IDLE_SECONDS = 4.0  # below common server keep-alive timeouts (uvicorn: 5 s)
 _CLOSE_SECONDS = 1.0
@@ -49,6 +59,30 @@ def timeout_failure(url: str, timeout: float) -> RetryableError:
             f"(fewer calls queue on the server), or check the server at {url}"
         ),
     )
+
+
+def too_large_failure(url: str, detail: str, status: int, max_bytes: int) -> ModelHTTPError:
+    """The final error for an answer over the size cap: a retry would get the same."""
+    return ModelHTTPError(
+        f"the answer from {url} (HTTP {status}) exceeded max_response_bytes={max_bytes}: "
+        f"{detail}. If answers this large are expected, raise max_response_bytes= (the "
+        f"default is {DEFAULT_MAX_RESPONSE_BYTES} bytes); otherwise check what the server "
+        "sends",
+        endpoint=url,
+        status=status,
+    )
+
+
+def max_response_bytes_setting(value: object) -> int:
+    """Check a ``max_response_bytes=`` argument: a positive int."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"max_response_bytes must be an int (bytes), not {type(value).__name__}; e.g. "
+            f"{DEFAULT_MAX_RESPONSE_BYTES} for 64 MiB"
+        )
+    if value < 1:
+        raise InvalidInputError(f"max_response_bytes must be >= 1, not {value}")
+    return value
 
 
 def connection_failure(url: str, exc: BaseException) -> RetryableError:
@@ -91,6 +125,13 @@ class _Target(NamedTuple):
     head: bytes  # request line, Host and the other fixed headers
 
 
+class _Exchange(NamedTuple):
+    url: str
+    data: bytes  # the whole request
+    timeout: float
+    max_bytes: int
+
+
 class FastHttpSender:
     """Sends POSTs over pooled keep-alive connections (bound to the loop that uses it)."""
 
@@ -102,8 +143,14 @@ class FastHttpSender:
         self._header_blocks: dict[int, tuple[Mapping[str, str], bytes]] = {}
 
     async def post(
-        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        timeout: float,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> HttpAnswer:
+        """POST ``body``; ``timeout`` bounds the whole call, connecting included."""
         target = self._targets.get(url)
         if target is None:
             target = self._targets[url] = _parse_target(url)
@@ -115,25 +162,25 @@ class FastHttpSender:
         data = b"".join(
             (target.head, b"Content-Length: %d\r\n" % len(body), cached[1], b"\r\n", body)
         )
-        connection = self._take_idle(target)
+        exchange = _Exchange(url, data, timeout, max_response_bytes)
+        now = asyncio.get_running_loop().time()
+        deadline = now + timeout
+        connection = self._take_idle(target, now)
         if connection is not None:
             try:
-                return await self._exchange(connection, target, data, url, timeout)
+                return await self._exchange(connection, target, exchange, deadline)
             except Dropped as exc:
                 if exc.answered:
                     raise connection_failure(url, exc) from exc
                 # A kept-alive connection the server had closed: resend on a new one.
-        connection = await self._connect(target, url, timeout)
+        connection = await self._connect(target, url, timeout, deadline)
         try:
-            return await self._exchange(connection, target, data, url, timeout)
+            return await self._exchange(connection, target, exchange, deadline)
         except Dropped as exc:
             raise connection_failure(url, exc) from exc
 
-    def _take_idle(self, target: _Target) -> Http11Connection | None:
+    def _take_idle(self, target: _Target, now: float) -> Http11Connection | None:
         idle = self._idle.get(target.key)
-        if not idle:
-            return None
-        now = idle[-1].loop.time()
         while idle:
             connection = idle.pop()
             if connection.alive and now - connection.idle_since < _IDLE_SECONDS:
@@ -141,7 +188,9 @@ class FastHttpSender:
             connection.close()
         return None
 
-    async def _connect(self, target: _Target, url: str, timeout: float) -> Http11Connection:
+    async def _connect(
+        self, target: _Target, url: str, timeout: float, deadline: float
+    ) -> Http11Connection:
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if target.tls else None
         try:
@@ -153,7 +202,7 @@ class FastHttpSender:
                     ssl=tls,
                     server_hostname=target.host if tls else None,
                 ),
-                timeout,
+                max(deadline - loop.time(), 0.0),
             )
         except asyncio.TimeoutError as exc:
             raise timeout_failure(url, timeout) from exc
@@ -167,13 +216,21 @@ class FastHttpSender:
         return self._ssl_context
 
     async def _exchange(
-        self, connection: Http11Connection, target: _Target, data: bytes, url: str, timeout: float
+        self, connection: Http11Connection, target: _Target, exchange: _Exchange, deadline: float
     ) -> HttpAnswer:
         self._busy.add(connection)
         try:
-            status, headers, body, reusable = await connection.send(data, timeout)
+            status, headers, body, reusable = await connection.send(
+                exchange.data, deadline, exchange.max_bytes
+            )
         except asyncio.TimeoutError as exc:
-            raise timeout_failure(url, timeout) from exc
+            connection.close()
+            raise timeout_failure(exchange.url, exchange.timeout) from exc
+        except ResponseTooLarge as exc:
+            connection.close()  # the rest of the answer is still coming: never reuse it
+            raise too_large_failure(
+                exchange.url, exc.detail, exc.status, exchange.max_bytes
+            ) from exc
         except BaseException:
             connection.close()  # cancelled or failed mid-answer: its state is unknown
             raise

@@ -2,16 +2,25 @@
 
 It sends a request and parses the answer: bodies sized by Content-Length, chunked or read to
 the close; 1xx answers skipped; gzip and deflate decoded. `FastHttpSender` pools these.
+
+Parsing is strict where a lax reading could misframe the body (Content-Length must be digits,
+and repeated values must agree; chunk sizes must be hex) and tolerant where h11 and httpx are
+(lines ending in a bare LF, obsolete folded header lines). A malformed answer fails at once,
+never by waiting for bytes that will not come. Bodies, and their decompressed form, are capped
+(`ResponseTooLarge`), so a huge answer or a gzip bomb cannot exhaust memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import zlib
 
-__all__ = ["Dropped", "Http11Connection"]
+__all__ = ["Dropped", "Http11Connection", "ResponseTooLarge"]
 
-_MAX_HEAD = 64 * 1024
+_MAX_HEAD = 64 * 1024  # also bounds a chunk-size line and the trailers
+_CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\n]*)?\r?\n")
+_HEX_RUN = re.compile(rb"[0-9A-Fa-f]*")
 
 
 class Dropped(ConnectionError):
@@ -20,6 +29,20 @@ class Dropped(ConnectionError):
     def __init__(self, message: str, *, answered: bool) -> None:
         super().__init__(message)
         self.answered = answered
+
+
+class ResponseTooLarge(Exception):
+    """The answer (or its decompressed body) is larger than the connection's cap.
+
+    Attributes:
+        detail: How large it is or claims to be, for the error message.
+        status: The HTTP status of the answer.
+    """
+
+    def __init__(self, detail: str, *, status: int) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
 
 
 class Http11Connection(asyncio.Protocol):
@@ -34,6 +57,7 @@ class Http11Connection(asyncio.Protocol):
         self.future: asyncio.Future[tuple[int, dict[str, str], bytes, bool]] | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.lost: asyncio.Future[None] = loop.create_future()  # done once the socket is gone
+        self.max_bytes = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -63,8 +87,11 @@ class Http11Connection(asyncio.Protocol):
             return
         if self.mode == "close":
             self.body += self.buffer
+            self.buffer.clear()
             try:
                 self._finish()
+            except ResponseTooLarge as error:
+                self._fail(error)
             except zlib.error as error:
                 self._fail(Dropped(f"undecodable compressed body ({error})", answered=True))
             return
@@ -78,6 +105,9 @@ class Http11Connection(asyncio.Protocol):
         self.buffer += data
         try:
             self._parse()
+        except ResponseTooLarge as exc:
+            self._fail(exc)
+            self.close()
         except (ValueError, IndexError) as exc:
             self._fail(Dropped(f"malformed HTTP answer ({exc})", answered=True))
             self.close()
@@ -88,13 +118,15 @@ class Http11Connection(asyncio.Protocol):
     # -- requests ---------------------------------------------------------------------------
 
     def send(
-        self, data: bytes, timeout: float
+        self, data: bytes, deadline: float, max_bytes: int
     ) -> asyncio.Future[tuple[int, dict[str, str], bytes, bool]]:
+        """Send one request; the answer must be whole by ``deadline`` (loop time)."""
         assert self.transport is not None
         self._reset()
         self.buffer.clear()
+        self.max_bytes = max_bytes
         future = self.future = self.loop.create_future()
-        self.timer = self.loop.call_later(timeout, self._time_out)
+        self.timer = self.loop.call_at(deadline, self._time_out)
         self.transport.write(data)
         return future
 
@@ -108,6 +140,7 @@ class Http11Connection(asyncio.Protocol):
         self.close()
 
     def _fail(self, exc: BaseException) -> None:
+        self.alive = False  # whatever is left of the answer would be read as the next one
         if self.timer is not None:
             self.timer.cancel()
         future, self.future = self.future, None
@@ -118,48 +151,74 @@ class Http11Connection(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
         body = bytes(self.body)
-        encoding = self.headers.get("content-encoding", "").lower()
-        if encoding in ("gzip", "x-gzip"):
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            body = zlib.decompress(body)
+        encoding = self.headers.get("content-encoding")
+        if encoding is not None and body:
+            body = self._decode(body, encoding.strip().lower())
         future, self.future = self.future, None
         reusable = self.keep_alive and self.mode != "close" and not self.buffer
         if future is not None and not future.done():
             future.set_result((self.status, self.headers, body, reusable))
 
+    def _decode(self, body: bytes, encoding: str) -> bytes:
+        if encoding in ("gzip", "x-gzip"):
+            decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            decoder = zlib.decompressobj()
+        else:
+            return body  # not one this client asks for: handed on as it came
+        # Bounded output: a small body that inflates to gigabytes stops at the cap.
+        decoded = decoder.decompress(body, self.max_bytes + 1)
+        if len(decoded) > self.max_bytes:
+            raise ResponseTooLarge(
+                f"its {encoding} body of {len(body)} bytes decodes to more than "
+                f"{self.max_bytes} bytes",
+                status=self.status,
+            )
+        if not decoder.eof:
+            raise zlib.error("incomplete or truncated stream")
+        return decoded
+
+    def _too_large(self, detail: str) -> ResponseTooLarge:
+        return ResponseTooLarge(detail, status=self.status)
+
     def _parse(self) -> None:
         buffer = self.buffer
         while not self.mode:
-            end = buffer.find(b"\r\n\r\n")
-            if end < 0:
+            text_end, end = _blank_line(buffer, 0)
+            if end < 0 or end > _MAX_HEAD:
                 if len(buffer) > _MAX_HEAD:
                     raise ValueError("answer head too large")
                 return
-            lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
-            del buffer[: end + 4]
-            version, status = lines[0].split(" ", 2)[:2]
+            lines = bytes(buffer[:text_end]).decode("latin-1").split("\n")
+            del buffer[:end]
+            status_line = lines[0].rstrip("\r")
+            version, status = status_line.split(" ", 2)[:2]
             if not version.startswith("HTTP/1."):
-                raise ValueError(f"not an HTTP/1.x answer: {lines[0][:40]!r}")
+                raise ValueError(f"not an HTTP/1.x answer: {status_line[:40]!r}")
+            if not (len(status) == 3 and status.isascii() and status.isdigit()):
+                raise ValueError(f"invalid status code {status[:20]!r}")
             self.status = int(status)
             if 100 <= self.status < 200:
                 continue  # informational (100 Continue, 103 Early Hints): the answer follows
-            headers = self.headers
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                headers[name] = (
-                    f"{headers[name]}, {value.strip()}" if name in headers else value.strip()
-                )
+            self.headers = headers = _read_headers(lines)
             connection = headers.get("connection", "").lower()
             self.keep_alive = (
                 connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
             )
-            if "chunked" in headers.get("transfer-encoding", "").lower():
+            transfer = headers.get("transfer-encoding")
+            if transfer is not None and transfer.strip().lower() not in ("", "identity"):
+                if transfer.strip().lower() != "chunked":
+                    raise ValueError(f"unsupported Transfer-Encoding {transfer[:40]!r}")
                 self.mode = "chunked"
+                if "content-length" in headers:
+                    # Both framings at once is how responses are smuggled: use this answer
+                    # (chunked wins, RFC 9112) but never the connection again.
+                    self.keep_alive = False
             elif "content-length" in headers:
                 self.mode = "length"
-                self.remaining = int(headers["content-length"])
+                self.remaining = _content_length(headers["content-length"])
+                if self.remaining > self.max_bytes:
+                    raise self._too_large(f"its Content-Length is {self.remaining} bytes")
             elif self.status in (204, 304):
                 self.mode = "length"
             else:
@@ -171,28 +230,110 @@ class Http11Connection(asyncio.Protocol):
                 self._finish()
         elif self.mode == "chunked":
             self._parse_chunks()
-        # "close": the body is what arrives until the server closes the connection.
+        elif len(buffer) > self.max_bytes:
+            # "close": the body is what arrives until the server closes the connection.
+            raise self._too_large(f"more than {self.max_bytes} bytes arrived")
 
     def _parse_chunks(self) -> None:
         buffer = self.buffer
         while True:
-            line_end = buffer.find(b"\r\n")
-            if line_end < 0:
+            line = _CHUNK_LINE.match(buffer)
+            if line is None:
+                _check_partial_chunk_line(buffer)
                 return
-            size = int(bytes(buffer[:line_end]).split(b";", 1)[0].strip(), 16)
+            size = int(line.group(1), 16)
+            start = line.end()
             if size == 0:  # the last chunk; trailer lines, if any, end with an empty line
-                rest = line_end + 2
-                if buffer[rest : rest + 2] == b"\r\n":
-                    end = rest + 2
-                else:
-                    trailers_end = buffer.find(b"\r\n\r\n", rest)
-                    if trailers_end < 0:
-                        return
-                    end = trailers_end + 4
+                _, end = _blank_line(buffer, start)
+                if end < 0:
+                    if len(buffer) - start > _MAX_HEAD:
+                        raise ValueError("chunked trailers too large")
+                    return
                 del buffer[:end]
                 self._finish()
                 return
-            if len(buffer) < line_end + 2 + size + 2:
+            if len(self.body) + size > self.max_bytes:
+                raise self._too_large(f"its chunks add up to more than {self.max_bytes} bytes")
+            data_end = start + size
+            if len(buffer) <= data_end:
                 return
-            self.body += buffer[line_end + 2 : line_end + 2 + size]
-            del buffer[: line_end + 2 + size + 2]
+            after = buffer[data_end]
+            if after == 0x0A:  # bare LF, tolerated
+                end = data_end + 1
+            elif after == 0x0D:
+                if len(buffer) <= data_end + 1:
+                    return
+                if buffer[data_end + 1] != 0x0A:
+                    raise ValueError("chunk data not followed by CRLF")
+                end = data_end + 2
+            else:
+                raise ValueError("chunk data longer than its chunk size")
+            self.body += buffer[start:data_end]
+            del buffer[:end]
+
+
+def _blank_line(buffer: bytearray, start: int) -> tuple[int, int]:
+    """Where the lines from ``start`` end, and where the empty line after them ends.
+
+    Lines end in CRLF or, as h11 and httpx tolerate, a bare LF. ``(-1, -1)`` while no empty
+    line has come yet.
+    """
+    if buffer.startswith(b"\r\n", start):
+        return start, start + 2
+    if buffer.startswith(b"\n", start):
+        return start, start + 1
+    crlf = buffer.find(b"\n\r\n", start)
+    # A bare-LF empty line counts only before the first CRLF one: look no further.
+    lf = buffer.find(b"\n\n", start, len(buffer) if crlf < 0 else crlf + 1)
+    if lf >= 0:
+        return lf, lf + 2
+    if crlf >= 0:
+        return crlf, crlf + 3
+    return -1, -1
+
+
+def _read_headers(lines: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    name = ""
+    for line in lines[1:]:
+        if line[:1] in (" ", "\t"):
+            # Obsolete line folding: the line continues the previous header's value.
+            if not name:
+                raise ValueError("a folded header line before any header")
+            headers[name] = f"{headers[name]} {line.strip()}".strip()
+            continue
+        name, colon, value = line.partition(":")
+        if not colon:
+            raise ValueError(f"header line without a colon: {line[:40]!r}")
+        name = name.strip().lower()
+        value = value.strip()
+        # Repeated headers combine as one comma-separated list (RFC 9110).
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+def _content_length(value: str) -> int:
+    """The body length a Content-Length value gives; repeated values must be identical."""
+    if value.isdigit() and value.isascii():
+        return int(value)
+    values = {part.strip() for part in value.split(",")}
+    if len(values) > 1:
+        raise ValueError(f"conflicting Content-Length values {value[:40]!r}")
+    only = values.pop()
+    if not (only.isdigit() and only.isascii()):
+        raise ValueError(f"invalid Content-Length {value[:40]!r}: it must be a decimal number")
+    return int(only)
+
+
+def _check_partial_chunk_line(buffer: bytearray) -> None:
+    """Fail at once on a chunk-size line that cannot become valid, whole or not."""
+    if b"\n" in buffer[:_MAX_HEAD]:
+        line = bytes(buffer[: buffer.find(b"\n")]).rstrip(b"\r")
+        raise ValueError(f"invalid chunk size line {line[:40]!r}: the size must be hex digits")
+    digits = _HEX_RUN.match(buffer)
+    count = 0 if digits is None else digits.end()
+    if count > 16 or (count < len(buffer) and (count == 0 or buffer[count] not in b" \t;\r")):
+        head = bytes(buffer[:40])
+        raise ValueError(f"invalid chunk size line {head!r}: the size must be hex digits")
+    if len(buffer) > _MAX_HEAD:
+        raise ValueError("chunk size line too long")

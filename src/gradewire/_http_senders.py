@@ -17,10 +17,14 @@ Measured on a 2-core machine against a loopback server answering after 50 ms
 
 Every sender returns ``(status, headers, body)`` (headers readable by lowercase name) and turns
 transport failures (timeouts, refused, reset or dropped connections) into `RetryableError`.
+Every sender holds one attempt to one deadline, ``timeout`` (httpx's own timeouts bound each
+phase and each read apart), and refuses an answer larger than ``max_response_bytes``, also
+once decompressed, with a `ModelHTTPError` that is not retried.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -28,11 +32,13 @@ from urllib.parse import urlsplit
 
 from gradewire._errors import InvalidInputError
 from gradewire._fast_http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     FastHttpSender,
     HttpAnswer,
     connection_failure,
     shared_ssl_context,
     timeout_failure,
+    too_large_failure,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +53,12 @@ class Sender(Protocol):
     """Sends one POST and returns ``(status, headers, body)``; owns its connections."""
 
     async def post(
-        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        timeout: float,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> HttpAnswer: ...
 
     async def aclose(self) -> None: ...
@@ -61,9 +72,14 @@ class HttpxSender:
         self._owned = owned
 
     async def post(
-        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        timeout: float,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> HttpAnswer:
-        return await _httpx_post(self._client, url, body, headers, timeout)
+        return await _httpx_post(self._client, url, body, headers, timeout, max_response_bytes)
 
     async def aclose(self) -> None:
         if self._owned:
@@ -84,11 +100,16 @@ class HttpxPoolSender:
         self._all: list[httpx.AsyncClient] = []
 
     async def post(
-        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        timeout: float,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> HttpAnswer:
         client = self._idle.pop() if self._idle else self._new_client()
         try:
-            return await _httpx_post(client, url, body, headers, timeout)
+            return await _httpx_post(client, url, body, headers, timeout, max_response_bytes)
         finally:
             self._idle.append(client)
 
@@ -110,19 +131,58 @@ class HttpxPoolSender:
 
 
 async def _httpx_post(
-    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    timeout: float,
+    max_bytes: int,
 ) -> HttpAnswer:
     import httpx  # already imported by whoever made the client
 
     try:
-        response = await client.post(url, content=body, headers=headers, timeout=timeout)
+        # One deadline for the attempt: httpx's timeout bounds each read, not the whole.
+        return await asyncio.wait_for(
+            _httpx_exchange(client, url, body, headers, timeout, max_bytes), timeout
+        )
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise InvalidInputError(f"invalid URL {url!r}: {exc}; check base_url") from exc
-    except httpx.TimeoutException as exc:
+    except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
         raise timeout_failure(url, timeout) from exc
     except (httpx.TransportError, httpx.DecodingError, OSError) as exc:
         raise connection_failure(url, exc) from exc
-    return response.status_code, response.headers, response.content
+
+
+async def _httpx_exchange(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    timeout: float,
+    max_bytes: int,
+) -> HttpAnswer:
+    request = client.build_request("POST", url, content=body, headers=headers, timeout=timeout)
+    response = await client.send(request, stream=True)
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise too_large_failure(
+                url, f"its Content-Length is {declared} bytes", response.status_code, max_bytes
+            )
+        parts: list[bytes] = []
+        size = 0
+        # Counted as decoded: httpx inflates each network read whole (at most ~1000 times
+        # its size for deflate), so a compression bomb stops within one read of the cap.
+        async for part in response.aiter_bytes():
+            size += len(part)
+            if size > max_bytes:
+                raise too_large_failure(
+                    url, f"more than {max_bytes} bytes arrived", response.status_code, max_bytes
+                )
+            parts.append(part)
+    finally:
+        await response.aclose()
+    return response.status_code, response.headers, b"".join(parts)
 
 
 def environment_proxy(url: str) -> str | None:

@@ -164,15 +164,20 @@ def _encode(completion: ChatCompletion) -> str:
             [t.token, t.logprob, [list(pair) for pair in t.top]] for t in completion.logprobs
         ]
     usage = completion.usage
-    return json.dumps(
-        {
-            "text": completion.text,
-            "usage": [usage.prompt_tokens, usage.completion_tokens],
-            "logprobs": logprobs,
-            "model": completion.model,
-        },
-        ensure_ascii=False,
-    )
+    data = {
+        "text": completion.text,
+        "usage": [usage.prompt_tokens, usage.completion_tokens],
+        "logprobs": logprobs,
+        "model": completion.model,
+    }
+    value = json.dumps(data, ensure_ascii=False)
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        # Lone surrogates (a token or answer cut inside an emoji) cannot be stored as UTF-8
+        # text; JSON's \u escapes keep them, and read back the same.
+        return json.dumps(data)
+    return value
 
 
 def _decode(value: str) -> ChatCompletion:

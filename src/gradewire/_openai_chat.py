@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gradewire._chat_model import ChatCompletion, ChatMessage
 from gradewire._endpoint_state import EndpointState, declare_limit, endpoint_state
 from gradewire._errors import InvalidInputError, InvalidTypeError
+from gradewire._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire._http_senders import HttpxSender, Sender, default_sender
 from gradewire._judge_cache import JudgeCache
 from gradewire._loop_closer import close_with_loop, forget
@@ -65,7 +66,10 @@ class OpenAIChatModel:
       exponential backoff and full jitter, honouring ``Retry-After``; other 4xx answers fail at
       once. A call that fails for good raises `ModelCallError` saying why and what to do.
     - **De-duplication**: identical concurrent calls (same model, messages and parameters)
-      share one HTTP request; those that shared come back with ``cached=True``.
+      share one HTTP request; those that shared come back with ``cached=True``. When the
+      shared request fails, each caller gets an exception object of its own (a copy of the
+      same type, message and attributes, chained from the original), so fields a grader
+      attaches to one never show up in another sample's record.
     - **Cache**: with ``cache=``, answers persist in sqlite; a hit has ``cached=True`` and the
       usage of the original call. The same request gets the same answer back, also at a
       temperature above 0: leave the cache off to sample afresh.
@@ -83,7 +87,8 @@ class OpenAIChatModel:
         base_url: The API root (default: ``OPENAI_BASE_URL``, else OpenAI's).
         api_key: Sent as ``Authorization: Bearer ...`` (default: ``OPENAI_API_KEY``; local
             servers need none).
-        timeout: Seconds one attempt may take.
+        timeout: Seconds one attempt may take, all of it: connecting, sending and reading
+            the whole answer share one deadline.
         max_concurrency: Calls in flight to this endpoint at most.
         max_attempts: Attempts per call, the first included (default: the retry policy's, 5).
         retry: The full `RetryPolicy` (backoff bounds, sleep and jitter sources).
@@ -95,7 +100,9 @@ class OpenAIChatModel:
         json_schema: Whether the server honours JSON-schema ``response_format``; None means
             unknown (`complete_structured` tries it and sets False if the server refuses).
         http_client: Your own `httpx.AsyncClient` (proxies, TLS, transports); never closed
-            here. ``timeout`` still applies to each attempt.
+            here. ``timeout`` and ``max_response_bytes`` still apply to each attempt.
+        max_response_bytes: The largest answer body accepted, also once decompressed
+            (default 64 MiB); a larger one fails at once with `ModelCallError`, unretried.
 
     Example:
         >>> model = OpenAIChatModel("Qwen/Qwen2.5-7B-Instruct", base_url="http://gpu:8000/v1")
@@ -119,6 +126,7 @@ class OpenAIChatModel:
         headers: Mapping[str, str] | None = None,
         json_schema: bool | None = None,
         http_client: httpx.AsyncClient | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidInputError(
@@ -133,6 +141,7 @@ class OpenAIChatModel:
         if max_concurrency < 1:
             raise InvalidInputError(f"max_concurrency must be >= 1, not {max_concurrency}")
         self.max_concurrency = max_concurrency
+        self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise InvalidTypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
         policy = retry or RetryPolicy()
@@ -162,6 +171,7 @@ class OpenAIChatModel:
             "max_tokens": max_tokens,
             "extra_body": self.extra_body,
             "headers": dict(headers) if headers else None,
+            "max_response_bytes": self.max_response_bytes,
         }
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key and key.strip():
@@ -246,6 +256,9 @@ class OpenAIChatModel:
                 if shared.cancelled():
                     continue  # the caller that made the request gave up: ask again
                 raise
+            except Exception as exc:
+                # Graders attach per-sample fields to what they catch: one object each.
+                raise _own_copy(exc) from exc.__cause__
             return dataclasses.replace(result, cached=True)
 
         future: asyncio.Future[ChatCompletion] = loop.create_future()
@@ -253,7 +266,12 @@ class OpenAIChatModel:
         try:
             result = await self._fetch(resources, key, body)
         except Exception as exc:
-            future.set_exception(exc)
+            # Followers get copies of a pristine copy, made before this caller's grader
+            # can tag ``exc``; its cause is ``exc``, which the copies are chained from.
+            pristine = _own_copy(exc)
+            if pristine is not exc:
+                pristine.__cause__ = exc
+            future.set_exception(pristine)
             future.exception()  # retrieved: no "never retrieved" log when nobody shared it
             raise
         except BaseException:
@@ -282,7 +300,7 @@ class OpenAIChatModel:
             await limiter.acquire()
             try:
                 status, headers, content = await sender.post(
-                    self.url, body, self._headers, self.timeout
+                    self.url, body, self._headers, self.timeout, self.max_response_bytes
                 )
             finally:
                 limiter.release()
@@ -304,13 +322,20 @@ class OpenAIChatModel:
             logger.warning(
                 "gradewire: judge cache %s unreadable (%s); calling the model", cache, exc
             )
-            return None
+        except UnicodeError as exc:  # defensive: the cache stores and reads any str
+            _warn_once("read", cache, f"gradewire: judge cache {cache} unreadable ({exc})")
+        return None
 
     async def _cache_put(self, cache: JudgeCache, key: str, completion: ChatCompletion) -> None:
+        # The answer is returned whatever happens here: it was paid for.
         try:
             await cache.put(key, completion)
         except (sqlite3.Error, OSError) as exc:
             logger.warning("gradewire: could not store a judge answer in %s (%s)", cache, exc)
+        except UnicodeError as exc:  # defensive: the cache stores and reads any str
+            _warn_once(
+                "write", cache, f"gradewire: could not store a judge answer in {cache} ({exc})"
+            )
 
     async def _open_loop(self, loop: asyncio.AbstractEventLoop) -> _LoopResources:
         state = endpoint_state(loop, self._endpoint_key, self.max_concurrency)
@@ -341,6 +366,34 @@ class OpenAIChatModel:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_once(what: str, cache: JudgeCache, message: str) -> None:
+    """Warn the first time per cache and kind: a failure on every call would flood the log."""
+    key = (what, cache.path)
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning("%s (said once per cache)", message)
+
+
+def _own_copy(exc: Exception) -> Exception:
+    """A new exception of the same type, with the same args and attributes (shallow copies).
+
+    Made without calling ``__init__``, whose signature varies (keyword-only fields...). An
+    exception that cannot be copied so is returned as it is.
+    """
+    cls = type(exc)
+    try:
+        copy = cls.__new__(cls, *exc.args)
+        copy.args = exc.args
+        for name, value in vars(exc).items():
+            setattr(copy, name, value.copy() if isinstance(value, (dict, list, set)) else value)
+    except Exception:  # an extension type without __dict__ or with its own __new__
+        return exc
+    return copy
 
 
 def _rebuild_model(settings: dict[str, Any]) -> OpenAIChatModel:

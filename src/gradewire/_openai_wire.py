@@ -50,7 +50,11 @@ def build_payload(
 
 
 def encode_payload(payload: Mapping[str, Any]) -> bytes:
-    """The request body, canonical (sorted keys, no spaces) so that it can key caches."""
+    r"""The request body, canonical (sorted keys, no spaces) so that it can key caches.
+
+    Any str can be sent: one holding lone surrogates (a completion cut inside an emoji),
+    which UTF-8 cannot encode, is sent with JSON's ``\u`` escapes, as `EndpointGrader` does.
+    """
     try:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -58,7 +62,10 @@ def encode_payload(payload: Mapping[str, Any]) -> bytes:
             f"the chat request cannot be sent as JSON ({exc}); messages, response_format and "
             "extra_body must hold only str, numbers, bools, None, lists and dicts"
         ) from exc
-    return text.encode()
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
 
 
 def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) -> ChatCompletion:

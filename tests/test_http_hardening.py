@@ -1,0 +1,326 @@
+"""The HTTP/1.1 client against malformed, oversized and slow answers from real loopback servers.
+
+Most answers are sent byte for byte by `judge_server` (``Reply(raw=...)``); where a test needs
+to control the socket itself (an answer that never ends), it runs its own asyncio server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+
+from gradewire import ModelCallError
+from gradewire._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
+from gradewire._retry import ModelHTTPError, RetryableError
+from judge_server import JudgeServer, Reply, chat, chat_body
+
+USER = [{"role": "user", "content": "grade"}]
+BODY = json.dumps(chat_body("PASS")).encode()
+# Generous: a test that passes never waits for it; one that regresses fails in this time.
+TIMEOUT = 5.0
+
+
+def raw(head: str, body: bytes = b"", *, newline: str = "\r\n") -> Reply:
+    """An answer written as is: ``head`` lines (each ending in ``\\n``) joined by ``newline``."""
+    return Reply(raw=head.replace("\n", newline).encode("latin-1") + newline.encode() + body)
+
+
+@pytest.fixture
+async def sender() -> AsyncIterator[FastHttpSender]:
+    opened = FastHttpSender()
+    yield opened
+    await opened.aclose()
+
+
+def url_of(server: JudgeServer) -> str:
+    return server.base_url + "/chat/completions"
+
+
+# -- Content-Length ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["-3", "+8", "8_0", " 0x8", "8 8", "", "8, 9"])
+async def test_an_invalid_content_length_is_a_protocol_error(judge_server, sender, value):
+    judge_server.script(raw(f"HTTP/1.1 200 OK\nContent-Length: {value}\n", BODY))
+    with pytest.raises(RetryableError, match="Content-Length"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+async def test_two_content_length_headers_that_differ_are_a_protocol_error(judge_server, sender):
+    n = len(BODY)
+    judge_server.script(raw(f"HTTP/1.1 200 OK\nContent-Length: {n}\nContent-Length: {n + 1}\n"))
+    with pytest.raises(RetryableError, match="Content-Length"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+async def test_repeated_identical_content_lengths_are_accepted(judge_server, sender):
+    n = len(BODY)
+    judge_server.script(
+        raw(f"HTTP/1.1 200 OK\nContent-Length: {n}, {n}\n", BODY),
+        raw(f"HTTP/1.1 200 OK\nContent-Length: {n}\ncontent-length: {n}\n", BODY),
+    )
+    for _ in range(2):
+        status, _, body = await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+        assert (status, body) == (200, BODY)
+    assert judge_server.connections_opened == 1  # both answers left the connection reusable
+
+
+async def test_a_protocol_error_closes_its_connection(judge_server, make_judge):
+    # The server keeps the connection open after the bad answer, whose body is whole: the
+    # client must still drop the connection rather than pool it.
+    judge_server.script(
+        raw(f"HTTP/1.1 200 OK\nContent-Length: +{len(BODY)}\n", BODY), chat("second")
+    )
+    answer = await make_judge().complete(USER)  # the failure is retried, on a new connection
+    assert answer.text == "second"
+    assert judge_server.connections_opened == 2
+    assert len(judge_server.chat_requests) == 2
+
+
+# -- the head ---------------------------------------------------------------------------------
+
+
+async def test_a_head_with_bare_lf_line_ends_is_read(judge_server, sender):
+    judge_server.script(
+        raw(f"HTTP/1.1 200 OK\nContent-Length: {len(BODY)}\nX-Note: lf\n", BODY, newline="\n"),
+        raw(f"HTTP/1.1 200 OK\r\nContent-Length: {len(BODY)}\nX-Note: mixed\n", BODY, newline="\n"),
+    )
+    for note in ("lf", "mixed"):
+        status, headers, body = await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+        assert (status, headers["x-note"], body) == (200, note, BODY)
+
+
+async def test_a_chunked_answer_with_bare_lf_line_ends_is_read(judge_server, sender):
+    chunks = b"%x\n" % len(BODY) + BODY + b"\n0\n\n"
+    judge_server.script(raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks, newline="\n"))
+    status, _, body = await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+    assert (status, body) == (200, BODY)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "HTTP/1.1 2000 OK\nContent-Length: 0\n",
+        "HTTP/1.1 +20 OK\nContent-Length: 0\n",
+        "HTTP/1.1 200 OK\nno colon here\nContent-Length: 0\n",
+        "HTTP/1.1 200 OK\nTransfer-Encoding: gzip, chunked\n",
+    ],
+)
+async def test_a_malformed_head_is_a_protocol_error(judge_server, sender, head):
+    judge_server.script(raw(head))
+    with pytest.raises(RetryableError, match="malformed HTTP answer"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+# -- chunk sizes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size_line", [b"-3", b"0x10", b"zz", b"1_0", b" -1;x=y"])
+async def test_a_chunk_size_that_is_not_hex_is_a_protocol_error(judge_server, sender, size_line):
+    chunks = size_line + b"\r\n" + BODY[:16] + b"\r\n0\r\n\r\n"
+    judge_server.script(raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks))
+    with pytest.raises(RetryableError, match="chunk"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+async def test_chunk_data_longer_than_its_size_is_a_protocol_error(judge_server, sender):
+    chunks = b"4\r\n" + BODY[:16] + b"\r\n0\r\n\r\n"
+    judge_server.script(raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks))
+    with pytest.raises(RetryableError, match="chunk"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+Handle = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def raw_server(handle: Handle) -> AsyncIterator[str]:
+    """A server on 127.0.0.1 whose ``handle`` writes bytes as it likes; yields the URL.
+
+    On exit, handlers still running are cancelled and every socket is closed.
+    """
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.add(task)
+        try:
+            await handle(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            # The client hung up (what the tests provoke), or the test is over: a handler
+            # ending as cancelled would have asyncio log an error.
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1/chat/completions"
+    finally:
+        server.close()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.wait_closed()
+
+
+def answer_then_hold(answer: bytes) -> Handle:
+    """Reads one request, writes ``answer``, then holds the socket open without a word."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        await writer.drain()
+        await asyncio.Event().wait()  # only a client-side check can end the answer
+
+    return handle
+
+
+async def test_a_partial_garbage_chunk_size_fails_at_once(sender):
+    # No line end ever comes: waiting for one would stall until the timeout.
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-"
+
+    async with raw_server(answer_then_hold(answer)) as url:
+        with pytest.raises(RetryableError, match="chunk"):
+            await sender.post(url, b"{}", {}, TIMEOUT)
+
+
+# -- the size cap -----------------------------------------------------------------------------
+
+
+async def test_a_content_length_over_the_cap_fails_before_the_body_comes(sender):
+    # The server announces 10 MB and sends none of it: the head alone decides.
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n"
+
+    async with raw_server(answer_then_hold(answer)) as url:
+        with pytest.raises(ModelHTTPError, match="max_response_bytes=1000") as caught:
+            await sender.post(url, b"{}", {}, TIMEOUT, max_response_bytes=1000)
+    assert "10000000" in str(caught.value)
+    assert caught.value.status == 200
+
+
+async def test_a_chunked_answer_over_the_cap_is_refused(judge_server, sender):
+    chunks = b"".join(b"%x\r\n" % 400 + b"x" * 400 + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"
+    judge_server.script(raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks))
+    with pytest.raises(ModelHTTPError, match="max_response_bytes=1000"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT, max_response_bytes=1000)
+
+
+async def test_an_answer_read_to_the_close_over_the_cap_is_refused(sender):
+    answer = b"HTTP/1.0 200 OK\r\n\r\n" + b"x" * 5000  # no length: read until the close
+
+    async with raw_server(answer_then_hold(answer)) as url:
+        with pytest.raises(ModelHTTPError, match="max_response_bytes=1000"):
+            await sender.post(url, b"{}", {}, TIMEOUT, max_response_bytes=1000)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_compression_bomb_is_refused_by_its_decoded_size(judge_server, sender, encoding):
+    plain = b"0" * 2_000_000
+    packed = gzip.compress(plain) if encoding == "gzip" else zlib.compress(plain)
+    assert len(packed) < 10_000  # small on the wire: only the decoded size can tell
+    judge_server.script(
+        raw(
+            f"HTTP/1.1 200 OK\nContent-Encoding: {encoding}\nContent-Length: {len(packed)}\n",
+            packed,
+        )
+    )
+    with pytest.raises(ModelHTTPError, match="decode") as caught:
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT, max_response_bytes=100_000)
+    assert "max_response_bytes=100000" in str(caught.value)
+
+
+async def test_compressed_answers_under_the_cap_are_decoded(judge_server, sender):
+    packed = zlib.compress(BODY)
+    judge_server.script(
+        raw(f"HTTP/1.1 200 OK\nContent-Encoding: deflate\nContent-Length: {len(packed)}\n", packed)
+    )
+    status, _, body = await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+    assert (status, body) == (200, BODY)
+
+
+async def test_a_truncated_gzip_body_is_a_protocol_error(judge_server, sender):
+    packed = gzip.compress(BODY)[:-12]
+    judge_server.script(
+        raw(f"HTTP/1.1 200 OK\nContent-Encoding: gzip\nContent-Length: {len(packed)}\n", packed)
+    )
+    with pytest.raises(RetryableError, match="compressed"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
+
+
+async def test_the_model_does_not_retry_an_answer_over_its_cap(judge_server, make_judge):
+    judge_server.handler = lambda request: chat("x" * 5000)
+    model = make_judge(max_response_bytes=2000)
+    with pytest.raises(ModelCallError, match="max_response_bytes=2000"):
+        await model.complete(USER)
+    assert len(judge_server.chat_requests) == 1  # refused, not retried
+    assert (await make_judge(max_response_bytes=10_000).complete(USER)).text == "x" * 5000
+    assert make_judge().max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "64"])
+def test_the_model_checks_its_cap(judge_server, make_judge, value):
+    with pytest.raises(ValueError, match="max_response_bytes"):
+        make_judge(max_response_bytes=value)
+
+
+# -- one deadline per attempt -----------------------------------------------------------------
+
+
+async def test_the_timeout_covers_the_whole_attempt(judge_server, sender):
+    # A kept-alive connection the server drops without answering is resent on a new one,
+    # within the same attempt: the resend gets what is left of the timeout, not a new one.
+    url = url_of(judge_server)
+    await sender.post(url, b"{}", {}, TIMEOUT)  # leaves one idle connection
+    judge_server.script(Reply(drop=True, delay=0.6), chat("late", delay=0.6))
+    with pytest.raises(RetryableError, match="timeout of 1s"):
+        await sender.post(url, b"{}", {}, 1.0)
+    assert len(judge_server.requests) == 3  # the resend did happen
+
+
+async def test_the_timeout_covers_a_slowly_dripped_answer_through_httpx(make_judge):
+    # httpx's own timeout bounds each read; a server dripping a byte at a time stays under it.
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY))
+        for byte in BODY:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.2)
+
+    async with raw_server(drip) as url, httpx.AsyncClient() as client:
+        model = make_judge(
+            base_url=url.removesuffix("/chat/completions"),
+            http_client=client,
+            timeout=1.0,
+            max_attempts=1,
+        )
+        with pytest.raises(ModelCallError, match="timeout of 1s"):
+            await model.complete(USER)
+
+
+async def test_httpx_senders_keep_the_cap(judge_server, make_judge, monkeypatch):
+    judge_server.handler = lambda request: chat("x" * 5000)
+    async with httpx.AsyncClient() as client:
+        own = make_judge(http_client=client, max_response_bytes=2000)
+        with pytest.raises(ModelCallError, match="max_response_bytes=2000"):
+            await own.complete(USER)
+    # The pool of httpx clients, taken when the environment names a proxy for the host.
+    for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{judge_server.port}")
+    proxied = make_judge(base_url="http://judge.invalid/v1", max_response_bytes=2000)
+    with pytest.raises(ModelCallError, match="max_response_bytes=2000"):
+        await proxied.complete(USER)
+    assert len(judge_server.chat_requests) == 2  # one each: refused, not retried
