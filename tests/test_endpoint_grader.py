@@ -358,3 +358,15 @@ async def _until(condition, attempts: int = 200) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("condition never held")
+
+
+async def test_an_answer_past_max_response_bytes_is_an_error_not_retried(
+    judge_server, make_endpoint
+):
+    judge_server.script({"reward": 1.0, "reasoning": "x" * 5_000}, {"reward": 1.0})
+    grader = make_endpoint(max_response_bytes=1_000)
+    with pytest.raises(ModelHTTPError, match="max_response_bytes"):
+        await grader.grade(SAMPLE)
+    assert len(judge_server.requests) == 1  # refused for good: no second attempt
+    with pytest.raises(InvalidInputError, match="max_response_bytes"):
+        make_endpoint(max_response_bytes=0)

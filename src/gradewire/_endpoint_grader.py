@@ -18,6 +18,7 @@ from gradewire._endpoint_wire import (
     read_grade,
 )
 from gradewire._errors import InvalidInputError, InvalidTypeError
+from gradewire._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire._grade import Grade
 from gradewire._grader import BaseGrader
 from gradewire._http_senders import Sender, default_sender
@@ -78,6 +79,7 @@ class EndpointGrader(BaseGrader):
         payload: Payload = "gradewire",
         remote_grader: str | None = None,
         sample_tables: bool = False,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         """Configure the endpoint.
 
@@ -86,7 +88,8 @@ class EndpointGrader(BaseGrader):
             url: The full URL to POST to, e.g. ``http://host:8000/v1/grade``.
             token: Sent as ``Authorization: Bearer <token>``.
             headers: More HTTP headers for every request.
-            timeout: Seconds one attempt may take.
+            timeout: Seconds one attempt may take: connecting, sending and reading the
+                answer share this one deadline.
             max_attempts: Attempts per sample, the first included (default: the retry
                 policy's, 5). Given with ``retry``, it replaces that policy's
                 ``max_attempts`` and keeps the rest (backoff, sleep and jitter sources), as
@@ -97,6 +100,8 @@ class EndpointGrader(BaseGrader):
             remote_grader: Which grader of a gradewire reward server to use (sent as
                 ``"grader"``; needed when the server hosts several).
             sample_tables: Log prompt, completion and reasoning for the sample tables.
+            max_response_bytes: Largest answer accepted (decompressed); a larger one is an
+                error, not retried (default 64 MiB).
         """
         super().__init__(grader_key, sample_tables=sample_tables)
         if not isinstance(url, str):
@@ -109,6 +114,7 @@ class EndpointGrader(BaseGrader):
             )
         self.url = url.strip()
         self.timeout = seconds_setting("timeout", timeout)
+        self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise InvalidTypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
         policy = retry or RetryPolicy()
@@ -165,7 +171,7 @@ class EndpointGrader(BaseGrader):
             nonlocal attempts
             attempts += 1
             status, headers, content = await sender.post(
-                self.url, body, self._headers, self.timeout
+                self.url, body, self._headers, self.timeout, self.max_response_bytes
             )
             if 200 <= status < 300:
                 return decode_answer(content, self.url)
