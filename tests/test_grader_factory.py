@@ -449,3 +449,18 @@ def test_toml_on_python_310_without_tomli_names_the_package(tmp_path, monkeypatc
     path.write_text("[[graders]]\n")
     with pytest.raises(MissingDependencyError, match="pip install 'tomli'"):
         load_graders(path)
+
+
+def test_a_combination_spec_carries_on_error():
+    spec = {
+        "type": "combined",
+        "key": "c",
+        "on_error": "zero",
+        "graders": [{"type": "custom", "key": "a", "function": "custom_graders:length_score"}],
+    }
+    grader = build_grader(spec)
+    assert isinstance(grader, CombinedGrader)
+    assert grader.on_error == "zero"
+    assert build_grader(grader.spec).on_error == "zero"  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInputError, match="on_error"):
+        build_grader({**spec, "on_error": "ignore"})

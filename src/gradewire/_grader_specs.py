@@ -210,6 +210,8 @@ class CombinedSpec(_Base):
     graders: list[GraderSpec] = Field(min_length=1)
     weights: list[float] | None = None
     aggregation: Literal["mean", "sum"] = "mean"
+    # What a failing sub-grader means; "zero" or "fail" for RL rewards (see CombinedGrader).
+    on_error: Literal["skip", "zero", "fail"] = "skip"
 
 
 GraderSpec = Annotated[

@@ -113,6 +113,7 @@ class Builder:
                 [self.build(sub) for sub in spec.graders],
                 spec.weights,
                 spec.aggregation,
+                on_error=spec.on_error,
                 **_tables(spec),
             )
         raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")
