@@ -4,7 +4,9 @@ import logging
 import os
 import re
 import stat
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -427,6 +429,49 @@ async def test_a_process_that_left_the_group_cannot_hang_the_grade(
     finally:
         if escaped is not None and not gone(escaped):
             os.kill(escaped, 9)
+
+
+async def test_the_proc_scan_runs_off_the_event_loop_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    loop_thread = threading.current_thread()
+    scan_threads: list[threading.Thread] = []
+    scan = _process._member_running
+
+    def recording_scan(pgid: int) -> bool:
+        scan_threads.append(threading.current_thread())
+        return scan(pgid)
+
+    monkeypatch.setattr(_process, "_member_running", recording_scan)
+    # The leftover keeps the group signalable after the command exits: only a scan can
+    # tell whether it still runs.
+    command = "sleep 1000 & echo $! > child.pid; echo done"
+    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    assert grade.info["killed_leftovers"] is True
+    assert gone(int((tmp_path / "child.pid").read_text()))
+    assert scan_threads
+    assert loop_thread not in scan_threads
+
+
+async def test_zombies_do_not_keep_a_group_alive_and_a_gone_group_needs_no_scan(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Its parent (this process) is outside its group and does not reap it yet, so
+    # killpg still reaches the group: only /proc tells that nothing of it runs.
+    zombie = subprocess.Popen(["true"], start_new_session=True)
+    try:
+        for _ in range(500):
+            if gone(zombie.pid):
+                break
+            await asyncio.sleep(0.01)
+        os.killpg(zombie.pid, 0)  # a zombie is still signalable
+        assert await _process._group_alive(zombie.pid) is False
+    finally:
+        zombie.wait()
+    scans: list[int] = []
+    monkeypatch.setattr(_process, "_member_running", lambda pgid: scans.append(pgid) or True)
+    assert await _process._group_alive(zombie.pid) is False
+    assert scans == []
 
 
 async def test_cancelling_the_grade_kills_the_group(tmp_path: Path):
