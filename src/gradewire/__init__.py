@@ -19,7 +19,7 @@ Example:
 
 from gradewire._background_sink import BackgroundSink
 from gradewire._base_sink import BaseSink
-from gradewire._bash_grader import BashGrader
+from gradewire._bash_grader import BashGrader, CompletionVia
 from gradewire._binary_judge import BinaryJudgeGrader, JudgeShot
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire._combine import combine, combine_all, combine_any
@@ -81,6 +81,7 @@ __all__ = [
     "ChatMessage",
     "ChatModel",
     "CombinedGrader",
+    "CompletionVia",
     "ConsoleSink",
     "ContextRelevancyGrader",
     "DeliveryReport",
