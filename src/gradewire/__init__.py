@@ -40,9 +40,10 @@ from gradewire._errors import (
 )
 from gradewire._evaluation_result import EvaluationResult
 from gradewire._factory import build_grader, grader_config, load_graders
+from gradewire._failure_records import attach_log_fields
 from gradewire._fanout_sink import FanOutSink
 from gradewire._grade import Grade, SubScore
-from gradewire._grader import BaseGrader, GradeFunction, LogValue, attach_log_fields
+from gradewire._grader import BaseGrader, GradeFunction, LogValue
 from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
 from gradewire._judge_base import JudgeGrader
 from gradewire._judge_cache import JudgeCache

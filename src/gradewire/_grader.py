@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -15,13 +14,15 @@ from gradewire._errors import (
     InvalidInputError,
     InvalidTypeError,
 )
+from gradewire._failure_records import failure_context, log_fields
 from gradewire._grade import Grade
 from gradewire._log_buffer import ABSTAINED, ERROR, LogBuffer
+from gradewire._sample_tables import sample_tables, split_records
 from gradewire._stats import LogState
-from gradewire._table import Cell, Table
+from gradewire._table import Table
 from gradewire._thread import StringThread
 
-__all__ = ["BaseGrader", "GradeFunction", "LogValue", "attach_log_fields"]
+__all__ = ["BaseGrader", "GradeFunction", "LogValue"]
 
 logger = logging.getLogger("gradewire")
 
@@ -195,7 +196,7 @@ class BaseGrader(ABC):
         try:
             grade = await self.grade(sample)
         except IgnoreGradeException as exc:
-            self.add_log({ABSTAINED: str(exc), **_context(sample), **_log_fields(exc)})
+            self.add_log({ABSTAINED: str(exc), **failure_context(sample), **log_fields(exc)})
             return exc
         except Exception as exc:
             self._record_error(exc, sample)
@@ -211,7 +212,7 @@ class BaseGrader(ABC):
 
     def _record_error(self, exc: Exception, sample: StringThread) -> None:
         message = f"{type(exc).__name__}: {exc}"
-        self.add_log({ERROR: message, **_context(sample), **_log_fields(exc)})
+        self.add_log({ERROR: message, **failure_context(sample), **log_fields(exc)})
         if type(exc) not in self._warned:
             # Once per exception type: a bug in a grader shows up at once, not as a
             # silent error count after a long run.
@@ -289,11 +290,7 @@ class BaseGrader(ABC):
         """
         logs: dict[str, LogValue] = dict(self._own_log_state().to_logs())
         if self.sample_tables and self._logs:
-            successful = [log for log in self._logs if "score" in log and not _is_event(log, ERROR)]
-            failed = [
-                log for log in self._logs if _is_event(log, ERROR) or _is_event(log, ABSTAINED)
-            ]
-            logs.update(self.get_sample_tables(successful, failed))
+            logs.update(self.get_sample_tables(*split_records(self._logs)))
         if clear:
             self.clear_logs()
         return logs
@@ -325,77 +322,7 @@ class BaseGrader(ABC):
             ``score/unscored_samples`` (Prompt, Error; only when there are failures),
             ``score/scored_samples_count`` and ``score/unscored_samples_count``.
         """
-        scored = _sample_table(
-            successful,
-            {
-                "Reasoning": lambda log: _text(log.get("reasoning")),
-                "Score": lambda log: _number(log.get("score")),
-            },
-        )
-        tables: dict[str, LogValue] = {"score/scored_samples": scored}
-        if failed:
-            tables["score/unscored_samples"] = _sample_table(failed, {"Error": _failure})
-        tables["score/scored_samples_count"] = len(successful)
-        tables["score/unscored_samples_count"] = len(failed)
-        return tables
+        return sample_tables(successful, failed)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grader_key={self.grader_key!r})"
-
-
-def _context(sample: object) -> dict[str, str]:
-    if isinstance(sample, StringThread):
-        return {
-            "prompt": sample.last_user_content() or "",
-            "completion": sample.completion() or "",
-        }
-    return {}
-
-
-def _sample_table(
-    logs: Sequence[Mapping[str, Any]], columns: Mapping[str, Callable[[Mapping[str, Any]], Cell]]
-) -> Table:
-    """Prompt, Completion (when any log has one), then ``columns``, a row per log."""
-    cells: dict[str, Callable[[Mapping[str, Any]], Cell]] = {
-        "Prompt": lambda log: _text(log.get("prompt"))
-    }
-    if any("completion" in log for log in logs):
-        cells["Completion"] = lambda log: _text(log.get("completion"))
-    cells.update(columns)
-    table = Table(initial_headers=list(cells))
-    for log in logs:
-        table.add_row([cell(log) for cell in cells.values()])
-    return table
-
-
-def _failure(log: Mapping[str, Any]) -> str:
-    error = log.get(ERROR)
-    if error is None and ABSTAINED in log:
-        return f"abstained: {log[ABSTAINED]}"
-    return _text(error)
-
-
-def attach_log_fields(exc: BaseException, fields: Mapping[str, Any]) -> None:
-    """Have ``fields`` logged with the abstention or error record ``exc`` will cause."""
-    with contextlib.suppress(AttributeError):  # an exception type without a __dict__
-        exc.log_fields = {**_log_fields(exc), **fields}  # type: ignore[attr-defined]
-
-
-def _log_fields(exc: BaseException) -> dict[str, Any]:
-    fields = getattr(exc, "log_fields", None)
-    return dict(fields) if isinstance(fields, Mapping) else {}
-
-
-def _is_event(log: Mapping[str, Any], key: str) -> bool:
-    return isinstance(log.get(key), str)
-
-
-def _text(value: object) -> str:
-    return "" if value is None else value if isinstance(value, str) else str(value)
-
-
-def _number(value: object) -> float | None:
-    try:
-        return None if value is None else float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None

@@ -14,8 +14,9 @@ from pydantic import BaseModel
 
 from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel
 from gradewire._errors import InvalidInputError, InvalidTypeError
+from gradewire._failure_records import attach_log_fields
 from gradewire._grade import Grade
-from gradewire._grader import BaseGrader, attach_log_fields
+from gradewire._grader import BaseGrader
 from gradewire._judge_context import JudgedSample
 from gradewire._judge_prompts import SYSTEM_PROMPT
 from gradewire._structured_call import complete_structured
