@@ -5,20 +5,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import logging
 import os
-import sqlite3
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gradewire._cache_io import cache_get, cache_put
 from gradewire._chat_model import ChatCompletion, ChatMessage
-from gradewire._endpoint_state import EndpointState, declare_limit, endpoint_state
+from gradewire._endpoint_state import declare_limit, endpoint_state
 from gradewire._errors import InvalidInputError, InvalidTypeError
 from gradewire._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire._http_senders import HttpxSender, Sender, default_sender
+from gradewire._inflight import share_in_flight
 from gradewire._judge_cache import JudgeCache
 from gradewire._loop_closer import close_with_loop, forget
+from gradewire._loop_resources import LoopResources
 from gradewire._openai_config import (
     base_url_setting,
     cache_setting,
@@ -38,19 +39,6 @@ __all__ = ["OpenAIChatModel"]
 
 if TYPE_CHECKING:
     import httpx
-
-logger = logging.getLogger("gradewire")
-
-
-class _LoopResources:
-    """What a model holds on one event loop: its sender and the endpoint's shared state."""
-
-    __slots__ = ("owned", "sender", "state")
-
-    def __init__(self, sender: Sender, state: EndpointState, *, owned: bool) -> None:
-        self.sender = sender
-        self.state = state
-        self.owned = owned
 
 
 class OpenAIChatModel:
@@ -185,7 +173,7 @@ class OpenAIChatModel:
         self._endpoint_key = f"{self.base_url}|{self.model}"
         declare_limit(self._endpoint_key, self, max_concurrency)
         self._what = f"judge model {self.model!r}"
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopResources] = (
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopResources] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -243,51 +231,14 @@ class OpenAIChatModel:
         resources = self._loops.get(loop)
         if resources is None:
             resources = await self._open_loop(loop)
-        in_flight = resources.state.in_flight
+        return await share_in_flight(
+            resources.state.in_flight, key, lambda: self._fetch(resources, key, body)
+        )
 
-        while True:
-            shared = in_flight.get(key)
-            if shared is None:
-                break
-            try:
-                # Shielded: a follower that is cancelled must not cancel the shared call.
-                result: ChatCompletion = await asyncio.shield(shared)
-            except asyncio.CancelledError:
-                if shared.cancelled():
-                    continue  # the caller that made the request gave up: ask again
-                raise
-            except Exception as exc:
-                # Graders attach per-sample fields to what they catch: one object each.
-                raise _own_copy(exc) from exc.__cause__
-            return dataclasses.replace(result, cached=True)
-
-        future: asyncio.Future[ChatCompletion] = loop.create_future()
-        in_flight[key] = future
-        try:
-            result = await self._fetch(resources, key, body)
-        except Exception as exc:
-            # Followers get copies of a pristine copy, made before this caller's grader
-            # can tag ``exc``; its cause is ``exc``, which the copies are chained from.
-            pristine = _own_copy(exc)
-            if pristine is not exc:
-                pristine.__cause__ = exc
-            future.set_exception(pristine)
-            future.exception()  # retrieved: no "never retrieved" log when nobody shared it
-            raise
-        except BaseException:
-            future.cancel()
-            raise
-        else:
-            future.set_result(result)
-        finally:
-            if in_flight.get(key) is future:
-                del in_flight[key]
-        return result
-
-    async def _fetch(self, resources: _LoopResources, key: str, body: bytes) -> ChatCompletion:
+    async def _fetch(self, resources: LoopResources, key: str, body: bytes) -> ChatCompletion:
         cache = self.cache
         if cache is not None:
-            hit = await self._cache_get(cache, key)
+            hit = await cache_get(cache, key)
             if hit is not None:
                 return hit
         sender = resources.sender
@@ -312,39 +263,17 @@ class OpenAIChatModel:
 
         result = await self.retry.call(attempt, endpoint=self.url, what=self._what)
         if cache is not None:
-            await self._cache_put(cache, key, result)
+            await cache_put(cache, key, result)
         return result
 
-    async def _cache_get(self, cache: JudgeCache, key: str) -> ChatCompletion | None:
-        try:
-            return await cache.get(key)
-        except (sqlite3.Error, OSError) as exc:
-            logger.warning(
-                "gradewire: judge cache %s unreadable (%s); calling the model", cache, exc
-            )
-        except UnicodeError as exc:  # defensive: the cache stores and reads any str
-            _warn_once("read", cache, f"gradewire: judge cache {cache} unreadable ({exc})")
-        return None
-
-    async def _cache_put(self, cache: JudgeCache, key: str, completion: ChatCompletion) -> None:
-        # The answer is returned whatever happens here: it was paid for.
-        try:
-            await cache.put(key, completion)
-        except (sqlite3.Error, OSError) as exc:
-            logger.warning("gradewire: could not store a judge answer in %s (%s)", cache, exc)
-        except UnicodeError as exc:  # defensive: the cache stores and reads any str
-            _warn_once(
-                "write", cache, f"gradewire: could not store a judge answer in {cache} ({exc})"
-            )
-
-    async def _open_loop(self, loop: asyncio.AbstractEventLoop) -> _LoopResources:
+    async def _open_loop(self, loop: asyncio.AbstractEventLoop) -> LoopResources:
         state = endpoint_state(loop, self._endpoint_key, self.max_concurrency)
         if self._http_client is not None:
             sender: Sender = HttpxSender(self._http_client, owned=False)
-            resources = self._loops[loop] = _LoopResources(sender, state, owned=False)
+            resources = self._loops[loop] = LoopResources(sender, state, owned=False)
             return resources
         sender = default_sender(self.url, self.timeout)
-        resources = self._loops[loop] = _LoopResources(sender, state, owned=True)
+        resources = self._loops[loop] = LoopResources(sender, state, owned=True)
         # Closed by aclose(), or else when the loop shuts down (asyncio.run, run_sync...).
         await close_with_loop(sender)
         return resources
@@ -366,34 +295,6 @@ class OpenAIChatModel:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-_warned: set[tuple[str, str]] = set()
-
-
-def _warn_once(what: str, cache: JudgeCache, message: str) -> None:
-    """Warn the first time per cache and kind: a failure on every call would flood the log."""
-    key = (what, cache.path)
-    if key not in _warned:
-        _warned.add(key)
-        logger.warning("%s (said once per cache)", message)
-
-
-def _own_copy(exc: Exception) -> Exception:
-    """A new exception of the same type, with the same args and attributes (shallow copies).
-
-    Made without calling ``__init__``, whose signature varies (keyword-only fields...). An
-    exception that cannot be copied so is returned as it is.
-    """
-    cls = type(exc)
-    try:
-        copy = cls.__new__(cls, *exc.args)
-        copy.args = exc.args
-        for name, value in vars(exc).items():
-            setattr(copy, name, value.copy() if isinstance(value, (dict, list, set)) else value)
-    except Exception:  # an extension type without __dict__ or with its own __new__
-        return exc
-    return copy
 
 
 def _rebuild_model(settings: dict[str, Any]) -> OpenAIChatModel:
