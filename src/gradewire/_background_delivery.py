@@ -84,15 +84,16 @@ def make_report(
     close_ok: bool = True,
 ) -> DeliveryReport:
     """The delivery state now, of ``logged`` entries (only `close()` passes a ``spill_path``)."""
-    pending = logged - delivered(worker)
+    # One read: the worker may deliver between two, and the report must add up.
+    done = delivered(worker)
     return DeliveryReport(
-        delivered=delivered(worker),
-        pending=pending,
+        delivered=done,
+        pending=logged - done,
         rejected=store.rejected,
         spill_path=spill_path,
         last_error=None if worker is None else worker.last_error,
         failed_attempts=0 if worker is None else worker.failed_attempts,
-        ok=pending == 0 and close_ok,
+        ok=logged == done and close_ok,
     )
 
 
