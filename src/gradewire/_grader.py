@@ -168,28 +168,33 @@ class BaseGrader(ABC):
             samples: The samples to grade.
             max_concurrency: How many `grade()` calls may be in flight at once.
         """
+        outcomes = await self._attempt_many(samples, max_concurrency)
+        return [o if isinstance(o, Grade) else None for o in outcomes]
+
+    async def _attempt_many(
+        self, samples: Iterable[StringThread], max_concurrency: int
+    ) -> list[Grade | Exception]:
+        """`_attempt` over a batch, in order, at most ``max_concurrency`` at a time."""
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise InvalidInputError(
                 f"max_concurrency must be a positive int, not {max_concurrency!r}"
             )
         batch = list(samples)
-        results: list[Grade | None] = [None] * len(batch)
+        outcomes: list[Grade | Exception] = [IgnoreGradeException("not graded")] * len(batch)
         pending = iter(enumerate(batch))
 
         async def work() -> None:
             # Workers share one iterator, so at most max_concurrency grades run at once
             # and memory stays flat however long the batch is.
             for index, sample in pending:
-                outcome = await self._attempt(sample)
-                if isinstance(outcome, Grade):
-                    results[index] = outcome
+                outcomes[index] = await self._attempt(sample)
 
         workers = min(max_concurrency, len(batch))
         if workers == 1:
             await work()
         elif workers > 1:
             await asyncio.gather(*(work() for _ in range(workers)))
-        return results
+        return outcomes
 
     async def _attempt(self, sample: StringThread) -> Grade | GradewireError | Exception:
         """Grade, logging an abstention or error instead of raising it."""

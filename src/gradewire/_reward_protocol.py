@@ -7,7 +7,6 @@ message that says what is wrong.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -184,22 +183,10 @@ async def attempt_all(
 ) -> list[Outcome]:
     """Grade every sample concurrently, in order, keeping why a sample got no grade.
 
-    The same path `BaseGrader.grade_many` takes (each sample through the grader's own
-    attempt, which logs abstentions and errors), with the reason kept instead of None.
+    `BaseGrader.grade_many`'s own path (each sample through the grader's attempt, which
+    logs abstentions and errors), with the reason kept instead of None.
     """
-    outcomes: list[Outcome] = [IgnoreGradeException("not graded")] * len(samples)
-    pending = iter(enumerate(samples))
-
-    async def work() -> None:
-        for index, sample in pending:
-            outcomes[index] = await grader._attempt(sample)
-
-    workers = min(max_concurrency, len(samples))
-    if workers == 1:
-        await work()
-    elif workers > 1:
-        await asyncio.gather(*(work() for _ in range(workers)))
-    return outcomes
+    return await grader._attempt_many(samples, max_concurrency)
 
 
 def outcome_answer(outcome: Outcome) -> dict[str, Any]:
