@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from gradewire._errors import GradewireError
 
@@ -116,17 +117,17 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     try:
         graders = load_graders(args.graders)
+        settings: dict[str, Any] = {
+            "token": token,
+            "max_batch": args.max_batch,
+            "max_body_bytes": args.max_body_bytes,
+            "failure_reward": args.failure_reward,
+            "max_concurrency": args.max_concurrency,
+            "max_log_records": max_log_records,
+            "allowed_hosts": args.allow_host,
+        }
         # Checks the settings and aiohttp before binding anything.
-        create_app(
-            graders,
-            token=token,
-            max_batch=args.max_batch,
-            max_body_bytes=args.max_body_bytes,
-            failure_reward=args.failure_reward,
-            max_concurrency=args.max_concurrency,
-            max_log_records=max_log_records,
-            allowed_hosts=args.allow_host,
-        )
+        create_app(graders, **settings)
     except GradewireError as exc:
         print(f"gradewire serve: {exc}", file=sys.stderr)
         return 2
@@ -152,16 +153,10 @@ def run_serve(args: argparse.Namespace) -> int:
             graders,
             host=args.host,
             port=args.port,
-            token=token,
             insecure=args.insecure,
-            max_batch=args.max_batch,
-            max_body_bytes=args.max_body_bytes,
-            failure_reward=args.failure_reward,
-            max_concurrency=args.max_concurrency,
-            max_log_records=max_log_records,
-            allowed_hosts=args.allow_host,
             stop=stop,
             on_ready=ready,
+            **settings,
         )
 
     try:
