@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gradewire._background_sink import BackgroundSink
+from gradewire.sinks.background._background_sink import BackgroundSink
 
 
 class SlowTracker:

@@ -47,9 +47,10 @@ from typing import Any
 
 import httpx
 
-from gradewire import ChatMessage, _openai_chat
-from gradewire._http_senders import HttpxPoolSender
-from gradewire._openai_chat import OpenAIChatModel
+from gradewire import ChatMessage
+from gradewire.http._senders import HttpxPoolSender
+from gradewire.judges import _openai_chat
+from gradewire.judges._openai_chat import OpenAIChatModel
 
 LATENCY = 0.05
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"

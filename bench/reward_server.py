@@ -1,7 +1,7 @@
 """Reward server: aiohttp (what `gradewire serve` runs) against starlette + uvicorn.
 
 Both servers host the same trivial grader and run the same request handling
-(`gradewire._reward_protocol`), each in its own process; the client is `EndpointGrader`
+(`gradewire.server._protocol`), each in its own process; the client is `EndpointGrader`
 with `grade_many` (64 in flight). Printed: requests per second and the server process's CPU
 per request (from /proc), and the ratios. Linux only (reads /proc).
 
@@ -44,8 +44,8 @@ def starlette_child() -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from gradewire._factory import build_grader
-    from gradewire._reward_protocol import RequestError, attempt_all, grade_request, outcome_answer
+    from gradewire.server._protocol import RequestError, attempt_all, grade_request, outcome_answer
+    from gradewire.specs._factory import build_grader
 
     grader = build_grader(SPEC["graders"][0])
     graders = {grader.grader_key: grader}
@@ -86,7 +86,7 @@ def start(kind: str, spec_path: Path) -> tuple[subprocess.Popen[str], int]:
 
 async def drive(port: int, requests: int) -> float:
     from gradewire import StringThread
-    from gradewire._endpoint_grader import EndpointGrader
+    from gradewire.tools._endpoint_grader import EndpointGrader
 
     grader = EndpointGrader("rm", f"http://127.0.0.1:{port}/v1/grade")
     samples = [

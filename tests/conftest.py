@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from gradewire._openai_chat import OpenAIChatModel
-from gradewire._retry import RetryPolicy
+from gradewire.http._retry import RetryPolicy
+from gradewire.judges._openai_chat import OpenAIChatModel
 from judge_scripts import JudgeRules
 from judge_server import JudgeServer
 

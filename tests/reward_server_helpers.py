@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gradewire._reward_server import serve
+from gradewire.server._server import serve
 
 
 @contextlib.asynccontextmanager

@@ -47,8 +47,8 @@ from typing import Any
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
-from gradewire._grader import LogValue
-from gradewire._sink import Sink
+from gradewire.core._grader import LogValue
+from gradewire.sinks._sink import Sink
 
 __all__ = ["SCRIPT", "Readback", "SinkConformance", "assert_table_matches", "canonical_steps"]
 

@@ -608,7 +608,7 @@ def test_a_script_that_never_calls_close_still_delivers_at_exit(tmp_path):
     script = textwrap.dedent(
         f"""
         import time
-        from gradewire._background_sink import BackgroundSink
+        from gradewire.sinks.background._background_sink import BackgroundSink
 
         class FileSink:
             def log(self, logs, step):

@@ -20,9 +20,9 @@ from gradewire import (
     InvalidTypeError,
     StringThread,
     Table,
-    _process,
 )
-from gradewire._process import _Capture
+from gradewire.tools import _process
+from gradewire.tools._process import _Capture
 
 HOSTILE = [
     "$(rm -rf ~)",

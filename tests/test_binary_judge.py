@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gradewire import IgnoreGradeException, InvalidInputError, InvalidTypeError, StringThread
-from gradewire._binary_judge import BinaryJudgeGrader, JudgeShot
+from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
 from judge_scripts import last_user, sections, verdict
 
 CRITERION = "The answer names the correct capital city"

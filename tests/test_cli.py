@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 from gradewire import read_jsonl
-from gradewire._cli import main
-from gradewire._demo import build_demo_grader, load_demo_samples, run_demo
+from gradewire.cli._demo import build_demo_grader, load_demo_samples, run_demo
+from gradewire.cli._main import main
 
 
 def test_demo_logs_every_step_and_writes_escaped_tables(tmp_path, capsys, caplog):

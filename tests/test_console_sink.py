@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, Table
-from gradewire._console_sink import ConsoleSink, format_number, printable
+from gradewire.sinks._console_sink import ConsoleSink, format_number, printable
 
 
 def test_stdout_is_looked_up_at_write_time(

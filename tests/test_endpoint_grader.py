@@ -15,8 +15,8 @@ from gradewire import (
     RetryPolicy,
     StringThread,
 )
-from gradewire._endpoint_grader import EndpointGrader
-from gradewire._retry import ModelHTTPError
+from gradewire.http._retry import ModelHTTPError
+from gradewire.tools._endpoint_grader import EndpointGrader
 from judge_server import DROP, Reply, error, malformed
 
 SAMPLE = StringThread(
@@ -258,7 +258,7 @@ def test_max_attempts_is_checked(value):
 
 
 async def test_the_spec_max_attempts_reaches_the_grader(judge_server, monkeypatch):
-    from gradewire._factory import build_grader
+    from gradewire.specs._factory import build_grader
 
     judge_server.handler = lambda request: error(500, "down")
     spec = {

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
-from gradewire._fanout_sink import FanOutSink
-from gradewire._grader import LogValue
-from gradewire._jsonl_sink import JsonlSink, read_jsonl
-from gradewire._memory_sink import MemorySink
+from gradewire.core._grader import LogValue
+from gradewire.sinks._fanout_sink import FanOutSink
+from gradewire.sinks._jsonl_sink import JsonlSink, read_jsonl
+from gradewire.sinks._memory_sink import MemorySink
 
 
 class PlainSink:

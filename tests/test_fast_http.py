@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gradewire import InvalidInputError, _http_senders
-from gradewire._fast_http import FastHttpSender
-from gradewire._http_senders import HttpxPoolSender, default_sender
-from gradewire._retry import RetryableError
+from gradewire import InvalidInputError
+from gradewire.http import _senders as _http_senders
+from gradewire.http._fast_http import FastHttpSender
+from gradewire.http._retry import RetryableError
+from gradewire.http._senders import HttpxPoolSender, default_sender
 from judge_server import JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]
@@ -97,7 +98,7 @@ async def test_sequential_calls_reuse_one_connection(judge_server, make_judge):
 async def test_idle_connections_are_not_reused_past_their_time(
     judge_server, make_judge, monkeypatch
 ):
-    monkeypatch.setattr("gradewire._fast_http._IDLE_SECONDS", 0.0)
+    monkeypatch.setattr("gradewire.http._fast_http._IDLE_SECONDS", 0.0)
     model = make_judge()
     await model.complete(USER)
     await model.complete([{"role": "user", "content": "2"}])

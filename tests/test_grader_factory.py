@@ -16,12 +16,16 @@ from gradewire import (
     OpenAIChatModel,
     StringThread,
 )
-from gradewire._binary_judge import BinaryJudgeGrader
-from gradewire._endpoint_grader import EndpointGrader
-from gradewire._factory import build_grader, grader_config, load_graders
-from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
-from gradewire._range_judge import RangeJudgeGrader
-from gradewire._rubric_judge import LLMJudgeGrader
+from gradewire.judges._binary_judge import BinaryJudgeGrader
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
+from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.specs._factory import build_grader, grader_config, load_graders
+from gradewire.tools._endpoint_grader import EndpointGrader
 
 SAMPLE = StringThread([("user", "Say yes"), ("assistant", "yes indeed")], metadata={"label": "x"})
 
@@ -440,7 +444,7 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
 
 
 def test_toml_on_python_310_without_tomli_names_the_package(tmp_path, monkeypatch):
-    import gradewire._factory as factory
+    import gradewire.specs._factory as factory
 
     fake_sys = types.SimpleNamespace(version_info=(3, 10, 0))
     monkeypatch.setattr(factory, "sys", fake_sys)

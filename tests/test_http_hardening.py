@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from gradewire import ModelCallError
-from gradewire._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
-from gradewire._retry import ModelHTTPError, RetryableError
+from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
+from gradewire.http._retry import ModelHTTPError, RetryableError
 from judge_server import JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]

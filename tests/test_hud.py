@@ -25,7 +25,6 @@ from gradewire import (
     StringThread,
     hud,
 )
-from gradewire._hud_judge import shared_judge_model
 from gradewire.hud import (
     BashGrader,
     Grader,
@@ -35,6 +34,7 @@ from gradewire.hud import (
     combine_all,
     combine_any,
 )
+from gradewire.hud._judge import shared_judge_model
 from hud_helpers import PASSING_TEST, judge_at, login_home, mistake, requirement
 from judge_scripts import last_user, sections, verdict
 from judge_server import chat, error

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gradewire import InvalidInputError, SinkError, Table
-from gradewire._jsonl_sink import JsonlSink, read_jsonl
+from gradewire.sinks._jsonl_sink import JsonlSink, read_jsonl
 
 
 def _strict(line: str) -> dict[str, object]:

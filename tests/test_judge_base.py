@@ -21,13 +21,17 @@ from gradewire import (
     StringThread,
     Usage,
 )
-from gradewire._binary_judge import BinaryJudgeGrader, JudgeShot
-from gradewire._gather import gather_all
-from gradewire._judge_context import JudgedSample
-from gradewire._judge_prompts import SYSTEM_PROMPT
-from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
-from gradewire._range_judge import RangeJudgeGrader
-from gradewire._rubric_judge import LLMJudgeGrader
+from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
+from gradewire.judges._gather import gather_all
+from gradewire.judges._judge_context import JudgedSample
+from gradewire.judges._judge_prompts import SYSTEM_PROMPT
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
+from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._rubric_judge import LLMJudgeGrader
 from judge_scripts import last_user, sections, verdict
 from judge_server import chat, error
 

@@ -17,7 +17,7 @@ from gradewire import (
     TokenLogprob,
     Usage,
 )
-from gradewire._judge_cache import JudgeCache
+from gradewire.judges._judge_cache import JudgeCache
 from judge_server import Reply, chat, chat_body, error
 
 USER = [{"role": "user", "content": "Is 2 + 2 = 4?"}]

@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from gradewire import Table
-from gradewire._memory_sink import MemorySink
-from gradewire._table_policy import TablePolicy
+from gradewire.sinks._memory_sink import MemorySink
+from gradewire.sinks._table_policy import TablePolicy
 
 
 def test_steps_metric_and_table_helpers() -> None:

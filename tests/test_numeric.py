@@ -1,4 +1,4 @@
-"""Tests for numeric_match and the number reader in gradewire._numeric."""
+"""Tests for numeric_match and the number reader in gradewire.helpers._numeric."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gradewire import InvalidInputError, InvalidTypeError, numeric_match
-from gradewire._numeric import FoundNumber, find_numbers
+from gradewire.helpers._numeric import FoundNumber, find_numbers
 
 
 def values(text: str) -> list[float]:

@@ -21,9 +21,9 @@ from gradewire import (
     Usage,
     attach_log_fields,
 )
-from gradewire._openai_chat import OpenAIChatModel
-from gradewire._openai_config import DEFAULT_BASE_URL
-from gradewire._retry import ModelHTTPError, RetryPolicy
+from gradewire.http._retry import ModelHTTPError, RetryPolicy
+from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._openai_config import DEFAULT_BASE_URL
 from judge_server import JudgeServer, Request, chat, error
 
 USER = [{"role": "user", "content": "Is the sky blue? Answer PASS or FAIL."}]

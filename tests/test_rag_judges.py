@@ -7,7 +7,11 @@ import json
 import pytest
 
 from gradewire import InvalidInputError, StringThread
-from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
 from judge_scripts import last_user, sections, verdicts
 
 DOCUMENTS = [

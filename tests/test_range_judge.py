@@ -14,8 +14,8 @@ from gradewire import (
     StringThread,
     TokenLogprob,
 )
-from gradewire._range_judge import RangeJudgeGrader
-from gradewire._score_logprobs import score_distribution
+from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._score_logprobs import score_distribution
 from judge_scripts import last_user
 from judge_server import chat, error
 

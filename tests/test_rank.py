@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from gradewire import InvalidInputError
-from gradewire._jsonl_sink import JsonlSink
-from gradewire._memory_sink import MemorySink
-from gradewire._rank import RANK_VARIABLES, is_main_process, process_rank
+from gradewire.sinks._jsonl_sink import JsonlSink
+from gradewire.sinks._memory_sink import MemorySink
+from gradewire.sinks._rank import RANK_VARIABLES, is_main_process, process_rank
 
 
 @pytest.fixture(autouse=True)

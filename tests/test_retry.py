@@ -8,14 +8,14 @@ import socket
 import pytest
 
 from gradewire import InvalidInputError, ModelCallError
-from gradewire._openai_chat import OpenAIChatModel
-from gradewire._retry import (
+from gradewire.http._retry import (
     ModelHTTPError,
     RetryableError,
     RetryPolicy,
     is_retryable_status,
     retry_after_seconds,
 )
+from gradewire.judges._openai_chat import OpenAIChatModel
 from judge_server import DROP, Reply, chat, error, malformed
 
 USER = [{"role": "user", "content": "grade this"}]

@@ -21,10 +21,10 @@ from gradewire import (
     StringThread,
     Table,
 )
-from gradewire._endpoint_grader import EndpointGrader
-from gradewire._factory import build_grader
-from gradewire._retry import ModelHTTPError
-from gradewire._reward_server import create_app, is_loopback, serve
+from gradewire.http._retry import ModelHTTPError
+from gradewire.server._server import create_app, is_loopback, serve
+from gradewire.specs._factory import build_grader
+from gradewire.tools._endpoint_grader import EndpointGrader
 from reward_server_helpers import running
 
 CUSTOM = "custom_graders:"
@@ -501,8 +501,9 @@ def test_importing_the_server_and_factory_pulls_no_aiohttp():
     import subprocess
 
     code = (
-        "import sys, gradewire._reward_server, gradewire._factory, gradewire._endpoint_grader\n"
-        "print(sorted({'aiohttp', 'gradewire._grader_specs'} & set(sys.modules)))\n"
+        "import sys, gradewire.server._server, gradewire.specs._factory\n"
+        "import gradewire.tools._endpoint_grader\n"
+        "print(sorted({'aiohttp', 'gradewire.specs._grader_specs'} & set(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

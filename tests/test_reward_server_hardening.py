@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from gradewire import BaseGrader, InvalidInputError, StringThread, Table
-from gradewire._factory import build_grader
-from gradewire._reward_hosts import is_loopback_host, is_loopback_origin
-from gradewire._reward_server import DEFAULT_MAX_LOG_RECORDS, create_app
+from gradewire.server._hosts import is_loopback_host, is_loopback_origin
+from gradewire.server._server import DEFAULT_MAX_LOG_RECORDS, create_app
+from gradewire.specs._factory import build_grader
 from reward_server_helpers import running
 
 JSON = {"Content-Type": "application/json"}
@@ -248,7 +248,7 @@ async def test_an_unforeseen_reading_failure_is_a_422_and_one_log_line(monkeypat
 
 
 async def test_a_server_bug_logs_its_traceback_once_then_one_line_per_request(monkeypatch, caplog):
-    import gradewire._reward_app as app
+    import gradewire.server._app as app
 
     def broken(outcome):
         raise RuntimeError("answer bug")

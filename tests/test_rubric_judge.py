@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, StringThread, SubScore
-from gradewire._rubric_judge import LLMJudgeGrader, RubricCriterion, parse_criteria
+from gradewire.judges._rubric_judge import LLMJudgeGrader, RubricCriterion, parse_criteria
 from judge_scripts import last_user, sections, verdict
 from judge_server import error
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gradewire._cli import main
+from gradewire.cli._main import main
 
 TESTS = Path(__file__).parent
 SERVE = [sys.executable, "-m", "gradewire", "serve"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from gradewire._console_sink import ConsoleSink
-from gradewire._fanout_sink import FanOutSink
-from gradewire._jsonl_sink import JsonlSink, read_jsonl
-from gradewire._memory_sink import MemorySink
-from gradewire._sink import Sink
+from gradewire.sinks._console_sink import ConsoleSink
+from gradewire.sinks._fanout_sink import FanOutSink
+from gradewire.sinks._jsonl_sink import JsonlSink, read_jsonl
+from gradewire.sinks._memory_sink import MemorySink
+from gradewire.sinks._sink import Sink
 from sink_conformance import Readback, SinkConformance
 
 

@@ -15,8 +15,8 @@ from gradewire import (
     OutputParserException,
     pydantic_parse,
 )
-from gradewire._json_candidates import candidates
-from gradewire._json_repair import repairs
+from gradewire.helpers._json_candidates import candidates
+from gradewire.helpers._json_repair import repairs
 
 
 class OutputExpectation(BaseModel):

@@ -17,7 +17,7 @@ from gradewire import (
     OutputParserException,
     Usage,
 )
-from gradewire._structured_call import complete_structured, json_schema_response_format
+from gradewire.judges._structured_call import complete_structured, json_schema_response_format
 from judge_server import Request, chat, error
 
 USER: list[ChatMessage] = [{"role": "user", "content": "Does the answer cite its source?"}]

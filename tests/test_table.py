@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradewire import InvalidInputError, InvalidTypeError, MissingDependencyError, Table
-from gradewire._table import Cell
+from gradewire.core._table import Cell
 
 
 def _scores() -> Table:

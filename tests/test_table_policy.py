@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradewire import InvalidInputError, InvalidTypeError, Table
-from gradewire._table import Cell
-from gradewire._table_policy import PolicyState, TablePolicy, cut_text, spread_positions
+from gradewire.core._table import Cell
+from gradewire.sinks._table_policy import PolicyState, TablePolicy, cut_text, spread_positions
 
 
 def _scored(scores: list[float | None]) -> Table:

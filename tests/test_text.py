@@ -1,4 +1,4 @@
-"""Tests for the HUD-compatible text helpers in gradewire._text."""
+"""Tests for the HUD-compatible text helpers in gradewire.helpers._text."""
 
 from __future__ import annotations
 

@@ -17,57 +17,90 @@ Example:
     1.0
 """
 
-from gradewire._background_sink import BackgroundSink
-from gradewire._base_sink import BaseSink
-from gradewire._bash_grader import BashGrader, CompletionVia
-from gradewire._binary_judge import BinaryJudgeGrader, JudgeShot
-from gradewire._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
-from gradewire._combine import combine, combine_all, combine_any
-from gradewire._combined_grader import CombinedGrader
-from gradewire._console_sink import ConsoleSink
-from gradewire._delivery_report import DeliveryReport
-from gradewire._endpoint_grader import EndpointGrader
-from gradewire._errors import (
+from gradewire.core import (
+    BaseGrader,
+    CombinedGrader,
+    EvaluationResult,
+    Grade,
+    GradeFunction,
     GradewireError,
     GradingError,
     IgnoreGradeException,
     InvalidInputError,
     InvalidTypeError,
+    LogState,
+    LogValue,
     MissingDependencyError,
     ModelCallError,
     OutputParserException,
+    Role,
     SinkError,
+    Stats,
+    StringThread,
+    SubScore,
+    Table,
+    Turn,
+    attach_log_fields,
+    combine,
+    combine_all,
+    combine_any,
+    run_sync,
 )
-from gradewire._evaluation_result import EvaluationResult
-from gradewire._factory import build_grader, grader_config, load_graders
-from gradewire._failure_records import attach_log_fields
-from gradewire._fanout_sink import FanOutSink
-from gradewire._grade import Grade, SubScore
-from gradewire._grader import BaseGrader, GradeFunction, LogValue
-from gradewire._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
-from gradewire._judge_base import JudgeGrader
-from gradewire._judge_cache import JudgeCache
-from gradewire._judge_context import JudgedSample
-from gradewire._judge_logs import FailedJudgeLog, SuccessJudgeLog
-from gradewire._memory_sink import MemorySink
-from gradewire._numeric import numeric_match
-from gradewire._openai_chat import OpenAIChatModel
-from gradewire._rag_judges import AnswerRelevancyGrader, ContextRelevancyGrader, FaithfulnessGrader
-from gradewire._range_judge import RangeJudgeGrader
-from gradewire._rank import is_main_process, process_rank
-from gradewire._retry import ModelHTTPError, RetryPolicy
-from gradewire._reward_server import create_app, serve
-from gradewire._rubric_judge import LLMJudgeGrader
-from gradewire._sink import Logs, Sink, StepLogs
-from gradewire._spill_format import read_spill, read_spill_configs
-from gradewire._stats import LogState, Stats
-from gradewire._structured import pydantic_parse
-from gradewire._structured_call import complete_structured
-from gradewire._sync import run_sync
-from gradewire._table import Table
-from gradewire._table_policy import PolicyState, TablePolicy
-from gradewire._text import contains, contains_all, contains_any, exact_match, f1_score, normalize
-from gradewire._thread import Role, StringThread, Turn
+from gradewire.helpers import (
+    contains,
+    contains_all,
+    contains_any,
+    exact_match,
+    f1_score,
+    normalize,
+    numeric_match,
+    pydantic_parse,
+)
+from gradewire.http import ModelHTTPError, RetryPolicy
+from gradewire.judges import (
+    AnswerRelevancyGrader,
+    BinaryJudgeGrader,
+    ChatCompletion,
+    ChatMessage,
+    ChatModel,
+    ContextRelevancyGrader,
+    FailedJudgeLog,
+    FaithfulnessGrader,
+    JudgeCache,
+    JudgedSample,
+    JudgeGrader,
+    JudgeShot,
+    LLMJudgeGrader,
+    OpenAIChatModel,
+    RangeJudgeGrader,
+    SuccessJudgeLog,
+    TokenLogprob,
+    Usage,
+    complete_structured,
+)
+from gradewire.server import create_app, serve
+from gradewire.sinks import (
+    BackgroundSink,
+    BaseSink,
+    ConsoleSink,
+    DeliveryReport,
+    FanOutSink,
+    JsonlRun,
+    JsonlSink,
+    Logs,
+    MemorySink,
+    PolicyState,
+    Sink,
+    StepLogs,
+    TablePolicy,
+    is_main_process,
+    process_rank,
+    read_jsonl,
+    read_spill,
+    read_spill_configs,
+)
+from gradewire.specs import build_grader, grader_config, load_graders
+from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
 
 __version__ = "0.1.0"
 

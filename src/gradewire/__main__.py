@@ -2,6 +2,6 @@
 
 import sys
 
-from gradewire._cli import main
+from gradewire.cli import main
 
 sys.exit(main())

@@ -9,7 +9,7 @@ import pytest
 from mlflow import MlflowClient
 
 from gradewire import Sink
-from gradewire._background_sink import BackgroundSink
+from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, local_store, read_run
 from sink_conformance import Readback, SinkConformance

@@ -1,0 +1,8 @@
+"""The ``gradewire`` command line: ``gradewire demo`` and ``gradewire serve``.
+
+The top layer: it may import every other folder, and nothing imports it.
+"""
+
+from gradewire.cli._main import main
+
+__all__ = ["main"]

@@ -1,0 +1,72 @@
+"""The `gradewire` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gradewire.core._grader import LogValue
+from gradewire.core._table import Table
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `gradewire` command; returns the process exit code."""
+    parser = argparse.ArgumentParser(
+        prog="gradewire", description="Async graders for LLM evaluation and RL rewards."
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo", help="grade the bundled sample set and write the aggregated logs and tables"
+    )
+    demo.add_argument(
+        "--out",
+        type=Path,
+        default=Path("gradewire-demo"),
+        help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
+    )
+    from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
+
+    add_serve_parser(commands)
+    args = parser.parse_args(argv)
+    if args.version:
+        from gradewire import __version__  # keep start-up light
+
+        print(__version__)
+        return 0
+    if args.command == "demo":
+        return _demo(args.out)
+    if args.command == "serve":
+        return run_serve(args)
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _demo(out: Path) -> int:
+    from gradewire.cli._demo import run_demo  # keep start-up light
+
+    result = asyncio.run(run_demo(out))
+    print(f"graded the bundled samples in {result.steps} logged steps; totals over all steps:")
+    print(_format_numbers(result.summary))
+    print()
+    for path in result.written:
+        print(f"wrote {path}")
+    for line in result.notes:
+        print(line)
+    return 0
+
+
+def _format_numbers(logs: Mapping[str, LogValue]) -> str:
+    rows = [(key, value) for key, value in logs.items() if not isinstance(value, Table)]
+    width = max((len(key) for key, _ in rows), default=0)
+    return "\n".join(
+        f"{key:<{width}}  {value:>10}"
+        if isinstance(value, int)
+        else f"{key:<{width}}  {value:>10.4f}"
+        for key, value in rows
+    )

@@ -1,0 +1,325 @@
+"""`Table`: the tabular log value graders return from `get_logs()`."""
+
+from __future__ import annotations
+
+import copy
+import html
+import math
+import sys
+from collections.abc import Iterable, Mapping, Set
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypedDict, TypeVar
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Cell", "Table", "TableDict"]
+
+Cell: TypeAlias = str | int | float | bool | None
+_TableT = TypeVar("_TableT", bound="Table")
+
+_CELL_STYLE = "border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; white-space: pre-wrap"
+_TABLE_OPEN = '<table style="border-collapse: collapse; font-family: sans-serif; font-size: 13px">'
+_TH_OPEN = f'<th style="{_CELL_STYLE}; text-align: left; background: #f2f2f2">'
+_TD_TEXT_OPEN = f'<td style="{_CELL_STYLE}; text-align: left">'
+_TD_NUMBER_OPEN = f'<td style="{_CELL_STYLE}; text-align: right">'
+
+
+class TableDict(TypedDict):
+    """The JSON-ready form of a `Table` (MLflow's table layout)."""
+
+    columns: list[str]
+    data: list[list[Cell]]
+
+
+def _type_name(value: object) -> str:
+    cls = type(value)
+    module = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
+    return module + cls.__qualname__
+
+
+def _to_cell(value: object, column: str) -> Cell:
+    original = value
+    # numpy scalars only exist once numpy is imported, so a lookup avoids importing it here.
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        value = value.item()
+    # Subclasses (np.float64, IntEnum, str enums) become the exact builtin so that equality, JSON
+    # encoding and sinks only ever see plain values.
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    raise InvalidTypeError(
+        f"column {column!r} got a value of type {_type_name(original)}; cells must be str, int, "
+        "float, bool or None: convert it first, e.g. with str(value) or json.dumps(value)"
+    )
+
+
+def _as_list(values: object, what: str, example: str) -> list[object]:
+    # A str is iterable but never meant as one value per character; a mapping or a set would
+    # silently give its keys or an arbitrary order.
+    unordered = isinstance(values, str | bytes | bytearray | Mapping | Set)
+    if unordered or not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{what} must be a list or another ordered sequence, got {_type_name(values)}; "
+            f"for example {example}"
+        )
+    return list(values)
+
+
+def _same_cell(a: Cell, b: Cell) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    # Types must match too, so True != 1 != 1.0 and a round trip is checked exactly.
+    return type(a) is type(b) and a == b
+
+
+def _cell_text(cell: Cell) -> str:
+    if cell is None:
+        return ""
+    if isinstance(cell, bool):
+        return "true" if cell else "false"
+    return format(cell, ".6g") if isinstance(cell, float) else str(cell)
+
+
+class Table:
+    """An ordered table of scalar cells under unique headers, built column- or row-wise.
+
+    Example:
+        >>> table = Table().add_column("Category", ["A", "B"]).add_column("Score", [0.9, 0.7])
+        >>> table = Table(initial_headers=["Category", "Score"]).add_row(["A", 0.9])
+    """
+
+    __slots__ = ("_headers", "_rows")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+    def __init__(self, initial_headers: Iterable[str] | None = None) -> None:
+        """Create a table, optionally with headers so that rows can be added straight away.
+
+        Args:
+            initial_headers: Unique column names; any str, even an empty one, is allowed.
+
+        Raises:
+            InvalidTypeError: A header is not a str, or a single str was passed.
+            InvalidInputError: A header appears twice.
+        """
+        self._headers: list[str] = []
+        self._rows: list[list[Cell]] = []
+        if initial_headers is not None:
+            example = "Table(initial_headers=['Category', 'Score'])"
+            for name in _as_list(initial_headers, "initial_headers", example):
+                self._headers.append(self._checked_header(name))
+
+    def _checked_header(self, name: object) -> str:
+        if not isinstance(name, str):
+            raise InvalidTypeError(f"header names must be str, got {_type_name(name)}: {name!r}")
+        if name in self._headers:
+            raise InvalidInputError(
+                f"duplicate header {name!r}; every column needs a unique name "
+                f"(existing headers: {self._headers})"
+            )
+        return str.__str__(name)
+
+    def add_column(self: _TableT, name: str, values: Iterable[object]) -> _TableT:
+        """Append a column; the first column of a table without headers sets the row count.
+
+        Args:
+            name: The new header, different from the existing ones.
+            values: One value per row, copied into the table.
+
+        Returns:
+            This table, so calls can be chained.
+
+        Raises:
+            InvalidInputError: Duplicate name, or the number of values differs from the row count.
+            InvalidTypeError: A value is not a supported cell type.
+        """
+        header = self._checked_header(name)
+        example = f"add_column({header!r}, [0.9, 0.7])"
+        cells = [_to_cell(v, header) for v in _as_list(values, "values", example)]
+        if not self._headers:
+            self._rows = [[cell] for cell in cells]
+        elif len(cells) != len(self._rows):
+            why = f" (it has headers {self._headers} but no rows yet)" if not self._rows else ""
+            raise InvalidInputError(
+                f"column {header!r} has {len(cells)} values but the table has {len(self._rows)} "
+                f"rows{why}; pass one value per row"
+            )
+        else:
+            for row, cell in zip(self._rows, cells, strict=True):
+                row.append(cell)
+        self._headers.append(header)
+        return self
+
+    def add_row(self: _TableT, values: Iterable[object] | Mapping[str, object]) -> _TableT:
+        """Append a row, given in header order or as a mapping from header to value.
+
+        Args:
+            values: A sequence with one value per header, or a mapping whose keys are exactly
+                the headers, in any order. Values are copied into the table.
+
+        Returns:
+            This table, so calls can be chained.
+
+        Raises:
+            InvalidInputError: The table has no headers, or the values do not match them.
+            InvalidTypeError: A value is not a supported cell type, or `values` is a str.
+        """
+        if not self._headers:
+            raise InvalidInputError(
+                "the table has no headers; pass initial_headers=[...] to Table() or add columns "
+                "with add_column() before adding rows"
+            )
+        if isinstance(values, Mapping):
+            missing = [h for h in self._headers if h not in values]
+            extra = [k for k in values if k not in self._headers]
+            if missing or extra:
+                raise InvalidInputError(
+                    f"row keys must be exactly the headers {self._headers}; "
+                    f"missing: {missing}, unexpected: {extra}"
+                )
+            raw = [values[h] for h in self._headers]
+        else:
+            raw = _as_list(values, "a row", f"add_row({['...'] * len(self._headers)})")
+            if len(raw) != len(self._headers):
+                raise InvalidInputError(
+                    f"row has {len(raw)} values but the table has {len(self._headers)} columns "
+                    f"{self._headers}; pass one value per column"
+                )
+        self._rows.append([_to_cell(v, h) for v, h in zip(raw, self._headers, strict=True)])
+        return self
+
+    @property
+    def headers(self) -> list[str]:
+        """A copy of the column names, in order."""
+        return list(self._headers)
+
+    @property
+    def rows(self) -> list[list[Cell]]:
+        """A copy of the rows, each a list of cells in header order."""
+        return [list(row) for row in self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def column(self, name: str) -> list[Cell]:
+        """Return a copy of the values of column `name` (InvalidInputError if there is none)."""
+        if name not in self._headers:
+            raise InvalidInputError(f"no column named {name!r}; the headers are {self._headers}")
+        index = self._headers.index(name)
+        return [row[index] for row in self._rows]
+
+    def to_records(self) -> list[dict[str, Cell]]:
+        """Return one `{header: cell}` dict per row."""
+        return [dict(zip(self._headers, row, strict=True)) for row in self._rows]
+
+    def to_dict(self) -> TableDict:
+        """Return `{"columns": headers, "data": rows}`; `from_dict` turns it back into a Table."""
+        return {"columns": self.headers, "data": self.rows}
+
+    @classmethod
+    def from_dict(cls: type[_TableT], data: Mapping[str, object]) -> _TableT:
+        """Build a table from the output of `to_dict`, for example after a JSON round trip.
+
+        Raises:
+            InvalidTypeError: The input or one of its parts has the wrong type.
+            InvalidInputError: Keys are missing or unexpected, or a row does not fit the columns.
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidTypeError(
+                "from_dict expects a dict like {'columns': ['A'], 'data': [[1], [2]]}, "
+                f"got {_type_name(data)}"
+            )
+        missing = sorted({"columns", "data"} - set(data))
+        extra = [k for k in data if k not in ("columns", "data")]
+        if missing or extra:
+            raise InvalidInputError(
+                "a table dict has exactly the keys 'columns' and 'data'; "
+                f"missing: {missing}, unexpected: {extra}"
+            )
+        columns = _as_list(data["columns"], "'columns'", "['Category', 'Score']")
+        table = cls(initial_headers=columns)  # type: ignore[arg-type]  # __init__ checks each
+        for i, row in enumerate(_as_list(data["data"], "'data'", "[['A', 0.9], ['B', 0.7]]")):
+            try:
+                table.add_row(_as_list(row, "a row", "['A', 0.9]"))
+            except InvalidInputError as exc:
+                raise type(exc)(f"data[{i}]: {exc}") from None
+        return table
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Table):
+            return NotImplemented
+        return (
+            self._headers == other._headers
+            and len(self._rows) == len(other._rows)
+            and all(
+                _same_cell(x, y)
+                for a, b in zip(self._rows, other._rows, strict=True)
+                for x, y in zip(a, b, strict=True)
+            )
+        )
+
+    def __copy__(self: _TableT) -> _TableT:
+        # The default shallow copy would share the row lists, so adding to the copy would change
+        # this table too; cells are immutable scalars, so a deep copy is cheap.
+        return copy.deepcopy(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(headers={self._headers!r}, rows={len(self._rows)})"
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Return a pandas DataFrame with the headers as columns (needs `gradewire[pandas]`)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "pandas", extra="pandas", purpose="convert a Table to a DataFrame"
+            ) from exc
+        frame: pd.DataFrame = pd.DataFrame(self.rows, columns=self.headers)
+        return frame
+
+    def to_html(self, *, max_cell_chars: int | None = None) -> str:
+        """Render a self-contained, inline-styled HTML `<table>`.
+
+        Every header and cell is HTML-escaped, since cells often hold untrusted model output.
+
+        Args:
+            max_cell_chars: If set, cell text longer than this is cut to this many characters,
+                the last one being "…". Headers are never cut.
+
+        Raises:
+            InvalidTypeError: `max_cell_chars` is not an int.
+            InvalidInputError: `max_cell_chars` is smaller than 1.
+        """
+        if max_cell_chars is not None:
+            if isinstance(max_cell_chars, bool) or not isinstance(max_cell_chars, int):
+                raise InvalidTypeError(
+                    f"max_cell_chars must be an int or None, got {_type_name(max_cell_chars)}"
+                )
+            if max_cell_chars < 1:
+                raise InvalidInputError(f"max_cell_chars must be at least 1, got {max_cell_chars}")
+        parts = [_TABLE_OPEN, "<thead><tr>"]
+        parts.extend(f"{_TH_OPEN}{html.escape(h, quote=True)}</th>" for h in self._headers)
+        parts.append("</tr></thead>\n<tbody>")
+        for row in self._rows:
+            parts.append("\n<tr>")
+            for cell in row:
+                text = _cell_text(cell)
+                if max_cell_chars is not None and len(text) > max_cell_chars:
+                    # Cut before escaping so that an entity such as &amp; is never split.
+                    text = text[: max_cell_chars - 1] + "…"
+                is_number = isinstance(cell, int | float) and not isinstance(cell, bool)
+                parts.append(_TD_NUMBER_OPEN if is_number else _TD_TEXT_OPEN)
+                parts.append(f"{html.escape(text, quote=True)}</td>")
+            parts.append("</tr>")
+        parts.append("\n</tbody></table>")
+        return "".join(parts)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()

@@ -1,0 +1,10 @@
+"""HTTP for graders that call out: a keep-alive client, senders, retries, endpoint state.
+
+What the judges and the endpoint grader share to reach a server: `RetryPolicy` (jittered
+backoff that honours ``Retry-After``), one concurrency budget per endpoint, and connections
+closed with their event loop. Imports `core` only.
+"""
+
+from gradewire.http._retry import ModelHTTPError, RetryPolicy
+
+__all__ = ["ModelHTTPError", "RetryPolicy"]

@@ -1,0 +1,132 @@
+"""HUD's `LLMJudgeGrader`: a weighted MET/UNMET rubric, on the native rubric judge."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from gradewire.core._errors import InvalidInputError
+from gradewire.core._grade import SubScore
+from gradewire.core._thread import StringThread, Turn
+from gradewire.hud._grader import Grader, reject_unknown
+from gradewire.judges._chat_model import ChatModel
+from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._openai_config import base_url_setting
+from gradewire.judges._rubric_judge import Criterion
+from gradewire.judges._rubric_judge import LLMJudgeGrader as NativeRubricJudge
+
+__all__ = ["JUDGE_API_KEY_ENV", "JUDGE_BASE_URL_ENV", "LLMJudgeGrader", "shared_judge_model"]
+
+JUDGE_BASE_URL_ENV = "GRADEWIRE_JUDGE_BASE_URL"
+JUDGE_API_KEY_ENV = "GRADEWIRE_JUDGE_API_KEY"
+# Enough for every judge a run uses; old entries (a test server's port) fall out.
+_MAX_MODELS = 16
+
+_models: collections.OrderedDict[tuple[str, str, str], OpenAIChatModel] = collections.OrderedDict()
+_models_lock = threading.Lock()
+
+
+def shared_judge_model(model: str) -> OpenAIChatModel:
+    """The judge client for ``model`` at the configured endpoint, one per endpoint and key.
+
+    The endpoint is ``$GRADEWIRE_JUDGE_BASE_URL`` with ``$GRADEWIRE_JUDGE_API_KEY`` when the
+    first is set, else ``$OPENAI_BASE_URL`` (OpenAI's API when unset) with
+    ``$OPENAI_API_KEY``. The environment is read on every call; calls that resolve to the
+    same endpoint, model and key share one client, hence its connections and its
+    concurrency limit.
+    """
+    override = os.environ.get(JUDGE_BASE_URL_ENV, "").strip()
+    if override:
+        # Never the OpenAI key: it must not travel to a gateway the user did not give it to.
+        base_url = base_url_setting(override)
+        api_key = os.environ.get(JUDGE_API_KEY_ENV, "")
+    else:
+        base_url = base_url_setting(None)
+        api_key = os.environ.get("OPENAI_API_KEY", "")
+    key = (base_url, model, hashlib.sha256(api_key.encode()).hexdigest())
+    with _models_lock:
+        found = _models.get(key)
+        if found is not None:
+            _models.move_to_end(key)
+            return found
+        client = OpenAIChatModel(model, base_url=base_url, api_key=api_key)
+        _models[key] = client
+        while len(_models) > _MAX_MODELS:
+            _models.popitem(last=False)
+        return client
+
+
+class LLMJudgeGrader(Grader):
+    """Score an answer against weighted criteria, each judged MET or UNMET by an LLM.
+
+    One judge call per criterion, all in parallel. The result has one child per criterion:
+    ``name`` the requirement, ``value`` 1.0 (MET) or 0.0 (UNMET), ``weight`` its weight and
+    ``info["reason"]`` the judge's justification. On a negative-weight criterion (a mistake
+    to avoid) 1.0 means the answer makes the mistake. The value is the weighted
+    pass-fraction: ``(sum of met positive weights - sum of |weight| of made mistakes) /
+    sum of positive weights``, clamped to [0, 1].
+
+    HUD sends the judge calls to its gateway; here they go to an OpenAI-compatible server
+    (see `shared_judge_model`), or to the ``judge=`` `ChatModel` of the call. A judge that
+    cannot answer (`ModelCallError`, or `OutputParserException` after a repair request)
+    raises, so `combine` fails rather than report a reward that was never measured.
+
+    Example:
+        >>> result = await LLMJudgeGrader.grade(  # doctest: +SKIP
+        ...     weight=1.0, answer=answer, criteria=["Correct", ("Well-reasoned", 2.0)],
+        ...     question=prompt, model="claude-haiku-4-5",
+        ... )
+    """
+
+    name = "LLMJudgeGrader"
+
+    @classmethod
+    async def compute_score(
+        cls,
+        answer: object = "",
+        criteria: str | Iterable[Criterion] | None = None,
+        question: str | None = "",
+        model: str = "claude-haiku-4-5",
+        judge: ChatModel | None = None,
+        **kwargs: Any,
+    ) -> SubScore:
+        """Judge ``answer`` on every criterion and combine the verdicts by weight.
+
+        Args:
+            answer: The answer judged (anything else than a str is converted with `str()`).
+            criteria: Requirements as strings (weight 1.0) or ``(requirement, weight)``
+                pairs; a negative weight is a mistake to avoid. At least one positive.
+            question: The question the answer responds to, shown to the judge.
+            model: The judge model's name at the configured endpoint.
+            judge: A `ChatModel` to call instead (``model`` is then not used).
+            **kwargs: Refused: HUD ignores unknown arguments, which hides a misspelled one.
+
+        Raises:
+            InvalidInputError: No criteria, or none with a positive weight.
+            ModelCallError: The judge endpoint failed for good (after its retries).
+            OutputParserException: The judge's answer could not be read.
+        """
+        reject_unknown(cls, kwargs, ("answer", "criteria", "question", "model", "judge"))
+        if criteria is None:
+            raise InvalidInputError(
+                f'{cls.__name__}.grade() needs criteria=, e.g. ["Correct", ("Well-reasoned", 2.0)]'
+            )
+        chat_model = judge if judge is not None else shared_judge_model(model)
+        rubric = NativeRubricJudge(cls.name, chat_model, criteria, sample_tables=False)
+        turns: list[Turn] = []
+        if question:
+            turns.append(Turn("user", question))
+        turns.append(Turn("assistant", answer if isinstance(answer, str) else str(answer)))
+        grade = await rubric.grade(StringThread(turns))
+        judge_name = getattr(chat_model, "model", None)
+        info = {
+            "model": judge_name if isinstance(judge_name, str) else model,
+            "usage": dict(grade.info.get("usage", {})),
+        }
+        return SubScore(
+            cls.name, grade.value, children=grade.children, info=info, reasoning=grade.reasoning
+        )

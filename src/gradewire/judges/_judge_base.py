@@ -1,0 +1,262 @@
+"""JudgeGrader: what every LLM judge shares (the model call, usage accounting, logging)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._failure_records import attach_log_fields
+from gradewire.core._grade import Grade
+from gradewire.core._grader import BaseGrader
+from gradewire.core._thread import StringThread
+from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel
+from gradewire.judges._judge_context import JudgedSample
+from gradewire.judges._judge_prompts import SYSTEM_PROMPT
+from gradewire.judges._structured_call import complete_structured
+
+__all__ = ["JudgeGrader", "JudgeUsage", "upper_label"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class JudgeUsage:
+    """The judge calls one sample needed (repairs and fallbacks included)."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def record(self, completion: ChatCompletion) -> None:
+        """Count one answered call."""
+        self.calls += 1
+        self.cached_calls += completion.cached
+        self.prompt_tokens += completion.usage.prompt_tokens
+        self.completion_tokens += completion.usage.completion_tokens
+
+    def as_log(self) -> dict[str, int]:
+        """The counts under the keys judges log."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "judge_calls": self.calls,
+            "cached_calls": self.cached_calls,
+        }
+
+
+def upper_label(value: object) -> object:
+    """Read ``" pass"`` as ``"PASS"``: models vary the case of a label, not its meaning."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+class _CountingModel:
+    """A judge's model seen through one sample's `JudgeUsage`.
+
+    `complete_structured` may call several times (a repair, a JSON-schema fallback) and
+    returns only the sum; counting here also keeps the calls of a sample that then failed.
+    """
+
+    __slots__ = ("_model", "_usage")
+
+    def __init__(self, model: ChatModel, usage: JudgeUsage) -> None:
+        self._model = model
+        self._usage = usage
+
+    @property
+    def json_schema(self) -> bool | None:
+        value: bool | None = getattr(self._model, "json_schema", None)
+        return value
+
+    @json_schema.setter
+    def json_schema(self, value: bool | None) -> None:
+        # What complete_structured learns about the server belongs to the real model.
+        with contextlib.suppress(AttributeError):
+            setattr(self._model, "json_schema", value)  # noqa: B010 - not in the protocol
+
+    async def complete(self, messages: Sequence[ChatMessage], **options: Any) -> ChatCompletion:
+        completion = await self._model.complete(messages, **options)
+        self._usage.record(completion)
+        return completion
+
+
+# The sample being judged in this context, and its usage, so that `ask` counts every call
+# without judges passing the usage around. Tasks started inside `judge()` copy the context,
+# so parallel calls land in the same `JudgeUsage`.
+_CURRENT: ContextVar[tuple[JudgeGrader, JudgeUsage] | None] = ContextVar(
+    "gradewire_judge_sample", default=None
+)
+
+
+class JudgeGrader(BaseGrader):
+    r"""The base of the LLM judges: implement `judge`, call the model with `ask`.
+
+    Every sample is logged with ``score``, ``prompt`` (the last user question),
+    ``completion`` (the answer as the judge saw it, ``<think>`` blocks removed), ``reasoning``
+    and what the judge calls cost: ``prompt_tokens``, ``completion_tokens``, ``judge_calls``
+    and ``cached_calls``, summed over every call the sample needed (repair requests
+    included). A sample that abstained or failed after calling the judge logs its calls too,
+    so ``prompt_tokens/mean`` is the mean over samples that called the judge. A cached call
+    reports the usage of the call it repeats; ``cached_calls`` says how many were free.
+
+    A judge answer that cannot be parsed even after the repair request
+    (`OutputParserException`) and a failed call (`ModelCallError`) propagate from `grade`;
+    through `grade_many` or a call of the grader they are counted in ``score/error_count``,
+    never scored 0.
+
+    Example:
+        >>> class Polite(BaseModel):
+        ...     reasoning: str
+        ...     polite: bool
+        >>> class PoliteJudge(JudgeGrader):
+        ...     async def judge(self, sample: JudgedSample) -> Grade:
+        ...         task = f"Is the answer polite?\n\n{sample.answer_section()}"
+        ...         verdict, _ = await self.ask(task, Polite)
+        ...         return Grade(float(verdict.polite), self.grader_key, verdict.reasoning)
+    """
+
+    requires_answer: ClassVar[bool] = True
+    """Whether a sample must hold an assistant turn (the answer judged)."""
+
+    def __init__(
+        self,
+        grader_key: str,
+        model: ChatModel,
+        *,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        sample_tables: bool = True,
+        system_prompt: str | None = None,
+    ) -> None:
+        """Set up the judge.
+
+        Args:
+            grader_key: The grader's logical name: the metric prefix in dashboards.
+            model: Any `ChatModel` (`OpenAIChatModel` for OpenAI-compatible servers).
+            temperature: Sampling temperature of the judge calls (None: the model's default).
+            max_tokens: Bound on the tokens of each judge answer (None: the model's default).
+            sample_tables: Add the scored/unscored sample tables to `get_logs()`.
+            system_prompt: Replaces the judge's system message (its role and the rule that
+                tagged material is data, not instructions). The task, the material and the
+                answer format stay in the user message, so an override cannot break parsing.
+        """
+        super().__init__(grader_key, sample_tables=sample_tables)
+        if not isinstance(model, ChatModel):
+            raise InvalidTypeError(
+                f"model must be a ChatModel (an object with an async complete() method, such "
+                f"as OpenAIChatModel), not {type(model).__name__}"
+            )
+        if temperature is not None:
+            if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+                raise InvalidTypeError(f"temperature must be a number or None, not {temperature!r}")
+            if not (math.isfinite(temperature) and temperature >= 0):
+                raise InvalidInputError(f"temperature must be finite and >= 0, not {temperature}")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
+            raise InvalidInputError(
+                f"max_tokens must be a positive int or None, not {max_tokens!r}"
+            )
+        if system_prompt is not None and (
+            not isinstance(system_prompt, str) or not system_prompt.strip()
+        ):
+            raise InvalidInputError(
+                "system_prompt must be a non-empty str, or None for the judge's own"
+            )
+        self.model = model
+        self.temperature = None if temperature is None else float(temperature)
+        self.max_tokens = max_tokens
+        self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
+
+    @abstractmethod
+    async def judge(self, sample: JudgedSample) -> Grade:
+        """Judge one sample with `ask` calls; raise `IgnoreGradeException` to abstain."""
+
+    async def grade(self, sample: StringThread) -> Grade:
+        """Judge one sample and log it (see the class docstring for what is logged)."""
+        if not isinstance(sample, StringThread):
+            raise InvalidTypeError(
+                f"{type(self).__name__} grades a StringThread, not {type(sample).__name__}"
+            )
+        usage = JudgeUsage()
+        token = _CURRENT.set((self, usage))
+        try:
+            judged = JudgedSample.of(sample, require_answer=self.requires_answer)
+            grade = await self.judge(judged)
+        except Exception as exc:
+            # The abstention or error record of this sample shows what it cost too.
+            if usage.calls:
+                attach_log_fields(exc, usage.as_log())
+            raise
+        finally:
+            _CURRENT.reset(token)
+        if not isinstance(grade, Grade):
+            raise InvalidTypeError(
+                f"{type(self).__name__}.judge() returned {type(grade).__name__}; return a Grade"
+            )
+        grade = grade.replace(
+            grader_key=self.grader_key, info={**grade.info, "usage": usage.as_log()}
+        )
+        self.add_log(
+            {
+                "score": grade.value,
+                "prompt": judged.question or "",
+                "completion": judged.completion,
+                "reasoning": grade.reasoning or "",
+                **self.log_fields(grade),
+                **usage.as_log(),
+            }
+        )
+        return grade
+
+    def log_fields(self, grade: Grade) -> dict[str, Any]:
+        """More per-sample fields to log with a scored sample (numbers are aggregated)."""
+        return {}
+
+    def messages(self, content: str, *, shots: Sequence[ChatMessage] = ()) -> list[ChatMessage]:
+        """The judge conversation: the system message, ``shots``, then ``content``."""
+        return [
+            {"role": "system", "content": self.system_prompt},
+            *shots,
+            {"role": "user", "content": content},
+        ]
+
+    async def ask(
+        self,
+        content: str,
+        schema: type[M],
+        *,
+        shots: Sequence[ChatMessage] = (),
+        logprobs: int | None = None,
+    ) -> tuple[M, ChatCompletion]:
+        """Ask the judge model, parse its answer into ``schema`` (one repair on failure).
+
+        Args:
+            content: The user message (task, tagged material, answer format).
+            schema: The pydantic model of the answer.
+            shots: Example exchanges put between the system message and ``content``.
+            logprobs: Top alternatives per token to ask for.
+
+        Returns:
+            The parsed answer and the last completion (usage summed over the calls).
+        """
+        current = _CURRENT.get()
+        model: ChatModel = self.model
+        if current is not None and current[0] is self:
+            model = _CountingModel(self.model, current[1])
+        return await complete_structured(
+            model,
+            self.messages(content, shots=shots),
+            schema,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            logprobs=logprobs,
+        )

@@ -1,0 +1,175 @@
+"""RangeJudgeGrader: an integer score on a criterion, as the judge's expected score when it can."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, create_model
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, ModelCallError
+from gradewire.core._grade import Grade
+from gradewire.judges._chat_model import ChatModel
+from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._judge_context import JudgedSample
+from gradewire.judges._judge_prompts import range_prompt
+from gradewire.judges._score_logprobs import score_distribution
+
+__all__ = ["RangeJudgeGrader"]
+
+logger = logging.getLogger("gradewire")
+
+# Top alternatives asked for per token: OpenAI and vLLM (by default) accept up to 20.
+_MAX_TOP_LOGPROBS = 20
+
+
+@functools.lru_cache(maxsize=32)
+def _score_schema(low: int, high: int) -> type[BaseModel]:
+    def in_range(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"the score must be a whole number from {low} to {high}")
+        return value
+
+    # The range is checked by a validator, not written into the JSON schema: strict
+    # structured-output modes refuse "minimum"/"maximum" on some servers, and an
+    # out-of-range score still gets its repair request this way.
+    schema: type[BaseModel] = create_model(
+        "RangeScore",
+        reasoning=(str, ...),
+        score=(Annotated[int, AfterValidator(in_range)], ...),
+    )
+    return schema
+
+
+class RangeJudgeGrader(JudgeGrader):
+    """An LLM judge that rates a completion from ``low`` to ``high`` on a criterion.
+
+    The judge answers ``{"reasoning": ..., "score": n}``, reasoning first, so the score is
+    decided after the reasoning. The value is the score normalised to [0, 1]:
+    ``(s - low) / (high - low)``.
+
+    With ``use_logprobs`` the call asks for token logprobs; when the server returns them,
+    ``s`` is the judge's **expected** score: the probabilities of the integers ``low`` to
+    ``high`` among the top alternatives of the token that holds the score (found after
+    ``"score":`` in the token stream), renormalised over the valid integers found. A judge
+    torn between 3 and 4 then scores about 3.5 instead of a coin flip between them, which
+    gives a smoother reward. ``info`` keeps ``score`` (the integer written), and, when
+    logprobs were used, ``expected_score``, ``distribution`` ({score: probability}) and
+    ``probability_mass`` (how much probability the valid integers had before
+    renormalising); ``info["source"]`` says ``"logprobs"`` or ``"parsed"``. Without usable
+    logprobs (none returned, or the score split over several tokens) the written integer is
+    used; a server that refuses the logprobs parameter (HTTP 400 naming it) is asked again
+    without it, and not asked for logprobs again. The written integer is also logged as
+    ``judge_score``.
+
+    Example:
+        >>> judge = RangeJudgeGrader(
+        ...     "clarity", OpenAIChatModel("gpt-4o-mini"),
+        ...     "The answer is clear and easy to follow", low=1, high=5,
+        ... )
+    """
+
+    def __init__(
+        self,
+        grader_key: str,
+        model: ChatModel,
+        criteria: str,
+        *,
+        low: int = 1,
+        high: int = 5,
+        use_logprobs: bool = True,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        sample_tables: bool = True,
+        system_prompt: str | None = None,
+    ) -> None:
+        """Set up the judge.
+
+        Args:
+            grader_key: The grader's logical name.
+            model: The judge `ChatModel`.
+            criteria: What is rated, in natural language (a high score meets it fully).
+            low: The lowest score (the value 0.0).
+            high: The highest score (the value 1.0); greater than ``low``.
+            use_logprobs: Ask for logprobs and use the expected score when they come back.
+            temperature: Sampling temperature of the judge calls.
+            max_tokens: Bound on the judge's answer.
+            sample_tables: Add the sample tables to `get_logs()`.
+            system_prompt: Replaces the judge's system message.
+        """
+        super().__init__(
+            grader_key,
+            model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            sample_tables=sample_tables,
+            system_prompt=system_prompt,
+        )
+        if not isinstance(criteria, str) or not criteria.strip():
+            raise InvalidInputError("criteria must be a non-empty str saying what is rated")
+        for name, bound in (("low", low), ("high", high)):
+            if isinstance(bound, bool) or not isinstance(bound, int):
+                raise InvalidTypeError(f"{name} must be an int, not {bound!r}")
+        if low >= high:
+            raise InvalidInputError(f"low ({low}) must be smaller than high ({high})")
+        if not isinstance(use_logprobs, bool):
+            raise InvalidTypeError(f"use_logprobs must be a bool, not {use_logprobs!r}")
+        self.criteria = criteria
+        self.low = low
+        self.high = high
+        self.use_logprobs = use_logprobs
+        # Learnt from the server: it refused logprobs, so they are no longer asked for.
+        self.logprobs_refused = False
+
+    async def judge(self, sample: JudgedSample) -> Grade:
+        """One judge call; the expected score from logprobs when there are any."""
+        prompt = range_prompt(sample, self.criteria, self.low, self.high)
+        # Looked up per call (cached): a class made by create_model cannot be pickled, and
+        # graders travel to Ray workers and process pools.
+        schema = _score_schema(self.low, self.high)
+        top = None
+        if self.use_logprobs and not self.logprobs_refused:
+            top = min(_MAX_TOP_LOGPROBS, max(5, 2 * (self.high - self.low + 1)))
+        try:
+            answer, completion = await self.ask(prompt, schema, logprobs=top)
+        except ModelCallError as exc:
+            if top is None or not _refuses_logprobs(exc):
+                raise
+            self.logprobs_refused = True
+            logger.info(
+                "gradewire: %r refused logprobs (%s); %r uses the written score from now on",
+                self.model,
+                exc,
+                self.grader_key,
+            )
+            answer, completion = await self.ask(prompt, schema)
+        written: int = answer.score  # type: ignore[attr-defined]
+        reasoning: str = answer.reasoning  # type: ignore[attr-defined]
+        info: dict[str, Any] = {"score": written, "source": "parsed"}
+        score = float(written)
+        if self.use_logprobs and completion.logprobs:
+            found = score_distribution(completion.logprobs, written, self.low, self.high)
+            if found is not None:
+                score = found.expected
+                info.update(
+                    source="logprobs",
+                    expected_score=score,
+                    distribution=found.probabilities,
+                    probability_mass=found.mass,
+                )
+        value = min(1.0, max(0.0, (score - self.low) / (self.high - self.low)))
+        return Grade(value, self.grader_key, reasoning, info=info)
+
+    def log_fields(self, grade: Grade) -> dict[str, Any]:
+        """The integer the judge wrote, as ``judge_score``."""
+        return {"judge_score": grade.info["score"]}
+
+
+def _refuses_logprobs(exc: ModelCallError) -> bool:
+    status = getattr(exc, "status", None)
+    if status not in (400, 422):
+        return False
+    # The server's own words: gradewire's advice on any 400 mentions logprobs too.
+    said = getattr(exc, "server_message", None) or ""
+    return "logprob" in said.lower()

@@ -1,0 +1,108 @@
+"""The answer shapes of the RAG judges: item lists, and one verdict per item."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, create_model
+
+from gradewire.core._grade import SubScore
+from gradewire.judges._judge_base import upper_label
+
+__all__ = [
+    "Claims",
+    "RelevanceVerdict",
+    "Statements",
+    "SupportVerdict",
+    "clean_items",
+    "verdict_children",
+    "verdict_list_schema",
+]
+
+
+class Claims(BaseModel):
+    """The atomic factual claims of an answer."""
+
+    claims: list[str]
+
+
+class Statements(BaseModel):
+    """The statements an answer makes."""
+
+    statements: list[str]
+
+
+class SupportVerdict(BaseModel):
+    """Whether the documents support one claim."""
+
+    reasoning: str
+    verdict: Annotated[Literal["SUPPORTED", "UNSUPPORTED"], BeforeValidator(upper_label)]
+
+
+class RelevanceVerdict(BaseModel):
+    """Whether one item is relevant to the question."""
+
+    reasoning: str
+    verdict: Annotated[Literal["RELEVANT", "IRRELEVANT"], BeforeValidator(upper_label)]
+
+
+@functools.lru_cache(maxsize=256)
+def verdict_list_schema(item: type[BaseModel], count: int) -> type[BaseModel]:
+    """``{"verdicts": [item, ...]}`` holding exactly ``count`` items.
+
+    The count is checked by a validator rather than written into the JSON schema (strict
+    structured-output modes refuse ``minItems`` on some servers), so a judge that skips an
+    item gets a repair request naming the count instead of a misaligned score.
+    """
+
+    def exactly(verdicts: list[Any]) -> list[Any]:
+        if len(verdicts) != count:
+            raise ValueError(
+                f"expected exactly {count} verdicts, one per item in order, got {len(verdicts)}"
+            )
+        return verdicts
+
+    schema: type[BaseModel] = create_model(
+        f"{item.__name__}List",
+        verdicts=(Annotated[list[item], AfterValidator(exactly)], ...),  # type: ignore[valid-type,arg-type]
+    )
+    return schema
+
+
+def clean_items(items: Iterable[str]) -> list[str]:
+    """The non-blank items, stripped, without repeats, in order."""
+    seen: dict[str, None] = {}
+    for item in items:
+        text = item.strip()
+        if text:
+            seen.setdefault(text, None)
+    return list(seen)
+
+
+def verdict_children(
+    names: Sequence[str],
+    verdicts: Sequence[SupportVerdict | RelevanceVerdict],
+    positive: str,
+    texts: Sequence[str] | None = None,
+) -> list[SubScore]:
+    """One child per item: 1.0 when the verdict is ``positive``, with the judge's reason.
+
+    ``texts`` (when the name is only a label, such as "document 2") is kept in
+    ``info["text"]``.
+    """
+    children: list[SubScore] = []
+    for index, (name, verdict) in enumerate(zip(names, verdicts, strict=True)):
+        info: dict[str, Any] = {"verdict": verdict.verdict, "reason": verdict.reasoning}
+        if texts is not None:
+            info["text"] = texts[index]
+        children.append(
+            SubScore(
+                name,
+                1.0 if verdict.verdict == positive else 0.0,
+                info=info,
+                reasoning=verdict.reasoning,
+            )
+        )
+    return children

@@ -1,0 +1,42 @@
+"""Sinks: where `get_logs()` output goes, one step at a time.
+
+The `Sink` protocol, `BaseSink` (input checks, increasing steps, rank gating, the
+`TablePolicy`), the built-in memory, JSONL, console and fan-out sinks, and `BackgroundSink`
+(in `sinks.background`). Sinks know nothing about graders: this folder imports `core` only.
+"""
+
+from gradewire.sinks._base_sink import BaseSink
+from gradewire.sinks._console_sink import ConsoleSink
+from gradewire.sinks._fanout_sink import FanOutSink
+from gradewire.sinks._jsonl_sink import JsonlRun, JsonlSink, read_jsonl
+from gradewire.sinks._memory_sink import MemorySink
+from gradewire.sinks._rank import is_main_process, process_rank
+from gradewire.sinks._sink import Logs, Sink, StepLogs
+from gradewire.sinks._table_policy import PolicyState, TablePolicy
+from gradewire.sinks.background import (
+    BackgroundSink,
+    DeliveryReport,
+    read_spill,
+    read_spill_configs,
+)
+
+__all__ = [
+    "BackgroundSink",
+    "BaseSink",
+    "ConsoleSink",
+    "DeliveryReport",
+    "FanOutSink",
+    "JsonlRun",
+    "JsonlSink",
+    "Logs",
+    "MemorySink",
+    "PolicyState",
+    "Sink",
+    "StepLogs",
+    "TablePolicy",
+    "is_main_process",
+    "process_rank",
+    "read_jsonl",
+    "read_spill",
+    "read_spill_configs",
+]

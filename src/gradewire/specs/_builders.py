@@ -1,0 +1,274 @@
+"""From a validated grader spec to a grader object: one builder per spec type."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from gradewire.core._combined_grader import CombinedGrader
+from gradewire.core._errors import GradewireError, InvalidInputError
+from gradewire.core._grader import BaseGrader
+from gradewire.judges._binary_judge import BinaryJudgeGrader
+from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
+from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.specs._grader_specs import (
+    BashSpec,
+    BinaryJudgeSpec,
+    CombinedSpec,
+    CustomSpec,
+    ExternalEndpointSpec,
+    JudgeDefaults,
+    JudgeModelSpec,
+    PrebuiltJudgeSpec,
+    RangeJudgeSpec,
+    RubricItemSpec,
+    RubricJudgeSpec,
+)
+from gradewire.tools._bash_grader import BashGrader
+from gradewire.tools._endpoint_grader import EndpointGrader
+
+__all__ = ["Builder", "resolve"]
+
+_JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
+_MODEL_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout", "max_attempts", "cache")
+
+_PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
+    "FAITHFULNESS": FaithfulnessGrader,
+    "CONTEXT_RELEVANCY": ContextRelevancyGrader,
+    "ANSWER_RELEVANCY": AnswerRelevancyGrader,
+}
+
+
+def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
+    """The spec with the ``[judge]`` defaults merged into every judge model, recursively."""
+    if isinstance(spec, CombinedSpec):
+        return spec.model_copy(update={"graders": [resolve(g, defaults) for g in spec.graders]})
+    if not isinstance(spec, _JudgeSpec):
+        return spec
+    model = spec.judge_model
+    if model is None:
+        if defaults is None or defaults.model is None:
+            raise InvalidInputError(
+                f"{spec.type} {spec.key!r} needs judge_model: a model name, or a table "
+                "{model, base_url, api_key_env, ...}; or give the grader file a [judge] "
+                "table with model = ..."
+            )
+        model = JudgeModelSpec(model=defaults.model)
+    if defaults is not None:
+        filled = {
+            name: getattr(defaults, name)
+            for name in (*_MODEL_FIELDS, "json_schema")
+            if getattr(model, name) is None and getattr(defaults, name) is not None
+        }
+        if filled:
+            model = model.model_copy(update=filled)
+    return spec.model_copy(update={"judge_model": model})
+
+
+class Builder:
+    """Builds graders from resolved specs; judge models with equal settings are shared."""
+
+    def __init__(self) -> None:
+        self._models: dict[JudgeModelSpec, OpenAIChatModel] = {}
+
+    def build(self, spec: Any) -> BaseGrader:
+        """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
+        grader = self._make(spec)
+        # Set on the object (not a class attribute): the spec belongs to this grader.
+        object.__setattr__(grader, "spec", spec.model_dump(mode="json", exclude_none=True))
+        return grader
+
+    def _make(self, spec: Any) -> BaseGrader:
+        if isinstance(spec, _JudgeSpec):
+            return self._judge(spec)
+        if isinstance(spec, ExternalEndpointSpec):
+            return EndpointGrader(
+                spec.key,
+                spec.url,
+                token=_env(spec.token_env, "token_env", spec.key),
+                timeout=spec.timeout,
+                max_attempts=spec.max_attempts,
+                payload=spec.payload,
+                remote_grader=spec.remote_grader,
+                **_tables(spec),
+            )
+        if isinstance(spec, BashSpec):
+            return BashGrader(
+                spec.key,
+                spec.command,
+                cwd=spec.cwd,
+                timeout=spec.timeout,
+                completion_via=spec.completion_via,
+                **_tables(spec),
+            )
+        if isinstance(spec, CustomSpec):
+            return _custom(spec)
+        if isinstance(spec, CombinedSpec):
+            return CombinedGrader(
+                spec.key,
+                [self.build(sub) for sub in spec.graders],
+                spec.weights,
+                spec.aggregation,
+                on_error=spec.on_error,
+                **_tables(spec),
+            )
+        raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")
+
+    def _judge(self, spec: _JudgeSpec) -> BaseGrader:
+        assert spec.judge_model is not None  # resolve() fills it
+        model = self.model(spec.judge_model, spec.key)
+        common: dict[str, Any] = {}
+        for name in ("temperature", "max_tokens", "system_prompt", "sample_tables"):
+            value = getattr(spec, name)
+            if value is not None:
+                common[name] = value
+        if isinstance(spec, BinaryJudgeSpec):
+            return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
+        if isinstance(spec, PrebuiltJudgeSpec):
+            return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
+        if isinstance(spec, RubricJudgeSpec):
+            criteria = [_criterion(c) for c in spec.criteria]
+            return LLMJudgeGrader(spec.key, model, criteria, **common)
+        return RangeJudgeGrader(
+            spec.key,
+            model,
+            spec.criteria,
+            low=spec.low,
+            high=spec.high,
+            use_logprobs=spec.use_logprobs,
+            **common,
+        )
+
+    def model(self, spec: JudgeModelSpec, key: str) -> OpenAIChatModel:
+        """One `OpenAIChatModel` per distinct judge model spec."""
+        shared = self._models.get(spec)
+        if shared is not None:
+            return shared
+        options: dict[str, Any] = {}
+        for name in ("max_concurrency", "timeout", "max_attempts", "cache", "json_schema"):
+            value = getattr(spec, name)
+            if value is not None:
+                options[name] = value
+        model = OpenAIChatModel(
+            spec.model,
+            base_url=spec.base_url,
+            api_key=_env(spec.api_key_env, "api_key_env", key),
+            **options,
+        )
+        self._models[spec] = model
+        return model
+
+
+def _criterion(item: str | tuple[str, float] | RubricItemSpec) -> Any:
+    if isinstance(item, RubricItemSpec):
+        return (item.requirement, item.weight)
+    return item
+
+
+def _tables(spec: Any) -> dict[str, Any]:
+    """``sample_tables`` when the spec sets it; else the grader class's own default."""
+    return {} if spec.sample_tables is None else {"sample_tables": spec.sample_tables}
+
+
+def _env(name: str | None, field: str, key: str) -> str | None:
+    if name is None:
+        return None
+    value = os.environ.get(name)
+    if value is None:
+        raise InvalidInputError(
+            f"grader {key!r}: the environment variable {name} (named by {field}) is not set; "
+            f"export it ({name}=...) before building the grader"
+        )
+    return value
+
+
+def _custom(spec: CustomSpec) -> BaseGrader:
+    target = _import_target(spec.function, spec.key)
+    where = f"custom grader {spec.key!r} ({spec.function})"
+    extra = _tables(spec)
+    grader: BaseGrader
+    if isinstance(target, type) and issubclass(target, BaseGrader):
+        grader = _call(target, spec, extra, where)
+    elif isinstance(target, BaseGrader):
+        if spec.options or spec.factory:
+            raise InvalidInputError(
+                f"{where} names a grader instance, which takes no options or factory flag; "
+                "name its class or a factory function instead"
+            )
+        grader = target
+    elif not callable(target):
+        raise InvalidInputError(
+            f"{where} is a {type(target).__name__}; name a function of a sample, a BaseGrader "
+            "subclass, or a factory function (with factory = true)"
+        )
+    elif spec.factory:
+        grader = _call(target, spec, extra, where)
+        if not isinstance(grader, BaseGrader):
+            raise InvalidInputError(
+                f"{where} is a factory (factory = true) but returned "
+                f"{type(grader).__name__}, not a BaseGrader"
+            )
+    else:
+        if spec.options:
+            raise InvalidInputError(
+                f"{where}: options go to a grader class or a factory function; a scoring "
+                "function takes none (set factory = true if it builds a grader)"
+            )
+        grader = BaseGrader.from_function(spec.key, target, **extra)
+    if grader.grader_key != spec.key:
+        raise InvalidInputError(
+            f"{where} gave a grader keyed {grader.grader_key!r}; make its key {spec.key!r}, "
+            "the spec's key, so logs and config agree"
+        )
+    return grader
+
+
+def _call(target: Any, spec: CustomSpec, extra: dict[str, Any], where: str) -> Any:
+    try:
+        return target(spec.key, **spec.options, **extra)
+    except GradewireError:
+        raise
+    except Exception as exc:
+        shown = ", ".join([repr(spec.key), *(f"{k}=..." for k in {**spec.options, **extra})])
+        raise InvalidInputError(
+            f"{where}: building it as {spec.function.partition(':')[2]}({shown}) failed: "
+            f"{type(exc).__name__}: {exc}; check its signature against the spec's options"
+        ) from exc
+
+
+def _import_target(target: str, key: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    where = f"custom grader {key!r}"
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise InvalidInputError(
+                f"{where}: no module named {module_name!r}; check the name in "
+                f"'{target}' and that the module is installed or on PYTHONPATH"
+            ) from exc
+        raise InvalidInputError(
+            f"{where}: importing {module_name!r} failed because it imports {exc.name!r}, "
+            "which is not installed"
+        ) from exc
+    except Exception as exc:
+        raise InvalidInputError(
+            f"{where}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise InvalidInputError(
+                f"{where}: {module_name!r} has no attribute {attr!r} (from '{target}'); "
+                "check the name after the colon"
+            ) from None
+    return obj

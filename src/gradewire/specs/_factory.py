@@ -1,0 +1,234 @@
+"""The grader factory: graders declared as data (a dict, a JSON or TOML file) built into objects.
+
+Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
+``[judge]`` defaults merged in, secrets only as environment variable names), so
+`grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from gradewire.core._grader import BaseGrader
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from gradewire.specs._grader_specs import JudgeDefaults
+
+__all__ = ["build_grader", "grader_config", "load_graders"]
+
+# The spec models, their validators and builders are imported on first use: building the
+# pydantic models costs ~15 ms, which `import gradewire` should not pay for every user.
+
+
+@functools.cache
+def _spec_adapter() -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    from gradewire.specs._grader_specs import GraderSpec
+
+    return TypeAdapter(GraderSpec)
+
+
+def build_grader(
+    spec: Mapping[str, Any], *, judge_defaults: Mapping[str, Any] | None = None
+) -> BaseGrader:
+    """Build one grader from its spec.
+
+    Args:
+        spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
+            ``range_judge``, ``external_endpoint``, ``bash``, ``custom``, ``combined``), a
+            ``key`` and that type's fields; `grader.spec` of a built grader works too.
+        judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
+            (``model``, ``base_url``, ``api_key_env``, ...).
+
+    Returns:
+        The grader, with its resolved spec in ``grader.spec``.
+
+    Raises:
+        InvalidInputError: The spec is not valid; the message names each bad field and says
+            what it takes. Also when a named environment variable is unset or a custom
+            function cannot be imported.
+
+    Example:
+        >>> grader = build_grader({
+        ...     "type": "binary_judge", "key": "helpful",
+        ...     "criteria": "The answer addresses the question",
+        ...     "judge_model": {"model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"},
+        ... })  # doctest: +SKIP
+    """
+    from gradewire.specs._builders import Builder, resolve
+
+    defaults = _defaults(judge_defaults, "judge_defaults")
+    parsed = _parse(spec, _where(spec))
+    return Builder().build(resolve(parsed, defaults))
+
+
+def load_graders(path: str | os.PathLike[str]) -> list[BaseGrader]:
+    """Build every grader of a JSON or TOML grader file.
+
+    The file holds a ``graders`` list of specs and optionally a ``judge`` table of judge
+    model defaults; a JSON file may also be just the list. Graders whose judge models
+    resolve to the same settings share one `OpenAIChatModel`.
+
+    Example (TOML)::
+
+        [judge]
+        base_url = "http://127.0.0.1:8001/v1"
+        api_key_env = "JUDGE_API_KEY"
+
+        [[graders]]
+        type = "binary_judge"
+        key = "helpful"
+        criteria = "The response directly answers the user's question"
+        judge_model = "Qwen/Qwen2.5-7B-Instruct"
+
+    Raises:
+        InvalidInputError: The file is unreadable, not JSON/TOML, or a spec is invalid
+            (the message names the file, the grader and the field).
+        MissingDependencyError: A TOML file on Python 3.10 without ``tomli``.
+    """
+    from pydantic import ValidationError
+
+    from gradewire.specs._builders import Builder, resolve
+    from gradewire.specs._errors import spec_error
+    from gradewire.specs._grader_specs import GraderFileSpec
+
+    file = Path(path)
+    data = _read(file)
+    if isinstance(data, list):
+        data = {"graders": data}
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(
+            f"{file}: a grader file holds a 'graders' list (and optionally a 'judge' table), "
+            f"not a {type(data).__name__}"
+        )
+    try:
+        parsed = GraderFileSpec.model_validate(data)
+    except ValidationError as exc:
+        raise spec_error(exc, str(file)) from None
+    builder = Builder()
+    graders = [builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders]
+    _check_unique(graders, str(file))
+    return graders
+
+
+def grader_config(graders: BaseGrader | Iterable[BaseGrader]) -> dict[str, Any]:
+    """The specs of factory-built graders, as JSON-ready run config.
+
+    The result has the shape of a grader file (``{"graders": [spec, ...]}``), so writing it
+    as JSON gives a file that `load_graders` rebuilds the same graders from. Secrets never
+    appear: specs name the environment variables that hold them.
+
+    Example:
+        >>> sink.log_config(grader_config(graders))  # doctest: +SKIP
+
+    Raises:
+        InvalidInputError: A grader was not built by the factory, so it has no spec.
+    """
+    items = [graders] if isinstance(graders, BaseGrader) else list(graders)
+    specs: list[Any] = []
+    for grader in items:
+        if not isinstance(grader, BaseGrader):
+            raise InvalidTypeError(f"grader_config takes graders, not {type(grader).__name__}")
+        spec = getattr(grader, "spec", None)
+        if not isinstance(spec, Mapping):
+            raise InvalidInputError(
+                f"grader {grader.grader_key!r} ({type(grader).__name__}) was not built from a "
+                "spec, so there is no config to log; build it with build_grader() or "
+                "load_graders(), or log its settings yourself"
+            )
+        # A copy through JSON: the config is plain data, and later edits cannot leak in.
+        specs.append(json.loads(json.dumps(spec)))
+    return {"graders": specs}
+
+
+def _parse(spec: Mapping[str, Any], where: str) -> Any:
+    from pydantic import ValidationError
+
+    from gradewire.specs._errors import spec_error
+
+    if not isinstance(spec, Mapping):
+        raise InvalidTypeError(
+            f"a grader spec is a dict with 'type' and 'key', not {type(spec).__name__}"
+        )
+    try:
+        return _spec_adapter().validate_python(dict(spec))
+    except ValidationError as exc:
+        raise spec_error(exc, where) from None
+
+
+def _defaults(raw: Mapping[str, Any] | None, what: str) -> JudgeDefaults | None:
+    from pydantic import ValidationError
+
+    from gradewire.specs._errors import spec_error
+    from gradewire.specs._grader_specs import JudgeDefaults
+
+    if raw is None:
+        return None
+    try:
+        return JudgeDefaults.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise spec_error(exc, what) from None
+
+
+def _where(spec: object) -> str:
+    key = spec.get("key") if isinstance(spec, Mapping) else None
+    kind = spec.get("type") if isinstance(spec, Mapping) else None
+    label = f"grader {key!r}" if isinstance(key, str) else "a grader"
+    return f"{label} ({kind})" if isinstance(kind, str) else label
+
+
+def _read(file: Path) -> Any:
+    suffix = file.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise InvalidInputError(
+            f"{file}: a grader file must end in .json or .toml, not {suffix or '(none)'!r}"
+        )
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the grader file {file}: {exc}") from exc
+    if suffix == ".json":
+        try:
+            return json.loads(raw)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidInputError(f"{file} is not valid JSON: {exc}") from exc
+    toml = _toml_module()
+    try:
+        return toml.loads(raw.decode())
+    except (UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is a ValueError
+        raise InvalidInputError(f"{file} is not valid TOML: {exc}") from exc
+
+
+def _toml_module() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    try:
+        import tomli  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise MissingDependencyError(
+            "tomli", purpose="read TOML grader files on Python 3.10"
+        ) from None
+    return tomli
+
+
+def _check_unique(graders: list[BaseGrader], where: str) -> None:
+    seen: set[str] = set()
+    for grader in graders:
+        if grader.grader_key in seen:
+            raise InvalidInputError(
+                f"{where}: two graders share the key {grader.grader_key!r}; give each a "
+                "distinct key so their logs and rewards do not mix"
+            )
+        seen.add(grader.grader_key)
