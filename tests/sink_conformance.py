@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.sinks._sink import Sink
 
 __all__ = ["SCRIPT", "Readback", "SinkConformance", "assert_table_matches", "canonical_steps"]

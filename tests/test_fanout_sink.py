@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._jsonl_sink import JsonlSink, read_jsonl
 from gradewire.sinks._memory_sink import MemorySink

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 
 __all__ = ["main"]

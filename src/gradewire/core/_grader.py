@@ -1,11 +1,12 @@
-"""BaseGrader: an async scoring function with a logging core."""
+"""BaseGrader, an async scoring function with a logging core, and the function grader."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from gradewire.core._errors import (
@@ -16,24 +17,19 @@ from gradewire.core._errors import (
 )
 from gradewire.core._failure_records import failure_context, log_fields
 from gradewire.core._grade import Grade
-from gradewire.core._log_buffer import ABSTAINED, ERROR, LogBuffer
-from gradewire.core._sample_tables import sample_tables, split_records
-from gradewire.core._stats import LogState
-from gradewire.core._table import Table
+from gradewire.core._log_buffer import ABSTAINED, ERROR
+from gradewire.core._logging_core import LoggingCore, LogValue
 from gradewire.core._thread import StringThread
 
-__all__ = ["BaseGrader", "GradeFunction", "LogValue"]
+__all__ = ["BaseGrader", "FunctionGrader", "GradeFunction", "LogValue"]
 
 logger = logging.getLogger("gradewire")
-
-LogValue = float | Table
-"""A value of `BaseGrader.get_logs()`: a number (counts are ints) or a `Table`."""
 
 GradeFunction = Callable[[StringThread], float | Grade | Awaitable[float | Grade | None] | None]
 """What `BaseGrader.from_function` takes: sync or async, returning a float, a Grade or None."""
 
 
-class BaseGrader(ABC):
+class BaseGrader(LoggingCore, ABC):
     """An async grader: implement `grade()`; logging, batching and tables come with it.
 
     Call `add_log()` in `grade()` with one dict per sample; `get_logs()` turns the
@@ -75,42 +71,8 @@ class BaseGrader(ABC):
                 "it names the grader in logs and dashboards"
             )
         self.grader_key = grader_key
-        self.sample_tables = sample_tables
-        self._logs: list[dict[str, Any]] = []
-        self._log_buffer = LogBuffer(self._logs)
-        self._folded: LogState | None = None
-        self._max_log_records: int | None = None
-        self.max_log_records = max_log_records
+        super().__init__(sample_tables=sample_tables, max_log_records=max_log_records)
         self._warned: set[type[BaseException]] = set()
-
-    @property
-    def max_log_records(self) -> int | None:
-        """How many log records the grader keeps; None (the default) keeps them all.
-
-        Past this many, the older half is folded into exact running statistics and
-        dropped from ``self._logs``: `get_logs()` numbers still cover every sample since
-        the last clear, while tables (and code reading ``self._logs``) see recent records
-        only. Set it for long runs that never call ``get_logs(clear=True)``, such as a
-        reward server, so memory stays bounded.
-        """
-        return getattr(self, "_max_log_records", None)
-
-    @max_log_records.setter
-    def max_log_records(self, value: int | None) -> None:
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidTypeError(f"max_log_records must be an int or None, not {value!r}")
-        if value is not None and value < 2:
-            raise InvalidInputError(
-                f"max_log_records must be at least 2, not {value}; None keeps every record"
-            )
-        self._max_log_records = value
-        for grader in self._sub_graders():
-            if grader.max_log_records is None:
-                grader.max_log_records = value
-
-    def _sub_graders(self) -> Sequence[BaseGrader]:
-        """The graders this one runs, which share its bounds (none for a leaf grader)."""
-        return ()
 
     @abstractmethod
     async def grade(self, sample: StringThread) -> Grade:
@@ -148,8 +110,6 @@ class BaseGrader(ABC):
                 and the other samples; by default it runs inline, which is fastest for
                 functions that take microseconds.
         """
-        from gradewire.core._function_grader import FunctionGrader  # an import cycle otherwise
-
         return FunctionGrader(grader_key, fn, sample_tables=sample_tables, in_thread=in_thread)
 
     async def __call__(self, sample: StringThread) -> Grade | None:
@@ -229,105 +189,66 @@ class BaseGrader(ABC):
                 exc_info=exc,
             )
 
-    def add_log(self, log: Mapping[str, Any]) -> None:
-        """Record one sample's data; numbers are aggregated, the rest kept for tables."""
-        try:
-            logs, buffer = self._logs, self._log_buffer
-        except AttributeError:
-            raise GradewireError(
-                f"{type(self).__name__}.__init__ must call super().__init__(grader_key) "
-                "before the grader can log"
-            ) from None
-        if type(log) is not dict and not isinstance(log, Mapping):
-            raise InvalidTypeError(
-                f"add_log takes a dict, not {type(log).__name__}; e.g. add_log({{'score': 1.0}})"
-            )
-        logs.append(log)  # type: ignore[arg-type]
-        buffer.add(log)
-        limit = self._max_log_records
-        if limit is not None and len(logs) > limit:
-            self._fold(limit // 2)
-
-    def _fold(self, keep: int) -> None:
-        """Fold all but the ``keep`` newest records into running statistics."""
-        logs = self._logs
-        cut = len(logs) - keep
-        older = LogBuffer(logs[:cut]).state()
-        self._folded = older if self._folded is None else self._folded.merge(older)
-        # Each fold handles about max_log_records records once every max_log_records / 2
-        # calls, so logging stays O(1) per record.
-        self._logs = logs[cut:]
-        self._log_buffer = LogBuffer(self._logs)
-
-    def log_state(self, *, clear: bool = False) -> LogState:
-        """The mergeable statistics of the logged records (for several ranks or workers).
-
-        Example:
-            >>> state = grader.log_state(clear=True).to_dict()  # doctest: +SKIP
-            >>> # gather the dicts of every rank, then on rank 0:
-            >>> LogState.merge_all(map(LogState.from_dict, gathered)).to_logs()  # doctest: +SKIP
-        """
-        state = self._own_log_state()
-        if clear:
-            self.clear_logs()
-        return state
-
-    def _own_log_state(self) -> LogState:
-        if not self._log_buffer.in_sync_with(self._logs):
-            # User code replaced or edited self._logs: trust the list, not the mirror.
-            self._log_buffer = LogBuffer(self._logs)
-        state = self._log_buffer.state()
-        folded = getattr(self, "_folded", None)
-        return state if folded is None else folded.merge(state)
-
-    def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
-        """Aggregate the logged records.
-
-        Returns:
-            ``<key>/mean``, ``/std`` (sample, n-1), ``/min``, ``/max``, ``/count`` for every
-            numeric key logged (non-finite values are counted in ``<key>/nonfinite_count``
-            and left out), ``score/abstained_count`` and ``score/error_count``; the sample
-            tables when the grader was built with ``sample_tables=True``; ``{}`` when
-            nothing was logged.
-
-        Args:
-            clear: Empty the log buffer afterwards, so the next call covers only new samples.
-        """
-        logs: dict[str, LogValue] = dict(self._own_log_state().to_logs())
-        if self.sample_tables and self._logs:
-            logs.update(self.get_sample_tables(*split_records(self._logs)))
-        if clear:
-            self.clear_logs()
-        return logs
-
-    def clear_logs(self) -> None:
-        """Forget every logged record (and the statistics folded from older ones)."""
-        self._logs = []
-        self._log_buffer = LogBuffer(self._logs)
-        self._folded = None
-
-    def get_sample_tables(
-        self,
-        successful: Sequence[Mapping[str, Any]],
-        failed: Sequence[Mapping[str, Any]],
-    ) -> dict[str, LogValue]:
-        """Tables of scored and unscored samples.
-
-        When any log of a table carries a ``completion``, that table gets a Completion
-        column after Prompt; the other columns are always there, in this order.
-
-        Args:
-            successful: Logs like ``{"score": float, "prompt": str, "reasoning": str}``
-                (reasoning optional).
-            failed: Logs like ``{"error": str, "prompt": str}`` (prompt optional); an
-                abstention (``{"abstained": reason}``) is shown as ``abstained: reason``.
-
-        Returns:
-            ``score/scored_samples`` (Prompt, Reasoning, Score),
-            ``score/unscored_samples`` (Prompt, Error; only when there are failures),
-            ``score/scored_samples_count`` and ``score/unscored_samples_count``.
-        """
-        return sample_tables(successful, failed)
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grader_key={self.grader_key!r})"
+
+
+class FunctionGrader(BaseGrader):
+    """A grader around a sync or async function returning a float, a Grade, or None."""
+
+    def __init__(
+        self,
+        grader_key: str,
+        fn: GradeFunction,
+        *,
+        sample_tables: bool = False,
+        in_thread: bool = False,
+    ) -> None:
+        super().__init__(grader_key, sample_tables=sample_tables)
+        if not callable(fn):
+            raise InvalidTypeError(
+                f"from_function needs a function of a sample, not {type(fn).__name__}"
+            )
+        self.fn = fn
+        self._awaits = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
+        )
+        self.in_thread = in_thread and not self._awaits
+
+    async def grade(self, sample: StringThread) -> Grade:
+        """Call the function and turn its result into a logged Grade."""
+        result: Any = (
+            await asyncio.to_thread(self.fn, sample) if self.in_thread else self.fn(sample)
+        )
+        if self._awaits or inspect.isawaitable(result):
+            result = await result
+        kind = type(result)
+        if kind is float or kind is int:
+            grade = Grade(result, self.grader_key)
+        elif isinstance(result, Grade):
+            grade = (
+                result
+                if result.grader_key == self.grader_key
+                else result.replace(grader_key=self.grader_key)
+            )
+        elif result is None:
+            raise IgnoreGradeException(f"{_name(self.fn)} returned None")
+        elif isinstance(result, (str, bytes)) or not hasattr(result, "__float__"):
+            raise InvalidTypeError(
+                f"{_name(self.fn)} returned {type(result).__name__}; return a float, "
+                "a Grade, or None to abstain"
+            )
+        else:  # bools and numpy numbers
+            grade = Grade(result, self.grader_key)
+        log: dict[str, Any] = {"score": grade.value}
+        if grade.reasoning is not None:
+            log["reasoning"] = grade.reasoning
+        if self.sample_tables:
+            log["prompt"] = sample.last_user_content() or ""
+            log["completion"] = sample.completion() or ""
+        self.add_log(log)
+        return grade
+
+
+def _name(fn: object) -> str:
+    return f"grading function {getattr(fn, '__qualname__', type(fn).__name__)}()"

@@ -17,17 +17,12 @@ from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._loop_resources import LoopResources
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import HttpxSender, Sender, default_sender
+from gradewire.http._settings import check_headers, seconds_setting
 from gradewire.judges._cache_io import cache_get, cache_put
 from gradewire.judges._chat_model import ChatCompletion, ChatMessage
 from gradewire.judges._inflight import share_in_flight
 from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._openai_config import (
-    base_url_setting,
-    cache_setting,
-    check_headers,
-    extra_body_setting,
-    seconds_setting,
-)
+from gradewire.judges._openai_config import base_url_setting, cache_setting, extra_body_setting
 from gradewire.judges._openai_wire import (
     build_payload,
     encode_payload,

@@ -13,9 +13,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "base_url_setting",
     "cache_setting",
-    "check_headers",
     "extra_body_setting",
-    "seconds_setting",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -31,33 +29,6 @@ def base_url_setting(base_url: str | None) -> str:
             "'http://localhost:8000/v1' for a local vLLM server"
         )
     return url.rstrip("/")
-
-
-def check_headers(headers: Mapping[str, str]) -> None:
-    for name, value in headers.items():
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise InvalidTypeError(
-                f"HTTP headers must be str: str, got {name!r}: {value!r}; convert the values"
-            )
-        if any(c in name + value for c in "\r\n\0") or not name.strip() or ":" in name:
-            raise InvalidInputError(
-                f"invalid HTTP header {name!r}: names and values cannot hold line breaks "
-                "(check api_key= and headers= for a pasted newline)"
-            )
-        try:
-            (name + value).encode("latin-1")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"invalid HTTP header {name!r}: HTTP headers carry Latin-1 text only ({exc})"
-            ) from exc
-
-
-def seconds_setting(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidTypeError(f"{name} must be a number of seconds, not {value!r}")
-    if not value > 0:
-        raise InvalidInputError(f"{name} must be > 0 seconds, not {value!r}")
-    return float(value)
 
 
 def extra_body_setting(extra_body: Mapping[str, Any] | None) -> dict[str, Any] | None:

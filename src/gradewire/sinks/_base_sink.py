@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._rank import process_rank
 from gradewire.sinks._sink import StepLogs

@@ -8,7 +8,7 @@ import sys
 from typing import IO, Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._table_policy import TablePolicy

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from gradewire.core._errors import InvalidTypeError, SinkError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._sink import Sink
 

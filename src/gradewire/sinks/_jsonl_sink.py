@@ -15,7 +15,7 @@ from typing import IO, Any
 import numpy as np
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._rank import process_rank

@@ -6,7 +6,7 @@ import copy
 import html
 from typing import Any
 
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._console_sink import format_number

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 
 __all__ = ["Logs", "Sink", "StepLogs"]
 

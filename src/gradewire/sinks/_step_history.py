@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 
 __all__ = ["StepHistory"]

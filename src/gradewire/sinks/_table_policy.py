@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 
 __all__ = ["PolicyState", "TablePolicy", "cut_text", "spread_positions"]

@@ -17,7 +17,7 @@ from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_b
 from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import Sender, default_sender
-from gradewire.judges._openai_config import check_headers, seconds_setting
+from gradewire.http._settings import check_headers, seconds_setting
 from gradewire.tools._endpoint_wire import (
     PAYLOADS,
     Payload,

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError, SinkError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.sinks.background._spill_format import Entry
 from gradewire.sinks.background._spill_store import SpillStore
 from gradewire.sinks.background._worker import Worker

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.core._grader import LogValue
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 from gradewire.sinks._sink import StepLogs
 

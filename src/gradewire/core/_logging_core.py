@@ -1,0 +1,163 @@
+"""The logging core inside every grader: records in, statistics and tables out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
+from gradewire.core._log_buffer import LogBuffer
+from gradewire.core._sample_tables import sample_tables, split_records
+from gradewire.core._stats import LogState
+from gradewire.core._table import Table
+
+__all__ = ["LogValue", "LoggingCore"]
+
+LogValue = float | Table
+"""A value of `BaseGrader.get_logs()`: a number (counts are ints) or a `Table`."""
+
+
+class LoggingCore:
+    """The log buffer of a grader: `add_log` per sample, `get_logs` for the aggregates.
+
+    Numbers are mirrored into packed columns as they are logged, so `get_logs` is one
+    numpy pass; ``self._logs`` stays the plain list of logged dicts, for `get_logs`
+    overrides that build their own tables. `BaseGrader` is the one class built on it.
+    """
+
+    def __init__(self, *, sample_tables: bool, max_log_records: int | None) -> None:
+        self.sample_tables = sample_tables
+        self._logs: list[dict[str, Any]] = []
+        self._log_buffer = LogBuffer(self._logs)
+        self._folded: LogState | None = None
+        self._max_log_records: int | None = None
+        self.max_log_records = max_log_records
+
+    @property
+    def max_log_records(self) -> int | None:
+        """How many log records the grader keeps; None (the default) keeps them all.
+
+        Past this many, the older half is folded into exact running statistics and
+        dropped from ``self._logs``: `get_logs()` numbers still cover every sample since
+        the last clear, while tables (and code reading ``self._logs``) see recent records
+        only. Set it for long runs that never call ``get_logs(clear=True)``, such as a
+        reward server, so memory stays bounded.
+        """
+        return getattr(self, "_max_log_records", None)
+
+    @max_log_records.setter
+    def max_log_records(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidTypeError(f"max_log_records must be an int or None, not {value!r}")
+        if value is not None and value < 2:
+            raise InvalidInputError(
+                f"max_log_records must be at least 2, not {value}; None keeps every record"
+            )
+        self._max_log_records = value
+        for grader in self._sub_graders():
+            if grader.max_log_records is None:
+                grader.max_log_records = value
+
+    def _sub_graders(self) -> Sequence[LoggingCore]:
+        """The graders this one runs, which share its bounds (none for a leaf grader)."""
+        return ()
+
+    def add_log(self, log: Mapping[str, Any]) -> None:
+        """Record one sample's data; numbers are aggregated, the rest kept for tables."""
+        try:
+            logs, buffer = self._logs, self._log_buffer
+        except AttributeError:
+            raise GradewireError(
+                f"{type(self).__name__}.__init__ must call super().__init__(grader_key) "
+                "before the grader can log"
+            ) from None
+        if type(log) is not dict and not isinstance(log, Mapping):
+            raise InvalidTypeError(
+                f"add_log takes a dict, not {type(log).__name__}; e.g. add_log({{'score': 1.0}})"
+            )
+        logs.append(log)  # type: ignore[arg-type]
+        buffer.add(log)
+        limit = self._max_log_records
+        if limit is not None and len(logs) > limit:
+            self._fold(limit // 2)
+
+    def _fold(self, keep: int) -> None:
+        """Fold all but the ``keep`` newest records into running statistics."""
+        logs = self._logs
+        cut = len(logs) - keep
+        older = LogBuffer(logs[:cut]).state()
+        self._folded = older if self._folded is None else self._folded.merge(older)
+        # Each fold handles about max_log_records records once every max_log_records / 2
+        # calls, so logging stays O(1) per record.
+        self._logs = logs[cut:]
+        self._log_buffer = LogBuffer(self._logs)
+
+    def log_state(self, *, clear: bool = False) -> LogState:
+        """The mergeable statistics of the logged records (for several ranks or workers).
+
+        Example:
+            >>> state = grader.log_state(clear=True).to_dict()  # doctest: +SKIP
+            >>> # gather the dicts of every rank, then on rank 0:
+            >>> LogState.merge_all(map(LogState.from_dict, gathered)).to_logs()  # doctest: +SKIP
+        """
+        state = self._own_log_state()
+        if clear:
+            self.clear_logs()
+        return state
+
+    def _own_log_state(self) -> LogState:
+        if not self._log_buffer.in_sync_with(self._logs):
+            # User code replaced or edited self._logs: trust the list, not the mirror.
+            self._log_buffer = LogBuffer(self._logs)
+        state = self._log_buffer.state()
+        folded = getattr(self, "_folded", None)
+        return state if folded is None else folded.merge(state)
+
+    def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
+        """Aggregate the logged records.
+
+        Returns:
+            ``<key>/mean``, ``/std`` (sample, n-1), ``/min``, ``/max``, ``/count`` for every
+            numeric key logged (non-finite values are counted in ``<key>/nonfinite_count``
+            and left out), ``score/abstained_count`` and ``score/error_count``; the sample
+            tables when the grader was built with ``sample_tables=True``; ``{}`` when
+            nothing was logged.
+
+        Args:
+            clear: Empty the log buffer afterwards, so the next call covers only new samples.
+        """
+        logs: dict[str, LogValue] = dict(self._own_log_state().to_logs())
+        if self.sample_tables and self._logs:
+            logs.update(self.get_sample_tables(*split_records(self._logs)))
+        if clear:
+            self.clear_logs()
+        return logs
+
+    def clear_logs(self) -> None:
+        """Forget every logged record (and the statistics folded from older ones)."""
+        self._logs = []
+        self._log_buffer = LogBuffer(self._logs)
+        self._folded = None
+
+    def get_sample_tables(
+        self,
+        successful: Sequence[Mapping[str, Any]],
+        failed: Sequence[Mapping[str, Any]],
+    ) -> dict[str, LogValue]:
+        """Tables of scored and unscored samples.
+
+        When any log of a table carries a ``completion``, that table gets a Completion
+        column after Prompt; the other columns are always there, in this order.
+
+        Args:
+            successful: Logs like ``{"score": float, "prompt": str, "reasoning": str}``
+                (reasoning optional).
+            failed: Logs like ``{"error": str, "prompt": str}`` (prompt optional); an
+                abstention (``{"abstained": reason}``) is shown as ``abstained: reason``.
+
+        Returns:
+            ``score/scored_samples`` (Prompt, Reasoning, Score),
+            ``score/unscored_samples`` (Prompt, Error; only when there are failures),
+            ``score/scored_samples_count`` and ``score/unscored_samples_count``.
+        """
+        return sample_tables(successful, failed)
