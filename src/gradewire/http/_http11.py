@@ -13,14 +13,18 @@ never by waiting for bytes that will not come. Bodies, and their decompressed fo
 from __future__ import annotations
 
 import asyncio
-import re
 import zlib
 
-__all__ = ["Dropped", "Http11Connection", "ResponseTooLarge"]
+from gradewire.http._framing import (
+    CHUNK_LINE,
+    MAX_HEAD,
+    blank_line,
+    check_partial_chunk_line,
+    content_length,
+    read_headers,
+)
 
-_MAX_HEAD = 64 * 1024  # also bounds a chunk-size line and the trailers
-_CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\n]*)?\r?\n")
-_HEX_RUN = re.compile(rb"[0-9A-Fa-f]*")
+__all__ = ["Dropped", "Http11Connection", "ResponseTooLarge"]
 
 
 class Dropped(ConnectionError):
@@ -184,9 +188,9 @@ class Http11Connection(asyncio.Protocol):
     def _parse(self) -> None:
         buffer = self.buffer
         while not self.mode:
-            text_end, end = _blank_line(buffer, 0)
-            if end < 0 or end > _MAX_HEAD:
-                if len(buffer) > _MAX_HEAD:
+            text_end, end = blank_line(buffer, 0)
+            if end < 0 or end > MAX_HEAD:
+                if len(buffer) > MAX_HEAD:
                     raise ValueError("answer head too large")
                 return
             lines = bytes(buffer[:text_end]).decode("latin-1").split("\n")
@@ -200,7 +204,7 @@ class Http11Connection(asyncio.Protocol):
             self.status = int(status)
             if 100 <= self.status < 200:
                 continue  # informational (100 Continue, 103 Early Hints): the answer follows
-            self.headers = headers = _read_headers(lines)
+            self.headers = headers = read_headers(lines)
             connection = headers.get("connection", "").lower()
             self.keep_alive = (
                 connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
@@ -216,7 +220,7 @@ class Http11Connection(asyncio.Protocol):
                     self.keep_alive = False
             elif "content-length" in headers:
                 self.mode = "length"
-                self.remaining = _content_length(headers["content-length"])
+                self.remaining = content_length(headers["content-length"])
                 if self.remaining > self.max_bytes:
                     raise self._too_large(f"its Content-Length is {self.remaining} bytes")
             elif self.status in (204, 304):
@@ -237,16 +241,16 @@ class Http11Connection(asyncio.Protocol):
     def _parse_chunks(self) -> None:
         buffer = self.buffer
         while True:
-            line = _CHUNK_LINE.match(buffer)
+            line = CHUNK_LINE.match(buffer)
             if line is None:
-                _check_partial_chunk_line(buffer)
+                check_partial_chunk_line(buffer)
                 return
             size = int(line.group(1), 16)
             start = line.end()
             if size == 0:  # the last chunk; trailer lines, if any, end with an empty line
-                _, end = _blank_line(buffer, start)
+                _, end = blank_line(buffer, start)
                 if end < 0:
-                    if len(buffer) - start > _MAX_HEAD:
+                    if len(buffer) - start > MAX_HEAD:
                         raise ValueError("chunked trailers too large")
                     return
                 del buffer[:end]
@@ -270,70 +274,3 @@ class Http11Connection(asyncio.Protocol):
                 raise ValueError("chunk data longer than its chunk size")
             self.body += buffer[start:data_end]
             del buffer[:end]
-
-
-def _blank_line(buffer: bytearray, start: int) -> tuple[int, int]:
-    """Where the lines from ``start`` end, and where the empty line after them ends.
-
-    Lines end in CRLF or, as h11 and httpx tolerate, a bare LF. ``(-1, -1)`` while no empty
-    line has come yet.
-    """
-    if buffer.startswith(b"\r\n", start):
-        return start, start + 2
-    if buffer.startswith(b"\n", start):
-        return start, start + 1
-    crlf = buffer.find(b"\n\r\n", start)
-    # A bare-LF empty line counts only before the first CRLF one: look no further.
-    lf = buffer.find(b"\n\n", start, len(buffer) if crlf < 0 else crlf + 1)
-    if lf >= 0:
-        return lf, lf + 2
-    if crlf >= 0:
-        return crlf, crlf + 3
-    return -1, -1
-
-
-def _read_headers(lines: list[str]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    name = ""
-    for line in lines[1:]:
-        if line[:1] in (" ", "\t"):
-            # Obsolete line folding: the line continues the previous header's value.
-            if not name:
-                raise ValueError("a folded header line before any header")
-            headers[name] = f"{headers[name]} {line.strip()}".strip()
-            continue
-        name, colon, value = line.partition(":")
-        if not colon:
-            raise ValueError(f"header line without a colon: {line[:40]!r}")
-        name = name.strip().lower()
-        value = value.strip()
-        # Repeated headers combine as one comma-separated list (RFC 9110).
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers
-
-
-def _content_length(value: str) -> int:
-    """The body length a Content-Length value gives; repeated values must be identical."""
-    if value.isdigit() and value.isascii():
-        return int(value)
-    values = {part.strip() for part in value.split(",")}
-    if len(values) > 1:
-        raise ValueError(f"conflicting Content-Length values {value[:40]!r}")
-    only = values.pop()
-    if not (only.isdigit() and only.isascii()):
-        raise ValueError(f"invalid Content-Length {value[:40]!r}: it must be a decimal number")
-    return int(only)
-
-
-def _check_partial_chunk_line(buffer: bytearray) -> None:
-    """Fail at once on a chunk-size line that cannot become valid, whole or not."""
-    if b"\n" in buffer[:_MAX_HEAD]:
-        line = bytes(buffer[: buffer.find(b"\n")]).rstrip(b"\r")
-        raise ValueError(f"invalid chunk size line {line[:40]!r}: the size must be hex digits")
-    digits = _HEX_RUN.match(buffer)
-    count = 0 if digits is None else digits.end()
-    if count > 16 or (count < len(buffer) and (count == 0 or buffer[count] not in b" \t;\r")):
-        head = bytes(buffer[:40])
-        raise ValueError(f"invalid chunk size line {head!r}: the size must be hex digits")
-    if len(buffer) > _MAX_HEAD:
-        raise ValueError("chunk size line too long")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradewire import InvalidInputError
+from gradewire import InvalidInputError, InvalidTypeError
 from gradewire_mlflow._writer import Writer
 
 if TYPE_CHECKING:
@@ -36,6 +36,16 @@ def _run_tags(tags: Mapping[str, str]) -> dict[str, str]:
     return resolved
 
 
+def _check_text(name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    if not value:
+        raise InvalidInputError(f"{name} must not be empty; pass None for the default")
+    return value
+
+
 class RunTarget:
     """The run to log to: settled as far as possible at construction, reached on `connect`.
 
@@ -52,10 +62,29 @@ class RunTarget:
         experiment_name: str | None,
         run_name: str | None,
         run_id: str | None,
-        tags: Mapping[str, str],
+        tags: Mapping[str, str] | None,
         artifact_location: str | None,
         active: bool,
     ) -> None:
+        texts = {
+            "tracking_uri": tracking_uri,
+            "experiment_name": experiment_name,
+            "run_name": run_name,
+            "run_id": run_id,
+            "artifact_location": artifact_location,
+        }
+        for name, value in texts.items():
+            _check_text(name, value)
+        if run_id is not None and (experiment_name is not None or run_name is not None):
+            raise InvalidInputError(
+                "run_id names an existing run, so experiment_name and run_name cannot apply; "
+                "pass run_id alone, or experiment_name/run_name to start a new run"
+            )
+        if tags is not None and not (
+            isinstance(tags, Mapping) and all(isinstance(k, str) for k in tags)
+        ):
+            raise InvalidTypeError(f"tags must be a mapping of str keys, not {tags!r}")
+        tags = {k: str(v) for k, v in (tags or {}).items()}
         self.run_id = run_id
         self.run_name = run_name
         self.tags = dict(tags)

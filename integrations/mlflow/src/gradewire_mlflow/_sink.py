@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from gradewire import (
     BaseSink,
-    GradewireError,
     InvalidInputError,
     InvalidTypeError,
     LogValue,
     MissingDependencyError,
-    SinkError,
     Table,
     TablePolicy,
 )
+from gradewire_mlflow._errors import mlflow_errors
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._params import ConfigBook
 from gradewire_mlflow._run import RunTarget
-from gradewire_mlflow._tables import TableState
+from gradewire_mlflow._tables import TableState, html_page
 from gradewire_mlflow._writer import Writer
 
 __all__ = ["DEFAULT_TABLE_POLICY", "MlflowSink"]
@@ -37,27 +35,11 @@ DEFAULT_TABLE_POLICY = TablePolicy()
 _PURPOSE = "log grader output to MLflow"
 
 
-def _check_text(name: str, value: object) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidTypeError(f"{name} must be a str or None, not {type(value).__name__}")
-    if not value:
-        raise InvalidInputError(f"{name} must not be empty; pass None for the default")
-    return value
-
-
 def _as_float(value: int | float) -> float:
     try:
         return float(value)
     except OverflowError:  # an int beyond float range
         return math.inf if value > 0 else -math.inf
-
-
-def _page(table: Table) -> str:
-    # to_html escapes every cell; lone surrogates from model output become character
-    # references, since the artifact file is written as UTF-8.
-    return table.to_html().encode("utf-8", "xmlcharrefreplace").decode("utf-8")
 
 
 class MlflowSink(BaseSink):
@@ -161,24 +143,6 @@ class MlflowSink(BaseSink):
         super().__init__(table_policy=table_policy, all_ranks=all_ranks)
         if importlib.util.find_spec("mlflow") is None:
             raise MissingDependencyError("mlflow-skinny", purpose=_PURPOSE)
-        texts = {
-            "tracking_uri": tracking_uri,
-            "experiment_name": experiment_name,
-            "run_name": run_name,
-            "run_id": run_id,
-            "artifact_location": artifact_location,
-        }
-        for name, value in texts.items():
-            _check_text(name, value)
-        if run_id is not None and (experiment_name is not None or run_name is not None):
-            raise InvalidInputError(
-                "run_id names an existing run, so experiment_name and run_name cannot apply; "
-                "pass run_id alone, or experiment_name/run_name to start a new run"
-            )
-        if tags is not None and not (
-            isinstance(tags, Mapping) and all(isinstance(k, str) for k in tags)
-        ):
-            raise InvalidTypeError(f"tags must be a mapping of str keys, not {tags!r}")
         if isinstance(table_rows_per_file, bool) or not isinstance(table_rows_per_file, int):
             raise InvalidTypeError(
                 f"table_rows_per_file must be an int, not {type(table_rows_per_file).__name__}"
@@ -192,7 +156,7 @@ class MlflowSink(BaseSink):
             experiment_name=experiment_name,
             run_name=run_name,
             run_id=run_id,
-            tags={k: str(v) for k, v in (tags or {}).items()},
+            tags=tags,
             artifact_location=artifact_location,
             active=self.active,
         )
@@ -228,30 +192,10 @@ class MlflowSink(BaseSink):
 
     # -- connecting ------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _errors(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except GradewireError:
-            raise
-        except Exception as exc:
-            text = f"{type(exc).__name__}: {exc}"
-            if getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE":
-                raise InvalidInputError(
-                    f"MLflow at {self.tracking_uri} refused to {action} ({text}); fix the "
-                    "data or the run (a deleted run or experiment cannot be logged to)"
-                ) from exc
-            raise SinkError(
-                f"could not {action} at MLflow {self.tracking_uri} ({text}); nothing of this "
-                "call counts as written, so it can be repeated (points already stored are "
-                "not doubled): check the server, or wrap the sink in gradewire.BackgroundSink "
-                "to retry in the background"
-            ) from exc
-
     def _connect(self) -> Writer:
         """The writer for the run, starting or finding the run on the first call."""
         if self._writer is None:
-            with self._errors("start or find the run"):
+            with mlflow_errors(self.tracking_uri, "start or find the run"):
                 self._writer = self._target.connect()
             self._config.known.update(self._target.params)
         return self._writer
@@ -278,7 +222,7 @@ class MlflowSink(BaseSink):
                 state = changed.get(key)
                 if state is None:
                     state = changed[key] = self._tables.get(key, TableState(key)).clone()
-                pages.append((state.next_page(step), _page(value)))
+                pages.append((state.next_page(step), html_page(value)))
                 if state.add(value, step):
                     self._warn_once(
                         ("step column", key),
@@ -293,7 +237,9 @@ class MlflowSink(BaseSink):
             if state.due():
                 uploads.append((state.path, state.render()))
                 state.mark_uploaded()
-        with self._errors(f"log {len(entries)} step(s) ending at step {entries[-1][0]}"):
+        with mlflow_errors(
+            self.tracking_uri, f"log {len(entries)} step(s) ending at step {entries[-1][0]}"
+        ):
             writer.send_metrics(metrics)
             for path, text in pages:
                 writer.upload(path, text)
@@ -317,7 +263,9 @@ class MlflowSink(BaseSink):
     def _write_config(self, config: dict[str, Any]) -> None:
         writer = self._connect()
         plan = self._config.plan(config)
-        with self._errors(f"log {len(plan.params)} param(s) and {len(plan.tags)} tag(s)"):
+        with mlflow_errors(
+            self.tracking_uri, f"log {len(plan.params)} param(s) and {len(plan.tags)} tag(s)"
+        ):
             writer.send_params(plan.params)
             writer.send_tags(plan.tags)
             for path, text in plan.files:
@@ -331,13 +279,13 @@ class MlflowSink(BaseSink):
         tables = self._tables.values()
         uploads = [(state.path, state.render()) for state in tables if state.unsent_rows]
         try:
-            with self._errors("write the JSON tables"):
+            with mlflow_errors(self.tracking_uri, "write the JSON tables"):
                 self._upload_tables(writer, uploads)
             for state in self._tables.values():
                 state.mark_uploaded()
         finally:
             if self._target.owns_run:
-                with self._errors(f"end the run as {self._end_status}"):
+                with mlflow_errors(self.tracking_uri, f"end the run as {self._end_status}"):
                     writer.end(self._end_status)
 
     def __exit__(self, *exc_info: object) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "ALWAYS_REWRITE_BYTES",
     "STEP_COLUMN",
     "TableState",
+    "html_page",
     "html_path",
     "part_path",
     "rename_column",
@@ -47,6 +48,12 @@ def rename_column(name: str) -> str:
 def restore_column(name: str) -> str:
     """The inverse of `rename_column`, for readers of the JSON file."""
     return name[:-1] if _STEP_LIKE.fullmatch(name) and name != STEP_COLUMN else name
+
+
+def html_page(table: Table) -> str:
+    """The HTML page of a table, every cell escaped, safe to write as UTF-8."""
+    # Lone surrogates from model output become character references.
+    return table.to_html().encode("utf-8", "xmlcharrefreplace").decode("utf-8")
 
 
 def html_path(key: str, step: int, index: int) -> str:

@@ -237,7 +237,7 @@ class BackgroundSink:
     @property
     def is_healthy(self) -> bool:
         """Whether the last call to the wrapped sink succeeded (True before the first)."""
-        return True if self._worker is None else self._worker.healthy
+        return True if self._worker is None else self._worker.health.healthy
 
     @property
     def report(self) -> DeliveryReport | None:

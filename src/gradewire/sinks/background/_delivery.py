@@ -91,8 +91,8 @@ def make_report(
         pending=logged - done,
         rejected=store.rejected,
         spill_path=spill_path,
-        last_error=None if worker is None else worker.last_error,
-        failed_attempts=0 if worker is None else worker.failed_attempts,
+        last_error=None if worker is None else worker.health.last_error,
+        failed_attempts=0 if worker is None else worker.health.failed_attempts,
         ok=logged == done and close_ok,
     )
 

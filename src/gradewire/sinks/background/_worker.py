@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -12,6 +11,7 @@ from typing import Any, ClassVar
 
 from gradewire.core._errors import InvalidInputError
 from gradewire.sinks._sink import Sink, StepLogs
+from gradewire.sinks.background._health import SinkHealth, describe
 from gradewire.sinks.background._spill_format import Entry
 from gradewire.sinks.background._spill_store import SpillStore
 
@@ -22,10 +22,6 @@ logger = logging.getLogger("gradewire")
 # A safety net only: every event that needs the worker (an entry, a flush, a stop, an
 # overflow) also puts something on its queue.
 _IDLE_WAKEUP = 1.0
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
 
 
 def _step_logs(entry: Entry) -> StepLogs:
@@ -71,7 +67,6 @@ class Worker:
         self._lock = lock  # the BackgroundSink's: guards the overflow file and the queue's end
         self._batch_size = batch_size
         self._flush_interval = flush_interval
-        self._initial_delay = initial_retry_delay
         self._max_delay = max_retry_delay
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._stop = threading.Event()
@@ -79,15 +74,8 @@ class Worker:
         self._settled_seq = 0  # every entry up to this seq is delivered or rejected
         self._finished = False
         self._hand: list[Entry] = []
-        self._rng = random.Random()
-        self._attempt = 0
-        self._retry_at = 0.0
-        self._probing = False
-        self._outage_logged = False
+        self.health = SinkHealth(label, initial_retry_delay, max_retry_delay)
         self.delivered = 0
-        self.healthy = True
-        self.failed_attempts = 0
-        self.last_error: str | None = None
         self.close_error: Exception | None = None
         self.spilled = False
 
@@ -122,7 +110,7 @@ class Worker:
             self._store.write_overflow(entry)
 
     def note_error(self, text: str) -> None:
-        self.last_error = text
+        self.health.last_error = text
 
     # -- the thread ------------------------------------------------------------------------
 
@@ -138,7 +126,7 @@ class Worker:
             except Exception as exc:
                 # Not the sink (_deliver handles its errors): the spill files. Keep what is
                 # in memory and try again later rather than end the thread.
-                self.last_error = _describe(exc)
+                self.health.last_error = describe(exc)
                 logger.exception("gradewire delivery thread %s: internal error", self._thread.name)
                 self._stop.wait(self._max_delay)
         self._shutdown()
@@ -213,7 +201,7 @@ class Worker:
         for start in range(0, len(taken), self._batch_size):
             self._store.append(taken[start : start + self._batch_size])
         self._adopt_overflow()
-        wait = self._retry_at - time.monotonic()
+        wait = self.health.retry_at - time.monotonic()
         if wait > 0:
             try:
                 item = self._queue.get(timeout=min(wait, _IDLE_WAKEUP))
@@ -222,7 +210,7 @@ class Worker:
             if isinstance(item, Entry):
                 self._store.append([item])
             return
-        entries = self._store.peek(1 if self._probing else self._batch_size)
+        entries = self._store.peek(1 if self.health.probing else self._batch_size)
         if not entries:
             # Only possible if a segment file was removed or cut from outside: say so, slowly.
             raise RuntimeError(
@@ -268,13 +256,7 @@ class Worker:
             self._progress.notify_all()
 
     def _on_success(self) -> None:
-        self.healthy = True
-        self._attempt = 0
-        self._retry_at = 0.0
-        self._probing = False
-        if self._outage_logged and not self._store.backlog:
-            self._outage_logged = False
-            logger.info("%s: delivering again; everything kept on disk was replayed", self._label)
+        self.health.succeeded(backlog=self._store.backlog)
 
     def _on_error(self, head: Entry, error: Exception, call_size: int) -> bool:
         """Record a failed call whose first unaccepted entry is ``head``.
@@ -282,9 +264,7 @@ class Worker:
         Returns:
             True if ``head`` was set aside for good (the caller drops it from what it holds).
         """
-        self.healthy = False
-        self.failed_attempts += 1
-        self.last_error = _describe(error)
+        self.health.failed(error)
         if isinstance(error, InvalidInputError):
             if call_size == 1:
                 # The sink refused this entry itself: retrying cannot help, and it would hold
@@ -295,28 +275,13 @@ class Worker:
                     "%s refused an entry for good (%s); it is kept for the spill file in %s "
                     "and not retried",
                     self._label,
-                    self.last_error,
+                    self.health.last_error,
                     self._store.directory,
                 )
                 return True
-            self._probing = True  # find the refused entry: one entry per call, right away
+            self.health.probing = True  # find the refused entry: one entry per call, at once
             return False
-        delay = min(self._max_delay, self._initial_delay * 2.0 ** min(self._attempt, 60))
-        self._attempt += 1
-        self._retry_at = time.monotonic() + self._rng.uniform(0.0, delay)
-        self._probing = True
-        if not self._outage_logged:
-            self._outage_logged = True
-            logger.warning(
-                "%s failed (%s); pending steps are kept in %s and retried in the background "
-                "(backoff up to %gs)",
-                self._label,
-                self.last_error,
-                self._store.directory,
-                self._max_delay,
-            )
-        else:
-            logger.debug("%s failed again: %s", self._label, self.last_error)
+        self.health.back_off(self._store.directory)
         return False
 
     def _shutdown(self) -> None:
@@ -328,7 +293,7 @@ class Worker:
                 self._store.adopt_overflow()
                 self.spilled = self._store.consolidate() is not None
         except Exception as exc:
-            self.last_error = _describe(exc)
+            self.health.last_error = describe(exc)
             logger.exception(
                 "gradewire delivery thread %s: could not write the spill file", self._thread.name
             )
@@ -336,7 +301,7 @@ class Worker:
             self._sink.close()
         except Exception as exc:
             self.close_error = exc
-            self.last_error = _describe(exc)
+            self.health.last_error = describe(exc)
         finally:
             with self._progress:
                 self._finished = True
