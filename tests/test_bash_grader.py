@@ -22,7 +22,7 @@ from gradewire import (
     Table,
 )
 from gradewire.tools import _process
-from gradewire.tools._process import _Capture
+from gradewire.tools._capture import StreamCapture
 
 HOSTILE = [
     "$(rm -rf ~)",
@@ -352,7 +352,7 @@ async def test_undecodable_output_is_replaced_not_fatal():
 )
 def test_capture_keeps_head_and_tail_whatever_the_chunking(text: str, cap: int, cuts: list[int]):
     data = text.encode()
-    capture = _Capture(cap)
+    capture = StreamCapture(cap)
     edges = sorted({0, len(data), *(c for c in cuts if c <= len(data))})
     for start, end in itertools.pairwise(edges):
         capture.feed(data[start:end])  # cuts may split a character's bytes
@@ -370,7 +370,7 @@ def test_capture_keeps_head_and_tail_whatever_the_chunking(text: str, cap: int, 
 
 
 def test_capture_marks_a_cut_off_character():
-    capture = _Capture(64)
+    capture = StreamCapture(64)
     capture.feed("é".encode()[:1])
     assert capture.text() == "\ufffd"
 

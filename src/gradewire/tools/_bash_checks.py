@@ -1,4 +1,7 @@
-"""Argument checks of BashGrader: every bad setting fails at construction, saying what to pass."""
+"""Checks of BashGrader's settings and of what it puts in the environment.
+
+Every bad setting fails at construction, saying what to pass.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +20,14 @@ __all__ = [
     "check_shell",
     "check_timeout",
     "command_argv",
+    "env_problem",
+    "utf8_bytes",
 ]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Linux refuses one environment string ("NAME=value\0") longer than 32 pages; the same
+# limit everywhere keeps a grader's behaviour the same on every host.
+_ENV_STRING_MAX = 128 * 1024
 
 
 def check_bool(value: object, what: str) -> None:
@@ -140,3 +148,22 @@ def check_exit_codes(codes: object) -> frozenset[int]:
                 f"error_exit_codes must hold exit codes from 1 to 255, not {code!r}"
             )
     return checked
+
+
+def utf8_bytes(text: str) -> bytes:
+    """``text`` as the UTF-8 bytes a command receives, whatever it holds."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (a cut emoji from a JSON API) become U+FFFD, so the command
+        # always receives valid UTF-8.
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+def env_problem(name: str, value: bytes) -> str | None:
+    """Why ``value`` cannot be the environment variable ``name``, or None if it can."""
+    if b"\0" in value:
+        return "contains a NUL character, which no environment variable can hold"
+    if len(name) + len(value) + 2 > _ENV_STRING_MAX:
+        return f"is {len(value)} bytes, over the 128 KiB one environment variable can hold"
+    return None

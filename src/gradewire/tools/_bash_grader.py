@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import shlex
-import signal
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -25,7 +23,10 @@ from gradewire.tools._bash_checks import (
     check_shell,
     check_timeout,
     command_argv,
+    env_problem,
+    utf8_bytes,
 )
+from gradewire.tools._bash_messages import exit_error, outcome_reasoning, spawn_error
 from gradewire.tools._process import ProcessResult, run_process
 
 __all__ = ["BashGrader", "CompletionVia"]
@@ -34,17 +35,7 @@ logger = logging.getLogger("gradewire")
 
 CompletionVia = Literal["env", "stdin", "file"]
 _VIAS = ("env", "stdin", "file")
-# Linux refuses one environment string ("NAME=value\0") longer than 32 pages; the same
-# limit everywhere keeps a grader's behaviour the same on every host.
-_ENV_STRING_MAX = 128 * 1024
 _REASON_TAIL = 400
-_EXIT_MEANINGS = {
-    126: (
-        "the shell's 'found but cannot execute'",
-        "make it executable (chmod +x) or run it with its interpreter",
-    ),
-    127: ("the shell's 'command not found'", "install the program, or fix PATH (env=) or cwd="),
-}
 
 
 class BashGrader(BaseGrader):
@@ -162,7 +153,7 @@ class BashGrader(BaseGrader):
         prompt = sample.last_user_content() or ""
         notes: list[str] = []
         env = self._environment(prompt, notes)
-        data = _utf8(completion)
+        data = utf8_bytes(completion)
         if self.cwd is not None and not os.path.isdir(self.cwd):
             raise GradingError(
                 f"cwd {self.cwd!r} does not exist or is not a directory; create it, or pass "
@@ -186,7 +177,9 @@ class BashGrader(BaseGrader):
                 output_cap=self.output_cap,
             )
         except OSError as exc:
-            raise self._spawn_error(exc) from exc
+            raise spawn_error(
+                exc, self.argv, self.cwd, shell=isinstance(self.command, str)
+            ) from exc
         finally:
             if path is not None:
                 with contextlib.suppress(FileNotFoundError):  # the command removed it
@@ -199,12 +192,12 @@ class BashGrader(BaseGrader):
             if value is None:
                 env.pop(name.encode(), None)
             else:
-                env[name.encode()] = _utf8(value)
+                env[name.encode()] = utf8_bytes(value)
         for name in self._reserved_names():
             env.pop(name.encode(), None)  # never a stale value from the parent process
         if self.prompt_env_var is not None:
-            encoded = _utf8(prompt)
-            problem = _env_problem(self.prompt_env_var, encoded)
+            encoded = utf8_bytes(prompt)
+            problem = env_problem(self.prompt_env_var, encoded)
             if problem is None:
                 env[self.prompt_env_var.encode()] = encoded
             else:
@@ -222,35 +215,13 @@ class BashGrader(BaseGrader):
         return env
 
     def _env_value(self, data: bytes) -> bytes:
-        problem = _env_problem(self.completion_env_var, data)
+        problem = env_problem(self.completion_env_var, data)
         if problem is not None:
             raise GradingError(
                 f"the completion cannot go in ${self.completion_env_var}: it {problem}; "
                 "pass completion_via='stdin' or completion_via='file' instead"
             )
         return data
-
-    def _spawn_error(self, exc: OSError) -> GradingError:
-        if exc.errno == errno.E2BIG:
-            return GradingError(
-                "the environment is too large to start the command (E2BIG); pass "
-                "completion_via='stdin' or 'file', inherit_env=False, or fewer env= variables"
-            )
-        filename = exc.filename
-        if self.cwd is not None and filename == self.cwd:
-            return GradingError(
-                f"cannot run in cwd {self.cwd!r}: {exc.strerror}; pass an existing, "
-                "accessible directory as cwd="
-            )
-        program = self.argv[0]
-        if isinstance(self.command, str):
-            what, fix = f"shell {program!r}", "install it, or pass shell= the path of another"
-        else:
-            what = f"program {program!r}"
-            fix = "install it, give its absolute path, or set PATH through env="
-        if isinstance(exc, FileNotFoundError):
-            return GradingError(f"{what} not found; {fix}")
-        return GradingError(f"cannot run {what}: {exc.strerror or exc}; {fix}")
 
     def _score(
         self, result: ProcessResult, notes: list[str], prompt: str, completion: str
@@ -259,21 +230,9 @@ class BashGrader(BaseGrader):
         output = result.stderr.strip() or result.stdout.strip()
         tail = output[-_REASON_TAIL:]
         if not result.timed_out and code in self.error_exit_codes:
-            meaning, fix = _EXIT_MEANINGS.get(
-                code, ("could not run", "fix the command, its PATH (env=) or cwd=")
-            )
-            raise GradingError(
-                f"{self._shown()} exited with {code} ({meaning}): {tail or '(no output)'}; "
-                f"{fix}. If {code} is a real failure of your command, pass "
-                "error_exit_codes=() to score it 0.0"
-            )
+            raise exit_error(self._shown(), code, tail)
         value = 1.0 if code == 0 and not result.timed_out else 0.0
-        if result.timed_out:
-            reasoning = f"timed out after {self.timeout:g} s; the process group was killed"
-        elif code < 0:
-            reasoning = f"killed by signal {_signal_name(-code)}"
-        else:
-            reasoning = f"exit code {code}"
+        reasoning = outcome_reasoning(result, self.timeout)
         if value == 0.0 and tail:
             reasoning += f"; output tail: {tail}"
         if result.killed_leftovers:
@@ -308,27 +267,3 @@ class BashGrader(BaseGrader):
 
     def __repr__(self) -> str:
         return f"BashGrader(grader_key={self.grader_key!r}, command={self.command!r})"
-
-
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates (a cut emoji from a JSON API) become U+FFFD, so the command
-        # always receives valid UTF-8.
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
-
-
-def _env_problem(name: str, value: bytes) -> str | None:
-    if b"\0" in value:
-        return "contains a NUL character, which no environment variable can hold"
-    if len(name) + len(value) + 2 > _ENV_STRING_MAX:
-        return f"is {len(value)} bytes, over the 128 KiB one environment variable can hold"
-    return None
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return f"{signal.Signals(number).name} ({number})"
-    except ValueError:
-        return str(number)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import os
 import signal
@@ -13,7 +12,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["KILL_GRACE_S", "ProcessResult", "cap_text", "run_process"]
+from gradewire.tools._capture import OutputProtocol, StreamCapture
+
+__all__ = ["KILL_GRACE_S", "ProcessResult", "run_process"]
 
 KILL_GRACE_S = 2.0
 """How long a process group gets between SIGTERM and SIGKILL."""
@@ -44,90 +45,6 @@ class ProcessResult:
     """False when a process outside the group kept the pipes open and reading stopped."""
 
 
-def cap_text(head: str, tail: str, total: int, cap: int) -> str:
-    """A ``total``-character text in at most ``cap`` characters: its head and its tail.
-
-    ``head`` is the text's start and ``tail`` everything after it, or, for a long text,
-    at least its last ``cap // 2`` characters; the cut is marked ``…[N chars cut]…``.
-    """
-    if total <= cap:
-        return head + tail
-    # The widest marker this text can need, so head + marker + tail never exceeds cap.
-    keep = max(cap - len(f"…[{total} chars cut]…"), 0)
-    head_n, tail_n = keep - keep // 2, keep // 2
-    end = tail[-tail_n:] if tail_n else ""
-    if len(end) < tail_n:
-        end = (head + tail)[-tail_n:]
-    return f"{head[:head_n]}…[{total - head_n - tail_n} chars cut]…{end}"
-
-
-class _Capture:
-    """The decoded text of one stream, of which only the head and the tail are kept."""
-
-    __slots__ = ("_cap", "_decoder", "_head", "_head_room", "_tail", "_tail_len", "total")
-
-    def __init__(self, cap: int) -> None:
-        self._cap = cap
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._head: list[str] = []
-        self._head_room = cap
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self.total = 0
-
-    def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(data, final)
-        if not text:
-            return
-        self.total += len(text)
-        if self._head_room:
-            part = text[: self._head_room]
-            self._head.append(part)
-            self._head_room -= len(part)
-            text = text[len(part) :]
-            if not text:
-                return
-        self._tail.append(text)
-        self._tail_len += len(text)
-        if self._tail_len > 2 * self._cap:
-            # Trimmed in batches, so a flood of small chunks costs linear time.
-            kept = "".join(self._tail)[-self._cap :]
-            self._tail, self._tail_len = [kept], len(kept)
-
-    def text(self) -> str:
-        self.feed(b"", final=True)  # a cut multi-byte character becomes U+FFFD
-        return cap_text("".join(self._head), "".join(self._tail), self.total, self._cap)
-
-
-class _Protocol(asyncio.SubprocessProtocol):
-    """Feeds the captures as data arrives and reports exit and end of output apart.
-
-    ``Process.wait()`` of asyncio's streams returns only once the pipes close too, which
-    a background process holding stdout delays until the timeout; here the exit of the
-    command itself is what ends the run.
-    """
-
-    def __init__(self, captures: dict[int, _Capture], loop: asyncio.AbstractEventLoop) -> None:
-        self.captures = captures
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.output_closed: asyncio.Future[None] = loop.create_future()
-        self._open = set(captures)
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        capture = self.captures.get(fd)
-        if capture is not None and isinstance(data, bytes):
-            capture.feed(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self._open.discard(fd)
-        if not self._open and not self.output_closed.done():
-            self.output_closed.set_result(None)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
 async def run_process(
     argv: Sequence[str],
     *,
@@ -144,8 +61,8 @@ async def run_process(
     `KILL_GRACE_S`. Spawn failures (missing program or cwd) raise the `OSError` as is.
     """
     loop = asyncio.get_running_loop()
-    out, err = _Capture(output_cap), _Capture(output_cap)
-    protocol = _Protocol({1: out, 2: err}, loop)
+    out, err = StreamCapture(output_cap), StreamCapture(output_cap)
+    protocol = OutputProtocol({1: out, 2: err}, loop)
     start = time.monotonic()
     transport, _ = await loop.subprocess_exec(
         lambda: protocol,
@@ -192,7 +109,7 @@ async def run_process(
     )
 
 
-async def _drain(protocol: _Protocol) -> bool:
+async def _drain(protocol: OutputProtocol) -> bool:
     """Let the output reach end of file; give up on pipes held open from outside.
 
     Once the group is dead only a process that left it (setsid) can hold the pipes,
@@ -206,7 +123,7 @@ async def _drain(protocol: _Protocol) -> bool:
 
 
 async def _end_group_safely(
-    transport: asyncio.SubprocessTransport, protocol: _Protocol, pgid: int
+    transport: asyncio.SubprocessTransport, protocol: OutputProtocol, pgid: int
 ) -> tuple[int, bool]:
     ending = asyncio.ensure_future(_end_group(transport, protocol, pgid))
     try:
@@ -218,7 +135,7 @@ async def _end_group_safely(
 
 
 async def _end_group(
-    transport: asyncio.SubprocessTransport, protocol: _Protocol, pgid: int
+    transport: asyncio.SubprocessTransport, protocol: OutputProtocol, pgid: int
 ) -> tuple[int, bool]:
     """SIGTERM the group if anything in it still runs, SIGKILL after the grace period.
 
@@ -236,7 +153,7 @@ async def _end_group(
     return code, ended
 
 
-async def _ends_within(protocol: _Protocol, pgid: int, grace: float) -> bool:
+async def _ends_within(protocol: OutputProtocol, pgid: int, grace: float) -> bool:
     """Whether the leader exits and nothing of its group runs within ``grace`` seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
