@@ -20,9 +20,10 @@ from gradewire.core._errors import (
 )
 from gradewire.core._evaluation_result import EvaluationResult
 from gradewire.core._failure_records import attach_log_fields
-from gradewire.core._grade import Grade, SubScore
+from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, GradeFunction, LogValue
 from gradewire.core._stats import LogState, Stats
+from gradewire.core._subscore import SubScore
 from gradewire.core._sync import run_sync
 from gradewire.core._table import Table
 from gradewire.core._thread import Role, StringThread, Turn

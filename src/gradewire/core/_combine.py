@@ -10,7 +10,8 @@ from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._evaluation_result import EvaluationResult
-from gradewire.core._grade import Grade, SubScore
+from gradewire.core._grade import Grade
+from gradewire.core._subscore import SubScore
 
 __all__ = ["combine", "combine_all", "combine_any"]
 

@@ -1,4 +1,4 @@
-"""Grade: the one immutable result type, a tree of scored nodes (HUD's SubScore is a Grade)."""
+"""Grade: the one immutable result type, a tree of scored nodes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Grade", "SubScore", "as_finite_float"]
+__all__ = ["Grade", "as_finite_float"]
 
 _G = TypeVar("_G", bound="Grade")
 _NO_INFO: Mapping[str, Any] = MappingProxyType({})
@@ -223,47 +223,6 @@ class Grade:
         if self._info:
             parts.append(f"info={dict(self._info)!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
-
-
-class SubScore(Grade):
-    """A measurement in [0, 1] in a score tree, built with HUD's field names.
-
-    ``SubScore(name="format", value=1.0, weight=0.2)`` is a `Grade` whose ``grader_key`` is
-    ``"format"``; everything that takes a Grade takes a SubScore.
-    """
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        name: str,
-        value: float,
-        weight: float = 1.0,
-        children: Iterable[Grade] | None = None,
-        info: Mapping[str, Any] | None = None,
-        *,
-        reasoning: str | None = None,
-    ) -> None:
-        """Build a subscore.
-
-        Args:
-            name: Name of the component (for a rubric verdict, the requirement checked).
-            value: The measurement, between 0 and 1.
-            weight: Weight in the parent's combination; negative means penalty.
-            children: Subscores this node was combined from.
-            info: Grader-specific details.
-            reasoning: Optional explanation.
-        """
-        checked = as_finite_float(value, "SubScore value")
-        if not 0.0 <= checked <= 1.0:
-            raise InvalidInputError(
-                f"SubScore value {checked!r} is outside [0, 1]; a SubScore is a measurement "
-                "between 0 and 1 (use a negative weight for a penalty, or Grade for an "
-                "unbounded reward)"
-            )
-        super().__init__(
-            checked, name, reasoning, weight=weight, children=children or (), info=info
-        )
 
 
 def _pick(grader_key: str, name: str, current: str) -> str:

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import copy
-import html
-import math
-import sys
-from collections.abc import Iterable, Mapping, Set
-from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypedDict, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, ClassVar, TypedDict, TypeVar
 
+from gradewire.core._cells import Cell, as_list, same_cell, to_cell, type_name
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from gradewire.core._table_html import render_html
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Cell", "Table", "TableDict"]
 
-Cell: TypeAlias = str | int | float | bool | None
 _TableT = TypeVar("_TableT", bound="Table")
-
-_CELL_STYLE = "border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; white-space: pre-wrap"
-_TABLE_OPEN = '<table style="border-collapse: collapse; font-family: sans-serif; font-size: 13px">'
-_TH_OPEN = f'<th style="{_CELL_STYLE}; text-align: left; background: #f2f2f2">'
-_TD_TEXT_OPEN = f'<td style="{_CELL_STYLE}; text-align: left">'
-_TD_NUMBER_OPEN = f'<td style="{_CELL_STYLE}; text-align: right">'
 
 
 class TableDict(TypedDict):
@@ -31,61 +23,6 @@ class TableDict(TypedDict):
 
     columns: list[str]
     data: list[list[Cell]]
-
-
-def _type_name(value: object) -> str:
-    cls = type(value)
-    module = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
-    return module + cls.__qualname__
-
-
-def _to_cell(value: object, column: str) -> Cell:
-    original = value
-    # numpy scalars only exist once numpy is imported, so a lookup avoids importing it here.
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.generic):
-        value = value.item()
-    # Subclasses (np.float64, IntEnum, str enums) become the exact builtin so that equality, JSON
-    # encoding and sinks only ever see plain values.
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    raise InvalidTypeError(
-        f"column {column!r} got a value of type {_type_name(original)}; cells must be str, int, "
-        "float, bool or None: convert it first, e.g. with str(value) or json.dumps(value)"
-    )
-
-
-def _as_list(values: object, what: str, example: str) -> list[object]:
-    # A str is iterable but never meant as one value per character; a mapping or a set would
-    # silently give its keys or an arbitrary order.
-    unordered = isinstance(values, str | bytes | bytearray | Mapping | Set)
-    if unordered or not isinstance(values, Iterable):
-        raise InvalidTypeError(
-            f"{what} must be a list or another ordered sequence, got {_type_name(values)}; "
-            f"for example {example}"
-        )
-    return list(values)
-
-
-def _same_cell(a: Cell, b: Cell) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    # Types must match too, so True != 1 != 1.0 and a round trip is checked exactly.
-    return type(a) is type(b) and a == b
-
-
-def _cell_text(cell: Cell) -> str:
-    if cell is None:
-        return ""
-    if isinstance(cell, bool):
-        return "true" if cell else "false"
-    return format(cell, ".6g") if isinstance(cell, float) else str(cell)
 
 
 class Table:
@@ -113,12 +50,12 @@ class Table:
         self._rows: list[list[Cell]] = []
         if initial_headers is not None:
             example = "Table(initial_headers=['Category', 'Score'])"
-            for name in _as_list(initial_headers, "initial_headers", example):
+            for name in as_list(initial_headers, "initial_headers", example):
                 self._headers.append(self._checked_header(name))
 
     def _checked_header(self, name: object) -> str:
         if not isinstance(name, str):
-            raise InvalidTypeError(f"header names must be str, got {_type_name(name)}: {name!r}")
+            raise InvalidTypeError(f"header names must be str, got {type_name(name)}: {name!r}")
         if name in self._headers:
             raise InvalidInputError(
                 f"duplicate header {name!r}; every column needs a unique name "
@@ -142,7 +79,7 @@ class Table:
         """
         header = self._checked_header(name)
         example = f"add_column({header!r}, [0.9, 0.7])"
-        cells = [_to_cell(v, header) for v in _as_list(values, "values", example)]
+        cells = [to_cell(v, header) for v in as_list(values, "values", example)]
         if not self._headers:
             self._rows = [[cell] for cell in cells]
         elif len(cells) != len(self._rows):
@@ -186,13 +123,13 @@ class Table:
                 )
             raw = [values[h] for h in self._headers]
         else:
-            raw = _as_list(values, "a row", f"add_row({['...'] * len(self._headers)})")
+            raw = as_list(values, "a row", f"add_row({['...'] * len(self._headers)})")
             if len(raw) != len(self._headers):
                 raise InvalidInputError(
                     f"row has {len(raw)} values but the table has {len(self._headers)} columns "
                     f"{self._headers}; pass one value per column"
                 )
-        self._rows.append([_to_cell(v, h) for v, h in zip(raw, self._headers, strict=True)])
+        self._rows.append([to_cell(v, h) for v, h in zip(raw, self._headers, strict=True)])
         return self
 
     @property
@@ -234,7 +171,7 @@ class Table:
         if not isinstance(data, Mapping):
             raise InvalidTypeError(
                 "from_dict expects a dict like {'columns': ['A'], 'data': [[1], [2]]}, "
-                f"got {_type_name(data)}"
+                f"got {type_name(data)}"
             )
         missing = sorted({"columns", "data"} - set(data))
         extra = [k for k in data if k not in ("columns", "data")]
@@ -243,11 +180,11 @@ class Table:
                 "a table dict has exactly the keys 'columns' and 'data'; "
                 f"missing: {missing}, unexpected: {extra}"
             )
-        columns = _as_list(data["columns"], "'columns'", "['Category', 'Score']")
+        columns = as_list(data["columns"], "'columns'", "['Category', 'Score']")
         table = cls(initial_headers=columns)  # type: ignore[arg-type]  # __init__ checks each
-        for i, row in enumerate(_as_list(data["data"], "'data'", "[['A', 0.9], ['B', 0.7]]")):
+        for i, row in enumerate(as_list(data["data"], "'data'", "[['A', 0.9], ['B', 0.7]]")):
             try:
-                table.add_row(_as_list(row, "a row", "['A', 0.9]"))
+                table.add_row(as_list(row, "a row", "['A', 0.9]"))
             except InvalidInputError as exc:
                 raise type(exc)(f"data[{i}]: {exc}") from None
         return table
@@ -259,7 +196,7 @@ class Table:
             self._headers == other._headers
             and len(self._rows) == len(other._rows)
             and all(
-                _same_cell(x, y)
+                same_cell(x, y)
                 for a, b in zip(self._rows, other._rows, strict=True)
                 for x, y in zip(a, b, strict=True)
             )
@@ -300,26 +237,11 @@ class Table:
         if max_cell_chars is not None:
             if isinstance(max_cell_chars, bool) or not isinstance(max_cell_chars, int):
                 raise InvalidTypeError(
-                    f"max_cell_chars must be an int or None, got {_type_name(max_cell_chars)}"
+                    f"max_cell_chars must be an int or None, got {type_name(max_cell_chars)}"
                 )
             if max_cell_chars < 1:
                 raise InvalidInputError(f"max_cell_chars must be at least 1, got {max_cell_chars}")
-        parts = [_TABLE_OPEN, "<thead><tr>"]
-        parts.extend(f"{_TH_OPEN}{html.escape(h, quote=True)}</th>" for h in self._headers)
-        parts.append("</tr></thead>\n<tbody>")
-        for row in self._rows:
-            parts.append("\n<tr>")
-            for cell in row:
-                text = _cell_text(cell)
-                if max_cell_chars is not None and len(text) > max_cell_chars:
-                    # Cut before escaping so that an entity such as &amp; is never split.
-                    text = text[: max_cell_chars - 1] + "…"
-                is_number = isinstance(cell, int | float) and not isinstance(cell, bool)
-                parts.append(_TD_NUMBER_OPEN if is_number else _TD_TEXT_OPEN)
-                parts.append(f"{html.escape(text, quote=True)}</td>")
-            parts.append("</tr>")
-        parts.append("\n</tbody></table>")
-        return "".join(parts)
+        return render_html(self._headers, self._rows, max_cell_chars)
 
     def _repr_html_(self) -> str:
         return self.to_html()

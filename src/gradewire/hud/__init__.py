@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from gradewire.core._combine import combine, combine_all, combine_any
 from gradewire.core._evaluation_result import EvaluationResult
-from gradewire.core._grade import SubScore
+from gradewire.core._subscore import SubScore
 from gradewire.helpers._numeric import numeric_match
 from gradewire.helpers._text import (
     contains,

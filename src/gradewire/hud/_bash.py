@@ -6,7 +6,7 @@ import os
 from typing import Any, ClassVar
 
 from gradewire.core._errors import GradingError, InvalidTypeError
-from gradewire.core._grade import SubScore
+from gradewire.core._subscore import SubScore
 from gradewire.core._thread import StringThread
 from gradewire.hud._grader import Grader, reject_unknown
 from gradewire.tools._bash_grader import BashGrader as NativeBashGrader

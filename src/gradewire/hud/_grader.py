@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypeAlias
 
 from gradewire.core._errors import InvalidTypeError
-from gradewire.core._grade import Grade, SubScore
+from gradewire.core._grade import Grade
+from gradewire.core._subscore import SubScore
 
 __all__ = ["Grader", "ScoreResult", "json_safe", "reject_unknown"]
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError
-from gradewire.core._grade import SubScore
+from gradewire.core._subscore import SubScore
 from gradewire.core._thread import StringThread, Turn
 from gradewire.hud._grader import Grader, reject_unknown
 from gradewire.judges._chat_model import ChatModel

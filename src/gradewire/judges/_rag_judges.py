@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradewire.core._errors import IgnoreGradeException, InvalidInputError
-from gradewire.core._grade import Grade, SubScore
+from gradewire.core._grade import Grade
+from gradewire.core._subscore import SubScore
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import (

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, create_model
 
-from gradewire.core._grade import SubScore
+from gradewire.core._subscore import SubScore
 from gradewire.judges._judge_base import upper_label
 
 __all__ = [
