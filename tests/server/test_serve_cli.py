@@ -16,7 +16,7 @@ import pytest
 
 from gradewire.cli._main import main
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]  # the shared test helpers (custom_graders, ...)
 SERVE = [sys.executable, "-m", "gradewire", "serve"]
 
 
