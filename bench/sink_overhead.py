@@ -169,8 +169,9 @@ def bench_direct_sink(url: str, steps: int) -> float:
 
 def bench_table_rewrite(url: str, sizes: list[int]) -> list[tuple[int, int, float]]:
     """(rows, bytes, seconds) to render one JSON table file and upload it whole (best of 3)."""
-    from gradewire_mlflow._tables import TableState
     from mlflow import MlflowClient
+
+    from gradewire_mlflow._tables import TableState
 
     client = MlflowClient(url)
     experiment = client.get_experiment_by_name("bench")

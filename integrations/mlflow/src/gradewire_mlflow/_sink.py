@@ -142,7 +142,7 @@ class MlflowSink(BaseSink):
         """
         super().__init__(table_policy=table_policy, all_ranks=all_ranks)
         if importlib.util.find_spec("mlflow") is None:
-            raise MissingDependencyError("mlflow-skinny", purpose=_PURPOSE)
+            raise MissingDependencyError("mlflow", extra="mlflow", purpose=_PURPOSE)
         if isinstance(table_rows_per_file, bool) or not isinstance(table_rows_per_file, int):
             raise InvalidTypeError(
                 f"table_rows_per_file must be an int, not {type(table_rows_per_file).__name__}"

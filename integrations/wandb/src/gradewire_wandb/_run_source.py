@@ -26,7 +26,7 @@ def import_wandb() -> Any:
     try:
         import wandb
     except ImportError as exc:
-        raise MissingDependencyError("wandb", purpose=PURPOSE) from exc
+        raise MissingDependencyError("wandb", extra="wandb", purpose=PURPOSE) from exc
     return wandb
 
 

@@ -156,7 +156,7 @@ class WandbSink(BaseSink):
         """
         super().__init__(table_policy=table_policy, all_ranks=all_ranks)
         if importlib.util.find_spec("wandb") is None:
-            raise MissingDependencyError("wandb", purpose=PURPOSE)
+            raise MissingDependencyError("wandb", extra="wandb", purpose=PURPOSE)
         if not isinstance(html, bool):
             raise InvalidTypeError(f"html must be True or False, not {html!r}")
         self._source = RunSource(
