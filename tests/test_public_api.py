@@ -1,4 +1,7 @@
+import __future__
+
 import ast
+import importlib
 import inspect
 import pickle
 import subprocess
@@ -23,6 +26,41 @@ def test_all_is_exact_and_sorted():
     assert public == set(gradewire.__all__) - {"__version__"}
     for name in gradewire.__all__:
         assert getattr(gradewire, name) is not None
+
+
+# The stages whose names gradewire re-exports; gradewire.hud and gradewire.cli stand apart.
+STAGES = (
+    "core",
+    "helpers",
+    "http",
+    "judges",
+    "tools",
+    "sinks",
+    "sinks.background",
+    "specs",
+    "server",
+)
+
+
+def test_each_stage_curates_its_names_and_the_root_gathers_them():
+    gathered = set()
+    for stage in (*STAGES, "hud", "cli"):
+        module = importlib.import_module(f"gradewire.{stage}")
+        assert module.__doc__, stage  # says what the stage does and what it may import
+        assert module.__all__ == sorted(module.__all__), stage
+        public = {
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_")
+            and not isinstance(value, types.ModuleType)
+            and value is not __future__.annotations
+        }
+        assert public == set(module.__all__), stage
+        if stage in STAGES:
+            for name in module.__all__:
+                assert getattr(gradewire, name) is getattr(module, name), (stage, name)
+            gathered |= set(module.__all__)
+    assert gathered == set(gradewire.__all__) - {"__version__"}
 
 
 def test_public_objects_work_with_standard_tooling():
