@@ -219,6 +219,12 @@ class Worker:
             entries = list(itertools.islice(memory, want))
         if entries[0].seq > settled + 1:
             self._missing(entries[0].seq - settled - 1)
+        # A call carries consecutive entries only, so that a gap (a line cut from a spill
+        # file) is counted as lost when it comes first, never settled as delivered.
+        run = 1
+        while run < len(entries) and entries[run].seq == entries[run - 1].seq + 1:
+            run += 1
+        entries = entries[:run]
         if suspect and len(entries) == 2:
             job = Job(tuple(entries), suspect=True)
         else:
