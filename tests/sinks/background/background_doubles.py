@@ -38,6 +38,7 @@ class FlakySink:
         self.closed_on: str | None = None
         self.close_error: Exception | None = None
         self.refuse: set[int] = set()
+        self.down_after: int | None = None  # go down once this many steps were accepted
         self.poison: set[int] = set()  # always fail, but not as a refusal the sink spells out
         self.poison_calls = 0
         self.lose_reply_once: set[int] = set()
@@ -48,6 +49,8 @@ class FlakySink:
         self.threads.add(name)
         if self.gate is not None:
             self.gate.wait()
+        if self.down_after is not None and len(self.records) >= self.down_after:
+            self.down = True
         if self.down:
             self.failures += 1
             raise ConnectionError("tracker unreachable")

@@ -14,6 +14,8 @@ import threading
 
 from background_doubles import on_disk, wait_until
 
+from gradewire import read_spill
+
 
 def _segment(spill):  # type: ignore[no-untyped-def]
     (path,) = spill.glob("*.part-*.jsonl")
@@ -62,3 +64,23 @@ def test_a_garbled_line_in_the_middle_loses_that_entry_only(make, sink, tmp_path
     assert sink.steps == [0, 1, 2, 3, 4, 5, 7, 8, 9]
     assert report.lost == 1
     assert report.pending == 1
+
+
+def test_closing_halfway_through_a_replay_keeps_exactly_the_undelivered_steps(make, sink):
+    sink.down = True
+    background = make(sink, batch_size=2)
+    for step in range(40):
+        background.log({"x": step}, step)
+    spill_dir = background.spill_dir
+    wait_until(lambda: on_disk(spill_dir) == list(range(40)), "every step on disk")
+    sink.down_after = 5  # down again, part way through the first segment
+    sink.down = False
+    wait_until(lambda: sink.failures >= 3, "down again after part of the replay")
+    background.close(timeout=0)
+    report = background.report
+    assert report is not None
+    assert report.spill_path is not None
+    kept = [step for step, _ in read_spill(report.spill_path)]
+    assert sink.steps == list(range(5))
+    assert sink.steps + kept == list(range(40))  # each step in one place, in order
+    assert report.pending == len(kept)
