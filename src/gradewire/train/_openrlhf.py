@@ -19,14 +19,15 @@ from gradewire.core import (
     InvalidTypeError,
     StringThread,
 )
+from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
 logger = logging.getLogger("gradewire")
 
-# Special tokens OpenRLHF leaves in the decoded query (it decodes with
-# skip_special_tokens=False); they are cut from the end of the response before grading.
-DEFAULT_STOP_TEXTS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>", "<|end|>")
+# OpenRLHF decodes the query with skip_special_tokens=False, so the response ends in the
+# tokenizer's end marker; these are cut before grading.
+DEFAULT_STOP_TEXTS = END_TOKENS
 
 
 class _LoopThread:
@@ -106,7 +107,7 @@ class OpenRLHFRewardFunc:
         for query, prompt, label in zip(queries, prompts, labels, strict=True):
             matches = query.startswith(prompt)
             response = query[len(prompt) :] if matches else query
-            response = _strip_stops(response, self.stop_texts)
+            response = strip_end_tokens(response, self.stop_texts)
             metadata = {} if label is None else {self.label_key: label}
             samples.append(StringThread([("user", prompt), ("assistant", response)], metadata))
             outside.append(not matches)
@@ -163,18 +164,6 @@ class OpenRLHFRewardFunc:
                 f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
             },
         }
-
-
-def _strip_stops(text: str, stops: Sequence[str]) -> str:
-    changed = True
-    while changed:
-        changed = False
-        trimmed = text.rstrip()
-        for stop in stops:
-            if stop and trimmed.endswith(stop):
-                text = trimmed[: -len(stop)]
-                changed = True
-    return text
 
 
 def openrlhf_reward_func(
