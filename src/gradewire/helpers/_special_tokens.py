@@ -16,11 +16,14 @@ def strip_end_tokens(text: str, tokens: Sequence[str] = END_TOKENS) -> str:
     Trainers such as OpenRLHF decode responses with special tokens kept, so a grader
     comparing the response to an answer would see ``4</s>``, not ``4``.
     """
+    cut = False
     while True:
         trimmed = text.rstrip()
         for token in tokens:
             if token and trimmed.endswith(token):
                 text = trimmed[: -len(token)]
+                cut = True
                 break
         else:
-            return text
+            # Whitespace of the response itself is kept when no marker was cut.
+            return trimmed if cut else text
