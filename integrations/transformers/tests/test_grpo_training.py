@@ -32,12 +32,6 @@ from wandb_reader import read_run as read_wandb_run
 
 EDGES = [i / 8 for i in range(9)]
 
-# TRL 1.16's configs still set the gradient_checkpointing names that transformers 5.23
-# deprecates; that is between the two of them.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:`(is_)?gradient_checkpointing.*` is deprecated:FutureWarning"
-)
-
 
 def correct(sample: StringThread) -> float:
     """1.0 when the completion contains the dataset's answer (the answer column)."""
