@@ -25,7 +25,7 @@ from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
 from gradewire_transformers import GradewireCallback, trl_reward
 from judge_scripts import verdict
-from judge_server import JudgeServer
+from judge_server import JudgeServer, chat
 from mlflow_support import read_run
 from trl_support import Completions, conversational_dataset, standard_dataset, tiny_model
 from wandb_reader import read_run as read_wandb_run
@@ -222,8 +222,10 @@ def test_grpo_conversational_format(tmp_path, monkeypatch, template_db):
 
 
 def test_rloo_with_an_async_judge(tmp_path, monkeypatch, template_db):
-    def judge(request: Any) -> str:
-        return verdict("PASS" if "What is 1 + 1" in str(request.json) else "FAIL", "looked")
+    def judge(request: Any) -> Any:
+        # 50 ms a call, so that the calls of one batch are in flight together.
+        text = verdict("PASS" if "What is 1 + 1" in str(request.json) else "FAIL", "looked")
+        return chat(text, delay=0.05)
 
     with JudgeServer(handler=judge) as server:
         model = OpenAIChatModel("judge", base_url=server.base_url, api_key="test-key")
