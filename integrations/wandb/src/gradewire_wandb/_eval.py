@@ -28,18 +28,35 @@ DEFAULT_PROJECT = "gradewire-eval"
 class WandbEvalTracker:
     """Logs eval runs and comparisons to W&B (the ``wandb`` eval tracker)."""
 
-    def __init__(self, folder: Path, *, project: str | None = None, mode: str | None = None) -> None:
-        """Set up the tracker (``project`` default: ``WANDB_PROJECT`` or ``gradewire-eval``)."""
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        project: str | None = None,
+        mode: str | None = None,
+        dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Set up the tracker.
+
+        Args:
+            folder: The run folder.
+            project: W&B project (default: ``WANDB_PROJECT``, else ``gradewire-eval``).
+            mode: ``wandb.init`` mode (default: W&B's, which reads ``WANDB_MODE``).
+            dir: ``wandb.init`` directory (default: W&B's).
+        """
         self._wandb = import_wandb()
         self.folder = folder
         self.project = project or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
         self.mode = mode
+        self.dir = dir
 
     def _init(self, name: str, config: dict[str, Any]) -> Any:
         kwargs: dict[str, Any] = {"project": self.project, "name": name[:128], "config": config,
                                   "reinit": "create_new"}
         if self.mode is not None:
             kwargs["mode"] = self.mode
+        if self.dir is not None:
+            kwargs["dir"] = str(self.dir)
         return self._wandb.init(**kwargs)
 
     def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
