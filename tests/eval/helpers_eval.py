@@ -6,11 +6,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gradewire import StringThread
-from gradewire.eval import Outcome, load_run
+from gradewire.eval import GradeOutcome, load_run
 from gradewire.eval._run_folder import CONFIG, ResultsWriter, write_json
 
 
-def make_run(folder: Path, scores: Mapping[str, Sequence[float | None]], *, ids=None, topics=None, completions=None):
+def make_run(
+    folder: Path,
+    scores: Mapping[str, Sequence[float | None]],
+    *,
+    ids=None,
+    topics=None,
+    completions=None,
+):
     """A run folder whose grader ``key`` gave ``scores[key][i]`` to sample i (None: error)."""
     n = len(next(iter(scores.values())))
     ids = list(ids or [f"s{i}" for i in range(n)])
@@ -18,18 +25,35 @@ def make_run(folder: Path, scores: Mapping[str, Sequence[float | None]], *, ids=
     for i, sample_id in enumerate(ids):
         metadata = {"topic": topics[i]} if topics is not None else {}
         completion = completions[i] if completions is not None else f"answer {i}"
-        thread = StringThread([("user", f"question {sample_id}"), ("assistant", completion)], metadata)
+        thread = StringThread(
+            [("user", f"question {sample_id}"), ("assistant", completion)], metadata
+        )
         outcomes = {}
         for key, values in scores.items():
             value = values[i]
             if value is None:
-                outcomes[key] = Outcome("error", key, None, "RuntimeError: failed")
+                outcomes[key] = GradeOutcome("error", key, None, "RuntimeError: failed")
             else:
-                outcomes[key] = Outcome("ok", key, {"value": float(value), "grader_key": key,
-                                                    "reasoning": f"why {i}", "weight": 1.0,
-                                                    "children": [], "info": {}})
+                outcomes[key] = GradeOutcome(
+                    "ok",
+                    key,
+                    {
+                        "value": float(value),
+                        "grader_key": key,
+                        "reasoning": f"why {i}",
+                        "weight": 1.0,
+                        "children": [],
+                        "info": {},
+                    },
+                )
         writer.write(sample_id, "hash", thread.to_dict(), outcomes)
     writer.close()
-    write_json(folder / CONFIG, {"spec_hashes": {key: key for key in scores}, "sample_ids": ids,
-                                  "graders": [{"key": key} for key in scores]})
+    write_json(
+        folder / CONFIG,
+        {
+            "spec_hashes": {key: key for key in scores},
+            "sample_ids": ids,
+            "graders": [{"key": key} for key in scores],
+        },
+    )
     return load_run(folder)

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
+from helpers_eval import make_run
 from scipy import stats
 
 from gradewire.eval._compare import compare_runs, holm
-from helpers_eval import make_run
 
 
 def _continuous(tmp_path, shift, n=300, seed=0):
@@ -17,11 +17,14 @@ def test_a_known_difference_has_an_interval_that_excludes_zero(tmp_path):
     a, b = _continuous(tmp_path, 0.05)
     (g,) = compare_runs(a, b).graders
     assert g.n_pairs == 300
-    assert g.ci_low > 0 and g.ci_low < 0.05 < g.ci_high
-    assert g.p_value < 1e-6 and g.test == "paired t"
+    assert g.ci_low > 0
+    assert g.ci_low < 0.05 < g.ci_high
+    assert g.p_value < 1e-6
+    assert g.test == "paired t"
     ref = stats.ttest_rel(b.to_pandas()["g"], a.to_pandas()["g"])
     assert g.p_value == pytest.approx(ref.pvalue, rel=1e-6)
-    assert g.wins + g.ties + g.losses == 300 and g.wins > g.losses
+    assert g.wins + g.ties + g.losses == 300
+    assert g.wins > g.losses
 
 
 def test_no_difference_has_an_interval_that_covers_zero(tmp_path):
@@ -75,7 +78,9 @@ def test_clustered_comparison(tmp_path):
 
 
 def test_most_changed_samples(tmp_path):
-    a = make_run(tmp_path / "a", {"g": [0.5, 0.5, 0.5]}, completions=["x", "y", "<script>z</script>"])
+    a = make_run(
+        tmp_path / "a", {"g": [0.5, 0.5, 0.5]}, completions=["x", "y", "<script>z</script>"]
+    )
     b = make_run(tmp_path / "b", {"g": [0.6, 0.5, 0.0]})
     (g,) = compare_runs(a, b).graders
     assert [s.id for s in g.most_changed] == ["s2", "s0"]

@@ -39,7 +39,8 @@ def test_hashed_ids_depend_on_the_prompt_only_so_two_models_pair_up(tmp_path):
 def test_repeated_prompts_get_numbered_ids(tmp_path):
     rows = [{"prompt": "Q", "completion": str(i)} for i in range(3)]
     ids = [s.id for s in load_samples(write_jsonl(tmp_path / "d.jsonl", rows))]
-    assert ids[1] == ids[0] + "#2" and ids[2] == ids[0] + "#3"
+    assert ids[1] == ids[0] + "#2"
+    assert ids[2] == ids[0] + "#3"
 
 
 def test_limit(tmp_path):
@@ -64,12 +65,18 @@ def test_bad_jsonl_names_every_bad_line_and_field(tmp_path):
     assert f"{path}:2: not valid JSON" in text
     assert f"{path}:3: field 'completion' must be a string" in text
     assert f"{path}:4: no 'messages' field and no 'prompt' field" in text
-    assert f"{path}:5: field 'messages'" in text and "wizard" in text
+    assert f"{path}:5: field 'messages'" in text
+    assert "wizard" in text
 
 
 def test_duplicate_ids_are_an_error(tmp_path):
-    rows = [{"id": 1, "prompt": "a", "completion": "b"}, {"id": "1", "prompt": "c", "completion": "d"}]
-    with pytest.raises(DataError, match=r"d.jsonl:2: id '1' is used again \(first at .*d.jsonl:1\)"):
+    rows = [
+        {"id": 1, "prompt": "a", "completion": "b"},
+        {"id": "1", "prompt": "c", "completion": "d"},
+    ]
+    with pytest.raises(
+        DataError, match=r"d.jsonl:2: id '1' is used again \(first at .*d.jsonl:1\)"
+    ):
         load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
 
 
@@ -110,7 +117,10 @@ def test_parquet(tmp_path):
 def test_hugging_face_dataset_on_disk(tmp_path):
     folder = tmp_path / "ds"
     datasets.Dataset.from_list(
-        [{"prompt": "q1", "completion": "a1", "answer": "x"}, {"prompt": "q2", "completion": "a2", "answer": "y"}]
+        [
+            {"prompt": "q1", "completion": "a1", "answer": "x"},
+            {"prompt": "q2", "completion": "a2", "answer": "y"},
+        ]
     ).save_to_disk(str(folder))
     samples = load_samples(folder)
     assert [s.thread.completion() for s in samples] == ["a1", "a2"]
@@ -124,5 +134,5 @@ def test_unknown_format_and_missing_file(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_samples(tmp_path / "nope.jsonl")
     (tmp_path / "d.txt").write_text("x")
-    with pytest.raises(DataError, match="unknown data format '.txt'"):
+    with pytest.raises(DataError, match=r"unknown data format '\.txt'"):
         load_samples(tmp_path / "d.txt")

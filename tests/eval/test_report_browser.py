@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers_eval import make_run
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from gradewire.eval._compare import compare_runs
 from gradewire.eval._compare_report import render_comparison
 from gradewire.eval._report import write_report
-from helpers_eval import make_run
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium as root, with no network reachable: no sandbox, no background connections.
@@ -45,9 +45,19 @@ def browser() -> Iterator[Browser]:
 def open_page(browser: Browser, path: Path) -> tuple[Page, list[str]]:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("request", lambda r: problems.append(f"request {r.url}") if not r.url.startswith("file:") else None)
+    page.on(
+        "request",
+        lambda r: problems.append(f"request {r.url}") if not r.url.startswith("file:") else None,
+    )
     page.goto(path.as_uri())
     return page, problems
 
@@ -77,8 +87,11 @@ def test_report_loads_draws_plots_and_pages_10000_rows(browser, report):
     assert page.text_content("#gw-count") == "10000 of 10000 samples"
     assert page.text_content("#gw-page") == "page 1 of 200"
     assert len(rows(page)) == 50
-    heights = page.eval_on_selector_all("svg.hist rect.bar", "rs => rs.map(r => r.getBBox().height)")
-    assert len(heights) > 10 and max(heights) > 50  # the distributions are drawn
+    heights = page.eval_on_selector_all(
+        "svg.hist rect.bar", "rs => rs.map(r => r.getBBox().height)"
+    )
+    assert len(heights) > 10
+    assert max(heights) > 50
     assert page.locator("#gw-summary tbody tr").count() == 2
     assert "RuntimeError: failed" in page.text_content("#gw-failures")
     page.click("#gw-next")
@@ -93,7 +106,8 @@ def test_sorting_and_filtering_change_the_rows(browser, report):
     page.wait_for_selector("body[data-ready='1']")
     page.click("th[data-key='g:quality']")  # scores sort highest first
     top = rows(page)
-    assert float(top[0][4]) == 1.0 and float(top[0][4]) >= float(top[-1][4])
+    assert float(top[0][4]) == 1.0
+    assert float(top[0][4]) >= float(top[-1][4])
     page.click("th[data-key='g:quality']")
     assert float(rows(page)[0][4]) == 0.0
     page.select_option("#gw-status", "error")
@@ -120,7 +134,8 @@ def test_a_script_in_a_completion_is_text_and_never_runs(browser, report):
     assert rows(page)[0][2] == PAYLOAD
     page.locator("#gw-rows tr.row").first.click()
     details = page.text_content("tr.expanded")
-    assert PAYLOAD in details and "why 7" in details  # the conversation and the grade tree
+    assert PAYLOAD in details
+    assert "why 7" in details
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#gw-rows img").count() == 0
     assert problems == []

@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
+from helpers_eval import make_run
 from scipy import stats
 
 from gradewire.eval._statistics import clustered_stderr, t_interval
-from helpers_eval import make_run
 
 
 def test_summary_mean_stderr_and_t_interval(tmp_path):
@@ -13,7 +13,8 @@ def test_summary_mean_stderr_and_t_interval(tmp_path):
     run = make_run(tmp_path, {"g": values})
     (summary,) = run.summaries()
     x = np.array([v for v in values if v is not None])
-    assert summary.n == 6 and summary.errors == 1
+    assert summary.n == 6
+    assert summary.errors == 1
     assert summary.mean == pytest.approx(x.mean())
     assert summary.stderr == pytest.approx(stats.sem(x))
     low, high = stats.t.interval(0.95, 5, loc=x.mean(), scale=stats.sem(x))
@@ -27,7 +28,8 @@ def test_clustered_stderr_is_the_cluster_robust_formula():
     se, g = clustered_stderr(x, groups)
     sums = np.array([np.sum(x[groups == c] - x.mean()) for c in np.unique(groups)])
     expected = math.sqrt(np.sum(sums**2) / 50**2 * 10 / 9)
-    assert g == 10 and se == pytest.approx(expected)
+    assert g == 10
+    assert se == pytest.approx(expected)
     # Grouped questions that move together: the naive error is too small.
     assert se > stats.sem(x)
 

@@ -24,8 +24,13 @@ TESTS = Path(__file__).resolve().parents[3] / "tests"
 
 def write_data(path: Path, n: int) -> Path:
     rows = [
-        {"id": f"q{i}", "prompt": f"What is {i} + {i}? <b>", "completion": str(2 * i + (i % 3 == 0)),
-         "answer": 2 * i, **({} if i % 7 else {"skip": True})}
+        {
+            "id": f"q{i}",
+            "prompt": f"What is {i} + {i}? <b>",
+            "completion": str(2 * i + (i % 3 == 0)),
+            "answer": 2 * i,
+            **({} if i % 7 else {"skip": True}),
+        }
         for i in range(n)
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -44,7 +49,10 @@ def graders(broken: set[int]):
             raise gw.ModelCallError("judge down")
         return gw.Grade(0.5 + (i % 2) / 2, "judge", reasoning=f"reason {i}")
 
-    return [gw.BaseGrader.from_function("correct", correct), gw.BaseGrader.from_function("judge", judge)]
+    return [
+        gw.BaseGrader.from_function("correct", correct),
+        gw.BaseGrader.from_function("judge", judge),
+    ]
 
 
 @pytest.fixture
@@ -52,7 +60,9 @@ def experiment() -> str:
     return f"eval-{uuid.uuid4().hex[:8]}"
 
 
-async def test_one_trace_per_sample_with_each_graders_feedback(tmp_path, mlflow_server, experiment, caplog):
+async def test_one_trace_per_sample_with_each_graders_feedback(
+    tmp_path, mlflow_server, experiment, caplog
+):
     data = write_data(tmp_path / "d.jsonl", 30)
     out = tmp_path / "run"
     result = await run_eval(data, graders({4, 5}), out)
@@ -67,7 +77,8 @@ async def test_one_trace_per_sample_with_each_graders_feedback(tmp_path, mlflow_
     assert set(by_id) == {f"q{i}" for i in range(30)}
     q1 = {a.name: a for a in by_id["q1"].info.assessments}
     assert q1["correct"].feedback.value == 1.0
-    assert q1["judge"].feedback.value == 1.0 and q1["judge"].rationale == "reason 1"
+    assert q1["judge"].feedback.value == 1.0
+    assert q1["judge"].rationale == "reason 1"
     assert q1["judge"].source.source_type == "CODE"
     q4 = {a.name: a for a in by_id["q4"].info.assessments}
     assert q4["judge"].feedback.error.error_code == "ModelCallError"
@@ -87,9 +98,9 @@ async def test_one_trace_per_sample_with_each_graders_feedback(tmp_path, mlflow_
 
     # Resume with the judge fixed: only the two retried samples get new traces.
     fixed = await run_eval(data, graders(set()), out, retry_errors=True)
-    notes = MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment).log_run(
-        fixed.run, fixed.summaries
-    )
+    notes = MlflowEvalTracker(
+        out, tracking_uri=mlflow_server.url, experiment_name=experiment
+    ).log_run(fixed.run, fixed.summaries)
     assert "2 trace(s) logged" in notes[0]
     traces = mlflow.search_traces(run_id=run_id, return_type="list")
     assert len(traces) == 30
@@ -103,7 +114,8 @@ async def test_one_trace_per_sample_with_each_graders_feedback(tmp_path, mlflow_
         from_mlflow = read_mlflow_run(run_id)
     finally:
         del os.environ["MLFLOW_TRACKING_URI"]
-    assert from_mlflow is not None and len(from_mlflow.records) == 30
+    assert from_mlflow is not None
+    assert len(from_mlflow.records) == 30
     comparison = compare_runs(load_run(out), from_mlflow)
     assert [(g.grader, g.n_pairs, g.diff) for g in comparison.graders] == [
         ("correct", 25, 0.0),
@@ -118,24 +130,58 @@ def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experime
     graders_file.write_text(
         '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n'
     )
-    env = {**os.environ, "MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": experiment,
-           "PYTHONPATH": str(TESTS)}
+    env = {
+        **os.environ,
+        "MLFLOW_TRACKING_URI": mlflow_server.url,
+        "MLFLOW_EXPERIMENT_NAME": experiment,
+        "PYTHONPATH": str(TESTS),
+    }
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "gradewire", "eval", str(data), "--graders", str(graders_file),
-         "--out", str(out), "--sink", "mlflow", "--no-progress"],
-        capture_output=True, text=True, env=env, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "gradewire",
+            "eval",
+            str(data),
+            "--graders",
+            str(graders_file),
+            "--out",
+            str(out),
+            "--sink",
+            "mlflow",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr
-    assert "8 trace(s) logged" in done.stdout and "mlflow ui --backend-store-uri" in done.stdout
+    assert "8 trace(s) logged" in done.stdout
+    assert "mlflow ui --backend-store-uri" in done.stdout
     run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
     compared = subprocess.run(
-        [sys.executable, "-m", "gradewire", "compare", run_id, str(out), "--json", "--sink", "mlflow"],
-        capture_output=True, text=True, env=env, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "gradewire",
+            "compare",
+            run_id,
+            str(out),
+            "--json",
+            "--sink",
+            "mlflow",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
     )
     assert compared.returncode == 0, compared.stderr
     (grader,) = json.loads(compared.stdout)["graders"]
-    assert grader["n_pairs"] == 8 and grader["diff"] == 0.0
+    assert grader["n_pairs"] == 8
+    assert grader["diff"] == 0.0
     client = MlflowClient(mlflow_server.url)
     runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
     comparison_run = next(r for r in runs if r.info.run_id != run_id)

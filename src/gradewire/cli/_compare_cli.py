@@ -146,7 +146,7 @@ def _print(comparison: Any) -> None:
         print(
             "  ".join(
                 cell.ljust(w) if i in (0, 8) else cell.rjust(w)
-                for i, (cell, w) in enumerate(zip(row, widths))
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
     print(f"unpaired: {len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B (left out)")

@@ -87,9 +87,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]:
     """(eval trackers, plain sinks) for the ``--sink`` names; trackers fail early if missing."""
     from gradewire.eval._trackers import eval_tracker
-    from gradewire.sinks import ConsoleSink, JsonlSink
+    from gradewire.sinks import ConsoleSink, JsonlSink, Sink
 
-    trackers, sinks = [], []
+    trackers: list[Any] = []
+    sinks: list[Sink] = []
     for name in dict.fromkeys(names):
         if name == "jsonl":
             sinks.append(JsonlSink(folder / "logs.jsonl"))
@@ -136,6 +137,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     except GradewireError as exc:
         print(f"gradewire eval: {exc}", file=sys.stderr)
         return 2
+    if display is not None:
+        print(file=sys.stderr)
     _print_summary(result)
     notes = []
     for tracker in trackers:
@@ -204,7 +207,7 @@ def _print_summary(result: Any) -> None:
         print(
             "  ".join(
                 cell.ljust(w) if i == 0 else cell.rjust(w)
-                for i, (cell, w) in enumerate(zip(row, widths))
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
     clustered = [s for s in result.summaries if s.n_clusters is not None]

@@ -9,29 +9,39 @@ p-value. Imports `core`, `sinks` and `specs`; trackers plug in through entry poi
 """
 
 from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
+from gradewire.eval._compare import ChangedSample, Comparison, GraderComparison, compare_runs
+from gradewire.eval._compare_report import render_comparison
+from gradewire.eval._data import load_samples
 from gradewire.eval._display import RichDisplay
 from gradewire.eval._eval import EvalResult, run_eval
-from gradewire.eval._records import Outcome, SampleRecord
+from gradewire.eval._records import GradeOutcome, SampleRecord
+from gradewire.eval._report import render_report, write_report
 from gradewire.eval._run import EvalRun, load_run
-from gradewire.eval._runner import EvalDisplay, RunOutcome
+from gradewire.eval._runner import EvalDisplay, GradingReport
 from gradewire.eval._samples import DataError, EvalSample
-from gradewire.eval._data import load_samples
 from gradewire.eval._statistics import GraderSummary
 
 __all__ = [
     "BootstrapInterval",
+    "ChangedSample",
+    "Comparison",
     "DataError",
     "EvalDisplay",
     "EvalResult",
     "EvalRun",
     "EvalSample",
+    "GradeOutcome",
+    "GraderComparison",
     "GraderSummary",
-    "Outcome",
+    "GradingReport",
     "RichDisplay",
-    "RunOutcome",
     "SampleRecord",
+    "compare_runs",
     "load_run",
     "load_samples",
     "paired_bootstrap",
+    "render_comparison",
+    "render_report",
     "run_eval",
+    "write_report",
 ]

@@ -113,7 +113,7 @@ def paired_bootstrap(
                 f"clusters must hold one label per pair ({d.size}), not {labels.shape}"
             )
         _, group = np.unique(labels.astype(str), return_inverse=True)
-        sums = np.bincount(group, weights=d)
+        sums = np.asarray(np.bincount(group, weights=d), dtype=np.float64)
         sizes = np.bincount(group).astype(np.float64)
         if sums.size < 2:
             raise InvalidInputError(

@@ -208,7 +208,7 @@ def compare_runs(
     return Comparison(
         run_a=a.name,
         run_b=b.name,
-        graders=tuple(replace(r, p_value_holm=p) for r, p in zip(results, adjusted)),
+        graders=tuple(replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)),
         only_a=only_a,
         only_b=only_b,
         graders_only_a=tuple(k for k in a.graders if k not in b.spec_hashes),

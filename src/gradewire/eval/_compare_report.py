@@ -72,7 +72,8 @@ def render_comparison(comparison: Comparison) -> str:
         changed.append("</tbody></table>")
     body = (
         f"<h1>{escape(title)}</h1><p class=meta>{escape(meta)}</p>"
-        f'<h2>Per grader</h2><table id="gw-compare"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+        f'<h2>Per grader</h2><table id="gw-compare"><thead>{head}</thead>'
+        f"<tbody>{rows}</tbody></table>"
         f'<h2>Differences with their intervals</h2><div class="plots">{forest}</div>'
         f"<h2>Unpaired samples</h2>{unpaired}"
         f"<h2>Samples that changed most</h2>{''.join(changed) or '<p>No score changed.</p>'}"

@@ -17,7 +17,7 @@ from typing import Any
 from gradewire.core import MissingDependencyError, StringThread
 from gradewire.eval._samples import DataError, EvalSample, assign_ids, sample_from_row
 
-__all__ = ["data_hash", "data_format", "load_samples"]
+__all__ = ["data_format", "data_hash", "load_samples"]
 
 _MAX_REPORTED = 20
 _Row = tuple[Any, str]  # the parsed row (or the exception it raised) and where it was
@@ -111,7 +111,7 @@ def _jsonl_rows(file: Path) -> Iterator[_Row]:
     with handle:
         number = 0
         try:
-            for number, line in enumerate(handle, start=1):  # noqa: B007 - used after the loop
+            for number, line in enumerate(handle, start=1):
                 where = f"{file}:{number}"
                 if not line.strip():
                     continue

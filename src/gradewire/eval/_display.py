@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core import MissingDependencyError
-from gradewire.eval._records import Outcome
+from gradewire.eval._records import GradeOutcome
 
 __all__ = ["RichDisplay"]
 
@@ -89,7 +89,7 @@ class RichDisplay:
         )
         self._live.start()
 
-    def outcome(self, grader: str, outcome: Outcome) -> None:
+    def outcome(self, grader: str, outcome: GradeOutcome) -> None:
         """Count one grader's outcome."""
         tally = self._tallies.setdefault(grader, _Tally())
         if outcome.status == "ok" and outcome.value is not None:

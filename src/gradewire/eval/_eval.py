@@ -18,7 +18,7 @@ from gradewire.eval._outcomes import spec_hash
 from gradewire.eval._report import write_report
 from gradewire.eval._run import EvalRun, load_run
 from gradewire.eval._run_folder import CONFIG, REPORT, SUMMARY, read_config, write_json
-from gradewire.eval._runner import EvalDisplay, RunOutcome, grade_samples
+from gradewire.eval._runner import EvalDisplay, GradingReport, grade_samples
 from gradewire.eval._samples import EvalSample
 from gradewire.eval._statistics import GraderSummary, cluster_labels
 
@@ -38,7 +38,7 @@ class EvalResult:
 
     run: EvalRun
     summaries: list[GraderSummary]
-    outcome: RunOutcome
+    outcome: GradingReport
     report: Path
 
     @property

@@ -1,4 +1,4 @@
-"""Turning one grader's attempt on a sample into a stored `Outcome`."""
+"""Turning one grader's attempt on a sample into a stored `GradeOutcome`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from gradewire.core import BaseGrader, Grade, IgnoreGradeException, StringThread
 from gradewire.core._failure_records import log_fields
-from gradewire.eval._records import Outcome
+from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
 
 __all__ = ["grade_outcome", "spec_hash"]
@@ -31,7 +31,7 @@ def spec_hash(grader: BaseGrader) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> Outcome:
+async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> GradeOutcome:
     """Grade one sample; an error or abstention becomes an outcome, never an exception.
 
     The grader logs the sample as `BaseGrader.grade_many` would (errors and abstentions
@@ -42,11 +42,11 @@ async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> 
     result = await grader._attempt(thread)
     seconds = time.perf_counter() - start
     if isinstance(result, Grade):
-        return Outcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
+        return GradeOutcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
     usage = _numbers(log_fields(result))
     message = str(result) if isinstance(result, IgnoreGradeException) else _error(result)
-    status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    return Outcome(status, spec, None, message, usage, seconds)
+    status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
+    return GradeOutcome(status, spec, None, message, usage, seconds)
 
 
 def _error(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ escape = html.escape
 @cache
 def asset(name: str) -> str:
     """A bundled file of ``gradewire/eval/_assets``."""
-    return resources.files("gradewire.eval").joinpath("_assets", name).read_text("utf-8")
+    return resources.files("gradewire.eval").joinpath("_assets").joinpath(name).read_text("utf-8")
 
 
 def script_json(value: Any) -> str:

@@ -8,14 +8,14 @@ from typing import Any, Literal
 
 from gradewire.core import Grade, InvalidInputError
 
-__all__ = ["Outcome", "SampleRecord", "Status"]
+__all__ = ["GradeOutcome", "SampleRecord", "Status"]
 
 Status = Literal["ok", "error", "abstained"]
 _STATUSES = ("ok", "error", "abstained")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class GradeOutcome:
     """One grader's result on one sample.
 
     Attributes:
@@ -56,7 +56,7 @@ class Outcome:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Outcome:
+    def from_json(cls, data: Mapping[str, Any]) -> GradeOutcome:
         """Read an outcome back; raises `InvalidInputError` for a malformed one."""
         status = data.get("status")
         if status not in _STATUSES or not isinstance(data.get("spec_hash"), str):
@@ -82,13 +82,13 @@ class SampleRecord:
         id: The sample id (pairs samples across runs).
         input: The thread as `StringThread.to_dict` writes it (turns and metadata).
         input_hash: Hash of the input when it was graded.
-        outcomes: Outcome per grader key.
+        outcomes: GradeOutcome per grader key.
     """
 
     id: str
     input: Mapping[str, Any]
     input_hash: str
-    outcomes: Mapping[str, Outcome]
+    outcomes: Mapping[str, GradeOutcome]
 
     @property
     def metadata(self) -> Mapping[str, Any]:

@@ -61,7 +61,10 @@ def _summary_table(summaries: Sequence[GraderSummary]) -> str:
         f'<th class="num">{escape(h)}</th>' if i else f"<th>{escape(h)}</th>"
         for i, h in enumerate(head)
     )
-    return f'<table id="gw-summary"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return (
+        f'<table id="gw-summary"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _failures(run: EvalRun) -> str:
@@ -89,9 +92,11 @@ def _failures(run: EvalRun) -> str:
 
 _CONTROLS = """
 <div class="controls">
-<input id="gw-search" type="search" placeholder="search id, prompt, completion, reasoning" aria-label="search">
+<input id="gw-search" type="search" aria-label="search"
+ placeholder="search id, prompt, completion, reasoning">
 <label>grader <select id="gw-grader"><option value="">all</option></select></label>
-<label>outcome <select id="gw-status"><option value="">any</option><option value="ok">scored</option>
+<label>outcome <select id="gw-status"><option value="">any</option>
+<option value="ok">scored</option>
 <option value="error">error</option><option value="abstained">abstained</option></select></label>
 <label>score from <input id="gw-min" type="number" step="any"></label>
 <label>to <input id="gw-max" type="number" step="any"></label>
@@ -99,8 +104,10 @@ _CONTROLS = """
 <button id="gw-prev" type="button">previous</button><span id="gw-page"></span>
 <button id="gw-next" type="button">next</button>
 </div>
-<table id="gw-table"><thead><tr id="gw-head"></tr></thead><tbody id="gw-rows"></tbody></table>
-<noscript><p class="note">The sample table needs JavaScript; the rows are in results.jsonl.</p></noscript>
+<table id="gw-table"><thead><tr id="gw-head"></tr></thead>
+<tbody id="gw-rows"></tbody></table>
+<noscript><p class="note">The sample table needs JavaScript; the rows are in
+results.jsonl.</p></noscript>
 """
 
 

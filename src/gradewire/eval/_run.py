@@ -155,7 +155,8 @@ class EvalRun:
                 row[key] = outcome.value if current and outcome is not None else None
                 row[f"{key}/status"] = outcome.status if current and outcome else "missing"
             rows.append(row)
-        return pandas.DataFrame(rows)
+        frame: pd.DataFrame = pandas.DataFrame(rows)
+        return frame
 
 
 def _walk(grade: Mapping[str, Any], path: str, values: dict[str, list[float]]) -> None:

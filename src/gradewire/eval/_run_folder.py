@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._records import Outcome, SampleRecord
+from gradewire.eval._records import GradeOutcome, SampleRecord
 
 __all__ = [
     "CONFIG",
@@ -68,7 +68,7 @@ def read_records(folder: Path) -> dict[str, SampleRecord]:
             try:
                 line = json.loads(raw)
                 sample_id = line["id"]
-                outcomes = {key: Outcome.from_json(o) for key, o in line["grades"].items()}
+                outcomes = {key: GradeOutcome.from_json(o) for key, o in line["grades"].items()}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise InvalidInputError(
                     f"{path}:{number}: not a results line ({exc}); the folder is not a "
@@ -95,7 +95,7 @@ class ResultsWriter:
         sample_id: str,
         input_hash: str,
         thread: Mapping[str, Any],
-        outcomes: Mapping[str, Outcome],
+        outcomes: Mapping[str, GradeOutcome],
     ) -> None:
         """Append one sample's outcomes (the graders that just graded it)."""
         line = {

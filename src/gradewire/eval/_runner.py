@@ -20,11 +20,11 @@ from typing import Protocol
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.eval._outcomes import grade_outcome, spec_hash
-from gradewire.eval._records import Outcome, SampleRecord
+from gradewire.eval._records import GradeOutcome, SampleRecord
 from gradewire.eval._run_folder import ResultsWriter, read_records
 from gradewire.eval._samples import EvalSample
 
-__all__ = ["EvalDisplay", "RunOutcome", "grade_samples", "plan"]
+__all__ = ["EvalDisplay", "GradingReport", "grade_samples", "plan"]
 
 
 class EvalDisplay(Protocol):
@@ -33,7 +33,7 @@ class EvalDisplay(Protocol):
     def start(self, total: int, graders: Sequence[str], skipped: int) -> None:
         """Grading starts: ``total`` samples need grading, ``skipped`` were already done."""
 
-    def outcome(self, grader: str, outcome: Outcome) -> None:
+    def outcome(self, grader: str, outcome: GradeOutcome) -> None:
         """One grader finished one sample."""
 
     def sample_done(self) -> None:
@@ -47,7 +47,7 @@ class EvalDisplay(Protocol):
 
 
 @dataclass(frozen=True)
-class RunOutcome:
+class GradingReport:
     """What one invocation of the runner did.
 
     Attributes:
@@ -102,7 +102,7 @@ async def grade_samples(
     concurrency: int = 32,
     retry_errors: bool = False,
     display: EvalDisplay | None = None,
-) -> RunOutcome:
+) -> GradingReport:
     """Grade what the folder does not hold yet and append the results to it."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
@@ -123,7 +123,7 @@ async def grade_samples(
         results = await asyncio.gather(
             *(grade_outcome(by_key[key], sample.thread, hashes[key]) for key in keys)
         )
-        outcomes = dict(zip(keys, results))
+        outcomes = dict(zip(keys, results, strict=True))
         writer.write(sample.id, sample.input_hash, sample.thread.to_dict(), outcomes)
         graded += 1
         if display is not None:
@@ -178,7 +178,7 @@ async def grade_samples(
         writer.close()
         if display is not None:
             display.stop()
-    return RunOutcome(graded, skipped, presses > 0, abandoned)
+    return GradingReport(graded, skipped, presses > 0, abandoned)
 
 
 @contextlib.contextmanager

@@ -53,7 +53,7 @@ def sample_from_row(row: Mapping[str, Any], where: str) -> tuple[str | None, Str
 
     A row holds OpenAI-style ``messages``, or a ``prompt`` (a string or a list of
     messages) and a ``completion``; every other field (``answer``, ``documents``, ...)
-    becomes metadata.
+    becomes metadata, as do the fields of a ``metadata`` object.
 
     Raises:
         DataError: The row has neither shape, or a field has the wrong type; the message
@@ -66,9 +66,16 @@ def sample_from_row(row: Mapping[str, Any], where: str) -> tuple[str | None, Str
         raise DataError(f"{where}: field 'id' must be a string or an integer, not {raw_id!r}")
     if raw_id is not None and str(raw_id) == "":
         raise DataError(f"{where}: field 'id' is empty; give each sample a non-empty id")
-    metadata = {
-        key: value for key, value in row.items() if key not in _CONVERSATION_FIELDS and key != "id"
-    }
+    nested = row.get("metadata")
+    if nested is not None and not isinstance(nested, Mapping):
+        raise DataError(f"{where}: field 'metadata' must be an object, not {type(nested).__name__}")
+    # A "metadata" object (as StringThread.to_dict writes it) and the other fields both count.
+    metadata = dict(nested or {})
+    metadata.update(
+        (key, value)
+        for key, value in row.items()
+        if key not in _CONVERSATION_FIELDS and key not in ("id", "metadata")
+    )
     try:
         thread = _thread(row, metadata, where)
     except DataError:

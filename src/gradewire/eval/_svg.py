@@ -91,19 +91,22 @@ def intervals(rows: Sequence[tuple[str, float, float, float]], *, width: int = 5
     parts = [head]
     zero = at(0.0)
     parts.append(
-        f'<line x1="{zero:.1f}" y1="4" x2="{zero:.1f}" y2="{height - 24}" stroke="#999" stroke-dasharray="4 3"/>'
+        f'<line x1="{zero:.1f}" y1="4" x2="{zero:.1f}" y2="{height - 24}" stroke="#999" '
+        'stroke-dasharray="4 3"/>'
     )
     for i, (label, estimate, ci_low, ci_high) in enumerate(rows):
         y = 16 + i * row_h
         parts.append(
-            f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">{escape(label)}</text>'
+            f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
+            f"{escape(label)}</text>"
         )
         if not all(math.isfinite(v) for v in (estimate, ci_low, ci_high)):
             continue
         colour = "#2e7d32" if ci_low > 0 else "#c62828" if ci_high < 0 else "#555"
         parts.append(
             f'<line class="ci" x1="{at(ci_low):.1f}" y1="{y}" x2="{at(ci_high):.1f}" y2="{y}" '
-            f'stroke="{colour}" stroke-width="2"><title>{ci_low:.4g} to {ci_high:.4g}</title></line>'
+            f'stroke="{colour}" stroke-width="2">'
+            f"<title>{ci_low:.4g} to {ci_high:.4g}</title></line>"
         )
         parts.append(f'<circle cx="{at(estimate):.1f}" cy="{y}" r="4" fill="{colour}"/>')
     parts.append(f'<text x="{at(low):.1f}" y="{height - 6}" font-size="11">{low:.3g}</text>')
@@ -111,7 +114,8 @@ def intervals(rows: Sequence[tuple[str, float, float, float]], *, width: int = 5
         f'<text x="{zero:.1f}" y="{height - 6}" font-size="11" text-anchor="middle">0</text>'
     )
     parts.append(
-        f'<text x="{at(high):.1f}" y="{height - 6}" font-size="11" text-anchor="end">{high:.3g}</text>'
+        f'<text x="{at(high):.1f}" y="{height - 6}" font-size="11" text-anchor="end">'
+        f"{high:.3g}</text>"
     )
     parts.append("</svg>")
     return "".join(parts)

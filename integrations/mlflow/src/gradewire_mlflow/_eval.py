@@ -17,6 +17,7 @@ traces they replace; ``mlflow.json`` in the run folder remembers the run and its
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -95,8 +96,8 @@ class MlflowEvalTracker:
 
         state = self._state()
         mlflow.set_tracking_uri(self.tracking_uri)
-        experiment = mlflow.set_experiment(self.experiment_name)
         client = MlflowClient(self.tracking_uri)
+        experiment = self._experiment(client)
         run_id = state.get("run_id")
         if run_id is not None:
             try:
@@ -137,18 +138,42 @@ class MlflowEvalTracker:
             f"  view it: mlflow ui --backend-store-uri {self.tracking_uri}",
         ]
 
+    def _experiment(self, client: Any) -> Any:
+        """The experiment, made active.
+
+        A new experiment on a sqlite store keeps its artifacts beside the database, not in
+        ``./mlruns`` of whatever folder the command ran in.
+        """
+        import mlflow
+
+        if client.get_experiment_by_name(
+            self.experiment_name
+        ) is None and self.tracking_uri.startswith("sqlite:///"):
+            folder = Path(self.tracking_uri[len("sqlite:///") :]).parent
+            # Made meanwhile by another process? Then that one is used.
+            with contextlib.suppress(Exception):
+                client.create_experiment(
+                    self.experiment_name, artifact_location=(folder / "mlartifacts").as_uri()
+                )
+        return mlflow.set_experiment(self.experiment_name)
+
     def log_comparison(self, comparison: Any, html: str) -> list[str]:
         """Log a comparison as its own MLflow run: the figures as metrics, the report."""
         import mlflow
+        from mlflow import MlflowClient
 
         from gradewire.eval._trackers import comparison_metrics
 
         mlflow.set_tracking_uri(self.tracking_uri)
-        mlflow.set_experiment(self.experiment_name)
+        self._experiment(MlflowClient(self.tracking_uri))
         name = f"compare {comparison.run_b} vs {comparison.run_a}"
         with mlflow.start_run(run_name=name[:250]) as active:
-            mlflow.set_tags({"gradewire.compare.run_a": comparison.run_a[:5000],
-                             "gradewire.compare.run_b": comparison.run_b[:5000]})
+            mlflow.set_tags(
+                {
+                    "gradewire.compare.run_a": comparison.run_a[:5000],
+                    "gradewire.compare.run_b": comparison.run_b[:5000],
+                }
+            )
             mlflow.log_metrics(comparison_metrics(comparison))
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
@@ -176,7 +201,9 @@ def _params(run: EvalRun) -> dict[str, str]:
     return params
 
 
-def _log_trace(record: SampleRecord, spec_hashes: Mapping[str, str], sources: Mapping[str, str]) -> str:
+def _log_trace(
+    record: SampleRecord, spec_hashes: Mapping[str, str], sources: Mapping[str, str]
+) -> str:
     import mlflow
     from mlflow.entities import AssessmentError, AssessmentSource
 
@@ -206,15 +233,18 @@ def _log_trace(record: SampleRecord, spec_hashes: Mapping[str, str], sources: Ma
                 mlflow.log_feedback(
                     trace_id=span.trace_id,
                     name=key,
-                    error=AssessmentError(error_code=code[:100] or "error", error_message=message or code),
+                    error=AssessmentError(
+                        error_code=code[:100] or "error", error_message=message or code
+                    ),
                     source=source,
                     metadata={"gradewire.spec_hash": spec},
                     span_id=span.span_id,
                 )
             else:  # an abstention is no score and no error: it is noted on the trace
                 tags[f"gradewire.abstained.{key}"] = (outcome.message or "abstained")[:4000]
-        mlflow.update_current_trace(tags=tags, metadata={SAMPLE_TAG: record.id,
-                                                          "gradewire.input_hash": record.input_hash})
+        mlflow.update_current_trace(
+            tags=tags, metadata={SAMPLE_TAG: record.id, "gradewire.input_hash": record.input_hash}
+        )
     return str(span.trace_id)
 
 

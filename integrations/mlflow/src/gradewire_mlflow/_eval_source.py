@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire.eval import EvalRun, Outcome, SampleRecord
+from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
 from gradewire_mlflow._eval import SAMPLE_TAG
 from gradewire_mlflow._run import default_tracking_uri
 
@@ -35,20 +35,26 @@ def _value(value: Any) -> float | None:
     return None
 
 
-def _outcome(assessment: Any) -> Outcome | None:
+def _outcome(assessment: Any) -> GradeOutcome | None:
     feedback = getattr(assessment, "feedback", None)
     if feedback is None:
         return None  # an expectation (a label), not a grade
     error = getattr(feedback, "error", None)
     if error is not None:
         message = f"{error.error_code}: {error.error_message or ''}"
-        return Outcome("error", MLFLOW_SPEC, None, message)
+        return GradeOutcome("error", MLFLOW_SPEC, None, message)
     value = _value(feedback.value)
     if value is None:
-        return Outcome("error", MLFLOW_SPEC, None, f"not a number: {feedback.value!r}")
-    grade = {"value": value, "grader_key": assessment.name, "reasoning": assessment.rationale,
-             "weight": 1.0, "children": [], "info": {}}
-    return Outcome("ok", MLFLOW_SPEC, grade)
+        return GradeOutcome("error", MLFLOW_SPEC, None, f"not a number: {feedback.value!r}")
+    grade = {
+        "value": value,
+        "grader_key": assessment.name,
+        "reasoning": assessment.rationale,
+        "weight": 1.0,
+        "children": [],
+        "info": {},
+    }
+    return GradeOutcome("ok", MLFLOW_SPEC, grade)
 
 
 def _input(trace: Any) -> dict[str, Any]:
@@ -90,7 +96,10 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
         return None
     mlflow.set_tracking_uri(uri)
     traces = mlflow.search_traces(
-        run_id=run_id, return_type="list", order_by=["timestamp_ms ASC"], locations=[info.experiment_id]
+        run_id=run_id,
+        return_type="list",
+        order_by=["timestamp_ms ASC"],
+        locations=[info.experiment_id],
     )
     records: list[SampleRecord] = []
     keys: dict[str, None] = {}
@@ -99,11 +108,16 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
         data = _input(trace)
         sample_id = trace.info.tags.get(SAMPLE_TAG)
         if sample_id is None:
-            sample_id = "h" + hashlib.sha256(json.dumps(data["turns"][:-1], sort_keys=True).encode()).hexdigest()[:16]
+            sample_id = (
+                "h"
+                + hashlib.sha256(
+                    json.dumps(data["turns"][:-1], sort_keys=True).encode()
+                ).hexdigest()[:16]
+            )
         if sample_id in seen:
             continue  # an older trace of a sample logged again
         seen.add(sample_id)
-        outcomes: dict[str, Outcome] = {}
+        outcomes: dict[str, GradeOutcome] = {}
         for assessment in trace.info.assessments or ():
             outcome = _outcome(assessment)
             if outcome is not None:
@@ -111,5 +125,9 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
                 keys[assessment.name] = None
         records.append(SampleRecord(sample_id, data, "", outcomes))
     name = info.run_name or run_id
-    return EvalRun(name=f"{name} ({run_id[:8]})", records=records,
-                   spec_hashes={key: MLFLOW_SPEC for key in keys}, config={"mlflow_run_id": run_id})
+    return EvalRun(
+        name=f"{name} ({run_id[:8]})",
+        records=records,
+        spec_hashes=dict.fromkeys(keys, MLFLOW_SPEC),
+        config={"mlflow_run_id": run_id},
+    )

@@ -51,8 +51,12 @@ class WandbEvalTracker:
         self.dir = dir
 
     def _init(self, name: str, config: dict[str, Any]) -> Any:
-        kwargs: dict[str, Any] = {"project": self.project, "name": name[:128], "config": config,
-                                  "reinit": "create_new"}
+        kwargs: dict[str, Any] = {
+            "project": self.project,
+            "name": name[:128],
+            "config": config,
+            "reinit": "create_new",
+        }
         if self.mode is not None:
             kwargs["mode"] = self.mode
         if self.dir is not None:
@@ -62,8 +66,11 @@ class WandbEvalTracker:
     def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
         """Log the run's statistics to the summary and its samples as one table."""
         wandb = self._wandb
-        config = {"graders": list(run.config.get("graders", [])), "data": run.config.get("data"),
-                  "cluster_key": run.cluster_key}
+        config = {
+            "graders": list(run.config.get("graders", [])),
+            "data": run.config.get("data"),
+            "cluster_key": run.cluster_key,
+        }
         active = self._init(run.name, config)
         try:
             columns = ["id", "prompt", "completion"]
@@ -98,8 +105,10 @@ class WandbEvalTracker:
         """Log a comparison as its own W&B run: the figures in its summary, the report."""
         from gradewire.eval._trackers import comparison_metrics
 
-        active = self._init(f"compare {comparison.run_b} vs {comparison.run_a}",
-                            {"run_a": comparison.run_a, "run_b": comparison.run_b})
+        active = self._init(
+            f"compare {comparison.run_b} vs {comparison.run_a}",
+            {"run_a": comparison.run_a, "run_b": comparison.run_b},
+        )
         try:
             active.log({"compare/report": self._wandb.Html(html, inject=False)})
             active.summary.update(comparison_metrics(comparison))
