@@ -186,6 +186,9 @@ def test_retry_errors_regrades_only_the_failures(tmp_path):
         assert "1 of 6 sample(s) had a grader error" in first.stderr
         errors = [line for line in lines(out) if line["grades"]["helpful"]["status"] == "error"]
         assert [line["id"] for line in errors] == ["q3"]
+        usage = lines(out)[0]["grades"]["helpful"]["usage"]
+        assert usage["prompt_tokens"] > 0
+        assert usage["judge_calls"] == 1
         assert (
             run(
                 "eval",

@@ -61,7 +61,7 @@ def experiment() -> str:
 
 
 async def test_one_trace_per_sample_with_each_graders_feedback(
-    tmp_path, mlflow_server, experiment, caplog
+    tmp_path, mlflow_server, experiment, monkeypatch
 ):
     data = write_data(tmp_path / "d.jsonl", 30)
     out = tmp_path / "run"
@@ -70,8 +70,10 @@ async def test_one_trace_per_sample_with_each_graders_feedback(
     notes = tracker.log_run(result.run, result.summaries)
     assert "30 trace(s) logged" in notes[0]
     run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
-    mlflow.set_tracking_uri(mlflow_server.url)
-    traces = mlflow.search_traces(run_id=run_id, return_type="list")
+    assert not mlflow.is_tracking_uri_set()  # the tracker put MLflow's globals back
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.url)
+    where = [MlflowClient(mlflow_server.url).get_run(run_id).info.experiment_id]
+    traces = mlflow.search_traces(run_id=run_id, return_type="list", locations=where)
     assert len(traces) == 30
     by_id = {t.info.tags[SAMPLE_TAG]: t for t in traces}
     assert set(by_id) == {f"q{i}" for i in range(30)}
@@ -102,18 +104,14 @@ async def test_one_trace_per_sample_with_each_graders_feedback(
         out, tracking_uri=mlflow_server.url, experiment_name=experiment
     ).log_run(fixed.run, fixed.summaries)
     assert "2 trace(s) logged" in notes[0]
-    traces = mlflow.search_traces(run_id=run_id, return_type="list")
+    traces = mlflow.search_traces(run_id=run_id, return_type="list", locations=where)
     assert len(traces) == 30
     q4 = {a.name: a for t in traces if t.info.tags[SAMPLE_TAG] == "q4" for a in t.info.assessments}
     assert q4["judge"].feedback.value == 0.5
     assert client.get_run(run_id).data.metrics["judge/score/error_count"] == 0
 
     # The MLflow run reads back as an eval run, and compares equal to its folder.
-    os.environ["MLFLOW_TRACKING_URI"] = mlflow_server.url
-    try:
-        from_mlflow = read_mlflow_run(run_id)
-    finally:
-        del os.environ["MLFLOW_TRACKING_URI"]
+    from_mlflow = read_mlflow_run(run_id)
     assert from_mlflow is not None
     assert len(from_mlflow.records) == 30
     comparison = compare_runs(load_run(out), from_mlflow)

@@ -21,7 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,37 @@ STATE = "mlflow.json"
 SAMPLE_TAG = "gradewire.sample_id"
 DEFAULT_EXPERIMENT = "gradewire-eval"
 BATCH = 400
+_FLUENT_ENV = ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
 _JUDGE_TYPES = {"binary_judge", "prebuilt_judge", "rubric_judge", "range_judge"}
+
+
+@contextlib.contextmanager
+def _fluent(uri: str) -> Iterator[None]:
+    """MLflow's fluent API pointed at ``uri``, and put back as it was afterwards.
+
+    Tracing only works through the fluent API, which keeps the tracking URI and the active
+    experiment in globals and environment variables; the caller's are restored.
+    """
+    import mlflow
+    from mlflow.tracking import fluent
+
+    saved_env = {name: os.environ.get(name) for name in _FLUENT_ENV}
+    from mlflow.tracking._tracking_service import utils
+
+    # The URI set in code, not one read from the environment (restored apart, below).
+    previous = getattr(utils, "_tracking_uri", None)
+    experiment = getattr(fluent, "_active_experiment_id", None)
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(previous)  # type: ignore[arg-type]
+        fluent._active_experiment_id = experiment
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _fingerprint(record: SampleRecord, spec_hashes: Mapping[str, str]) -> str:
@@ -91,11 +121,14 @@ class MlflowEvalTracker:
 
     def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
         """Log the run: traces with feedback for new or changed samples, metrics, artifacts."""
+        with _fluent(self.tracking_uri):
+            return self._log_run(run)
+
+    def _log_run(self, run: EvalRun) -> list[str]:
         import mlflow
         from mlflow import MlflowClient
 
         state = self._state()
-        mlflow.set_tracking_uri(self.tracking_uri)
         client = MlflowClient(self.tracking_uri)
         experiment = self._experiment(client)
         run_id = state.get("run_id")
@@ -159,13 +192,17 @@ class MlflowEvalTracker:
 
     def log_comparison(self, comparison: Any, html: str) -> list[str]:
         """Log a comparison as its own MLflow run: the figures as metrics, the report."""
-        import mlflow
         from mlflow import MlflowClient
+
+        with _fluent(self.tracking_uri):
+            self._experiment(MlflowClient(self.tracking_uri))
+            return self._log_comparison(comparison, html)
+
+    def _log_comparison(self, comparison: Any, html: str) -> list[str]:
+        import mlflow
 
         from gradewire.eval._trackers import comparison_metrics
 
-        mlflow.set_tracking_uri(self.tracking_uri)
-        self._experiment(MlflowClient(self.tracking_uri))
         name = f"compare {comparison.run_b} vs {comparison.run_a}"
         with mlflow.start_run(run_name=name[:250]) as active:
             mlflow.set_tags(

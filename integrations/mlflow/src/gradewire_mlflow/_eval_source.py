@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
-from gradewire_mlflow._eval import SAMPLE_TAG
+from gradewire_mlflow._eval import SAMPLE_TAG, _fluent
 from gradewire_mlflow._run import default_tracking_uri
 
 __all__ = ["read_mlflow_run"]
@@ -94,13 +94,14 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
         info = client.get_run(run_id).info
     except Exception:  # not a run of this store
         return None
-    mlflow.set_tracking_uri(uri)
-    traces = mlflow.search_traces(
-        run_id=run_id,
-        return_type="list",
-        order_by=["timestamp_ms ASC"],
-        locations=[info.experiment_id],
-    )
+    with _fluent(uri):
+        # Newest first, so a sample logged twice keeps its latest trace.
+        traces = mlflow.search_traces(
+            run_id=run_id,
+            return_type="list",
+            order_by=["timestamp_ms DESC"],
+            locations=[info.experiment_id],
+        )
     records: list[SampleRecord] = []
     keys: dict[str, None] = {}
     seen: set[str] = set()
@@ -124,6 +125,7 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
                 outcomes[assessment.name] = outcome
                 keys[assessment.name] = None
         records.append(SampleRecord(sample_id, data, "", outcomes))
+    records.reverse()  # back to the order they were logged in
     name = info.run_name or run_id
     return EvalRun(
         name=f"{name} ({run_id[:8]})",
