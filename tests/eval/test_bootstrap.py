@@ -65,10 +65,10 @@ def _coverage(kind, reps=500, n=100):
         elif kind == "binary":
             a = (rng.random(n) < 0.6).astype(float)
             b = (rng.random(n) < 0.65).astype(float)
-        else:  # 25 topics of 4 questions; a per-topic shift in the difference
-            clusters = np.repeat(np.arange(25), n // 25)
-            a = rng.normal(0.5, 0.2, n)
-            b = a + 0.05 + rng.normal(0, 0.3, 25)[clusters] + rng.normal(0, 0.1, n)
+        else:  # 40 topics of 4 questions; a per-topic shift in the difference
+            clusters = np.repeat(np.arange(40), 4)
+            a = rng.normal(0.5, 0.2, 160)
+            b = a + 0.05 + rng.normal(0, 0.3, 40)[clusters] + rng.normal(0, 0.1, 160)
         interval = paired_bootstrap(a, b, n_resamples=1000, seed=rep)
         hits_naive += interval.low <= 0.05 <= interval.high
         if clusters is not None:
