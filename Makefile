@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/reward_server.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
+	$(PY) integrations/mlflow/bench/outage_kill.py
 	$(PY) bench/eval_throughput.py
 	$(PY) bench/compare.py
 

@@ -28,7 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=Path("gradewire-demo"),
-        help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
+        help=(
+            "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
+        ),
     )
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
