@@ -3,7 +3,8 @@ import pytest
 from helpers_eval import make_run
 from scipy import stats
 
-from gradewire.eval._compare import compare_runs, holm
+from gradewire.eval._compare import compare_runs
+from gradewire.eval._comparison import holm
 
 
 def _continuous(tmp_path, shift, n=300, seed=0):

@@ -9,8 +9,9 @@ p-value. Imports `core`, `sinks` and `specs`; trackers plug in through entry poi
 """
 
 from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
-from gradewire.eval._compare import ChangedSample, Comparison, GraderComparison, compare_runs
+from gradewire.eval._compare import compare_runs
 from gradewire.eval._compare_report import render_comparison
+from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
 from gradewire.eval._data import load_samples
 from gradewire.eval._display import RichDisplay
 from gradewire.eval._eval import EvalResult, run_eval

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gradewire.eval._compare import Comparison
+from gradewire.eval._comparison import Comparison
 from gradewire.eval._page import escape, page
 from gradewire.eval._svg import intervals
 

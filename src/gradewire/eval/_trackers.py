@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gradewire.core import LogValue, MissingDependencyError
-from gradewire.eval._compare import Comparison
+from gradewire.eval._comparison import Comparison
 from gradewire.eval._run import EvalRun
 from gradewire.eval._statistics import GraderSummary
 from gradewire.sinks import Sink
