@@ -56,7 +56,7 @@ from gradewire.helpers import (
     numeric_match,
     pydantic_parse,
 )
-from gradewire.http import ModelHTTPError, RetryPolicy
+from gradewire.http import ModelHTTPError, ParameterRefusedError, RetryPolicy, forget_endpoint_facts
 from gradewire.judges import (
     AnswerRelevancyGrader,
     BinaryJudgeGrader,
@@ -75,6 +75,7 @@ from gradewire.judges import (
     RangeJudgeGrader,
     SuccessJudgeLog,
     TokenLogprob,
+    TruncatedOutputError,
     Usage,
     complete_structured,
 )
@@ -147,6 +148,7 @@ __all__ = [
     "ModelHTTPError",
     "OpenAIChatModel",
     "OutputParserException",
+    "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
     "RetryPolicy",
@@ -161,6 +163,7 @@ __all__ = [
     "Table",
     "TablePolicy",
     "TokenLogprob",
+    "TruncatedOutputError",
     "Turn",
     "Usage",
     "__version__",
@@ -176,6 +179,7 @@ __all__ = [
     "create_app",
     "exact_match",
     "f1_score",
+    "forget_endpoint_facts",
     "grader_config",
     "is_main_process",
     "load_graders",

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, create_model
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, create_model
 
 from gradewire.core._subscore import SubScore
 from gradewire.judges._judge_base import upper_label
@@ -52,9 +52,10 @@ class RelevanceVerdict(BaseModel):
 def verdict_list_schema(item: type[BaseModel], count: int) -> type[BaseModel]:
     """``{"verdicts": [item, ...]}`` holding exactly ``count`` items.
 
-    The count is checked by a validator rather than written into the JSON schema (strict
-    structured-output modes refuse ``minItems`` on some servers), so a judge that skips an
-    item gets a repair request naming the count instead of a misaligned score.
+    The count is in the JSON schema (``minItems`` = ``maxItems``), so a grammar-constrained
+    server writes exactly ``count`` verdicts; OpenAI's strict mode refuses those keywords, so
+    the ``"json_schema"`` dialect leaves them out, and the validator checks the count there:
+    a judge that skips an item gets a repair request naming the count, not a misaligned score.
     """
 
     def exactly(verdicts: list[Any]) -> list[Any]:
@@ -66,7 +67,10 @@ def verdict_list_schema(item: type[BaseModel], count: int) -> type[BaseModel]:
 
     schema: type[BaseModel] = create_model(
         f"{item.__name__}List",
-        verdicts=(Annotated[list[item], AfterValidator(exactly)], ...),  # type: ignore[valid-type,arg-type]
+        verdicts=(
+            Annotated[list[item], AfterValidator(exactly)],  # type: ignore[valid-type]
+            Field(json_schema_extra={"minItems": count, "maxItems": count}),
+        ),  # type: ignore[arg-type]
     )
     return schema
 
