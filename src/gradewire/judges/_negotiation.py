@@ -83,6 +83,13 @@ class Negotiator:
         found = endpoint_facts(self.key).get("structured_output")
         return found if isinstance(found, str) and found in AUTO_ORDER else None
 
+    def accepted(self, dialect: str) -> bool:
+        """Note that the endpoint answered in ``dialect``; True the first time "auto" sees it."""
+        if self.setting != "auto" or self.dialect() is not None:
+            return False
+        learn_endpoint_facts(self.key, {"structured_output": dialect})
+        return True
+
     def plan(self, *, structured: bool, logprobs: bool) -> WirePlan:
         """The plan of the next request."""
         facts = endpoint_facts(self.key)

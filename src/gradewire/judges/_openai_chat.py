@@ -264,7 +264,7 @@ class OpenAIChatModel(NegotiatedSettings):
             body = encode_payload(payload)
             key = hashlib.sha256(body).hexdigest()
             try:
-                return await share_in_flight(
+                completion = await share_in_flight(
                     resources.state.in_flight,
                     key,
                     functools.partial(fetch, self._target, resources, key, body, plan.parameters()),
@@ -275,6 +275,10 @@ class OpenAIChatModel(NegotiatedSettings):
             except ParameterRefusedError as refusal:
                 negotiator.learn(plan, refusal)  # raises when nothing is left to change
                 await self._store_facts()
+                continue
+            if plan.dialect is not None and negotiator.accepted(plan.dialect):
+                await self._store_facts()  # the first answer in a dialect "auto" tried
+            return completion
 
     async def _store_facts(self) -> None:
         if self.cache is not None and self.structured_output == "auto":

@@ -22,16 +22,22 @@ __all__ = [
 ]
 
 
+# Bounds for grammar-constrained servers (OpenAI's strict mode refuses them, so the
+# "json_schema" dialect leaves them out; nothing is validated against them): a small model
+# held to a list grammar can otherwise write items until the token limit cuts it off.
+_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20, "items": {"type": "string", "maxLength": 400}}
+
+
 class Claims(BaseModel):
     """The atomic factual claims of an answer."""
 
-    claims: list[str]
+    claims: list[str] = Field(json_schema_extra=_ITEM_BOUNDS)
 
 
 class Statements(BaseModel):
     """The statements an answer makes."""
 
-    statements: list[str]
+    statements: list[str] = Field(json_schema_extra=_ITEM_BOUNDS)
 
 
 class SupportVerdict(BaseModel):
