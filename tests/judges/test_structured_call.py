@@ -17,7 +17,6 @@ from gradewire import (
     OutputParserException,
     Usage,
 )
-from gradewire.judges._dialects import bounded_strings
 from gradewire.judges._response_format import json_schema_response_format
 from gradewire.judges._structured_call import complete_structured
 from judge_server import Request, chat, error
@@ -90,7 +89,7 @@ async def test_a_server_without_response_format_is_asked_in_the_next_dialects(
     assert as_schema["response_format"]["type"] == "json_schema"
     assert as_object["response_format"] == {
         "type": "json_object",
-        "schema": bounded_strings(json_schema_response_format(Verdict)["json_schema"]["schema"]),  # type: ignore[index]
+        "schema": json_schema_response_format(Verdict)["json_schema"]["schema"],  # type: ignore[index]
     }
     assert "response_format" not in guided
     assert guided["guided_json"]["properties"]["verdict"]["enum"] == ["PASS", "FAIL"]

@@ -7,8 +7,7 @@ endpoint's dialect decides which request fields carry it:
   (OpenAI, vLLM, Ollama 0.5+, llama.cpp's own ``llama-server``). Count and bound keywords
   (``minItems``, ``minimum``...) are left out: OpenAI's strict mode refuses them.
 - ``"json_object_schema"``: ``response_format: {"type": "json_object", "schema": S}``
-  (llama-cpp-python's server, grammar-constrained), with the count keywords, and every
-  string bounded (`MAX_GRAMMAR_STRING`) so a looping model still closes its JSON.
+  (llama-cpp-python's server, grammar-constrained), with the count keywords.
 - ``"guided_json"``: ``guided_json: S`` (vLLM before 0.12), with the count keywords. Servers
   that ignore unknown fields ignore it silently, so the prompt shows an example answer too.
 - ``"prompt"``: no field: the prompt shows one example answer (`answer_example`).
@@ -29,7 +28,6 @@ __all__ = [
     "STRUCTURED_OUTPUTS",
     "StructuredOutput",
     "apply_dialect",
-    "bounded_strings",
     "dialect_parameters",
     "next_dialect",
     "structured_output_setting",
@@ -111,27 +109,9 @@ def apply_dialect(
             "json_schema": {**spec, "schema": without_keywords(schema, STRICT_REFUSED)},  # type: ignore[dict-item]
         }
     elif dialect == "json_object_schema":
-        payload["response_format"] = {"type": "json_object", "schema": bounded_strings(schema)}
+        payload["response_format"] = {"type": "json_object", "schema": schema}
     elif dialect == "guided_json":
-        payload["guided_json"] = bounded_strings(schema)
-
-
-# Grammar engines hold a model to the schema until it closes the JSON; a small model that
-# loops inside a string would run to the token limit. A bound on every unbounded string
-# (~400 tokens: far more than a judge's reasoning needs) makes it close the string instead.
-MAX_GRAMMAR_STRING = 1500
-
-
-def bounded_strings(node: Any) -> Any:
-    """A copy of a JSON schema whose strings without ``maxLength`` get `MAX_GRAMMAR_STRING`."""
-    if isinstance(node, dict):
-        out = {key: bounded_strings(value) for key, value in node.items()}
-        if node.get("type") == "string" and "maxLength" not in node and "enum" not in node:
-            out["maxLength"] = MAX_GRAMMAR_STRING
-        return out
-    if isinstance(node, list):
-        return [bounded_strings(value) for value in node]
-    return node
+        payload["guided_json"] = schema
 
 
 def without_keywords(node: Any, keywords: frozenset[str]) -> Any:

@@ -22,10 +22,11 @@ __all__ = [
 ]
 
 
-# Bounds for grammar-constrained servers (OpenAI's strict mode refuses them, so the
-# "json_schema" dialect leaves them out; nothing is validated against them): a small model
-# held to a list grammar can otherwise write items until the token limit cuts it off.
-_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20, "items": {"type": "string", "maxLength": 400}}
+# A bound for grammar-constrained servers (OpenAI's strict mode refuses it, so the
+# "json_schema" dialect leaves it out; nothing is validated against it): a small model held
+# to a list grammar can otherwise write items until the token limit cuts it off. Not
+# maxLength on the strings: llama.cpp expands it into a grammar too large to compile.
+_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20}
 
 
 class Claims(BaseModel):
