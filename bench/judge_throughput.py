@@ -16,7 +16,8 @@ Clients (all requests are handed over at once; gradewire's own concurrency limit
 * gradewire: `OpenAIChatModel` with its default sender (stdlib asyncio HTTP/1.1).
 * gradewire + json schema: the same with a JSON-schema ``response_format``, sent in the
   dialect ``structured_output="auto"`` settled on during the warm-up: what the dialect
-  negotiation costs once it is done.
+  negotiation costs once it is done; "gradewire + schema, named" sends the same body with
+  ``structured_output="json_schema"`` (nothing to negotiate), the reference for that row.
 * gradewire, httpx pool: the pure-httpx path it takes when the environment names a proxy.
 * gradewire + own httpx client: ``http_client=httpx.AsyncClient()`` (default limits).
 * httpx: one `httpx.AsyncClient` with default limits.
@@ -125,9 +126,11 @@ async def run_gradewire(
     in_flight: int,
     http_client: httpx.AsyncClient | None = None,
     response_format: Any = None,
+    structured_output: Any = "auto",
 ) -> tuple[float, float]:
     model = OpenAIChatModel(
         "bench",
+        structured_output=structured_output,
         base_url=base_url,
         api_key="bench",
         max_concurrency=in_flight,
@@ -152,6 +155,20 @@ async def run_gradewire_structured(
     # A JSON-schema response_format in the endpoint's dialect: "auto" settles it on the
     # warm-up calls, so the measured calls show what negotiation costs afterwards.
     return await run_gradewire(base_url, count, in_flight, response_format=RESPONSE_FORMAT)
+
+
+async def run_gradewire_structured_named(
+    base_url: str, count: int, in_flight: int
+) -> tuple[float, float]:
+    # The same body with the dialect named: nothing to negotiate, the reference for the row
+    # above.
+    return await run_gradewire(
+        base_url,
+        count,
+        in_flight,
+        response_format=RESPONSE_FORMAT,
+        structured_output="json_schema",
+    )
 
 
 async def run_gradewire_httpx_pool(
@@ -274,6 +291,7 @@ def main() -> None:
     ] = [
         ("gradewire", run_gradewire),
         ("gradewire + json schema", run_gradewire_structured),
+        ("gradewire + schema, named", run_gradewire_structured_named),
         ("gradewire, httpx pool", run_gradewire_httpx_pool),
         ("gradewire + httpx client", run_gradewire_own_client),
         ("httpx", run_httpx),
