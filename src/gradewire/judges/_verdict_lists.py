@@ -22,11 +22,12 @@ __all__ = [
 ]
 
 
-# A bound for grammar-constrained servers (OpenAI's strict mode refuses it, so the
-# "json_schema" dialect leaves it out; nothing is validated against it): a small model held
-# to a list grammar can otherwise write items until the token limit cuts it off. Not
-# maxLength on the strings: llama.cpp expands it into a grammar too large to compile.
-_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20}
+# Bounds for grammar-constrained servers (OpenAI's strict mode refuses them, so the
+# "json_schema" dialect leaves them out; nothing is validated against them): a small model
+# held to a list grammar otherwise writes items, or one string that never closes, until the
+# token limit cuts it off. llama.cpp expands maxLength into nested rules, so it stays small
+# (1,500 no longer compiles, and the server dies on it).
+_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20, "items": {"type": "string", "maxLength": 300}}
 
 
 class Claims(BaseModel):
