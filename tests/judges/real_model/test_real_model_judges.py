@@ -24,8 +24,9 @@ from gradewire.hud import LLMJudgeGrader as HudJudge
 
 N = int(os.environ.get("GRADEWIRE_REAL_MODEL_SAMPLES", "20"))
 NEEDED = math.ceil(0.95 * N)
-# Generous: a call takes 0.3-3 s here; a hang would take forever.
-DEADLINE = 60.0 * N
+# Generous: a call takes 0.3-3 s on a quiet machine, far more on a loaded one; a hang
+# would take forever.
+DEADLINE = 180.0 * N
 
 T = TypeVar("T")
 
@@ -42,6 +43,9 @@ async def within_deadline(work: Awaitable[T]) -> T:
 
 
 def judge_model(url: str, **options: Any) -> gw.OpenAIChatModel:
+    # The judges' settings are their defaults; only the client's per-attempt timeout is
+    # raised, since a machine shared with other work can make a 1 s call take a minute.
+    options.setdefault("timeout", 300.0)
     return gw.OpenAIChatModel("smollm2", base_url=url, **options)
 
 
@@ -116,9 +120,12 @@ async def test_complete_structured(llama_server):
 
 
 async def test_hud_llm_judge_grader(llama_server, monkeypatch):
+    # The first sample goes through HUD's route ($GRADEWIRE_JUDGE_BASE_URL and the model
+    # name); the others through judge= with the raised timeout.
     monkeypatch.setenv("GRADEWIRE_JUDGE_BASE_URL", llama_server)
+    judge = judge_model(llama_server)
     parsed = 0
-    for question, answer, _ in (SAMPLES * 2)[:N]:
+    for index, (question, answer, _) in enumerate((SAMPLES * 2)[:N]):
         try:
             result = await within_deadline(
                 HudJudge.grade(
@@ -127,6 +134,7 @@ async def test_hud_llm_judge_grader(llama_server, monkeypatch):
                     criteria=["Answers the question", ("Is rude", -1.0)],
                     question=question,
                     model="smollm2",
+                    judge=None if index == 0 else judge,
                 )
             )
         except gw.OutputParserException:
