@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) bench/reward_server.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
+	$(PY) integrations/mlflow/bench/outage_kill.py
 
 clean:
 	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache

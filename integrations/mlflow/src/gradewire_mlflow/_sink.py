@@ -97,10 +97,15 @@ class MlflowSink(BaseSink):
     **Errors.** A failed request raises `SinkError` (`InvalidInputError` when MLflow
     refuses the data as invalid) and changes nothing in the sink, so the same call can be
     repeated: wrap the sink in `gradewire.BackgroundSink` to retry in the background while
-    training goes on. MLflow's HTTP client retries on its own first (7 times, minutes in
-    all, by default): with a BackgroundSink, set ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=1`` (the
-    first retry is immediate: it replaces a dropped keep-alive connection) and a shorter
-    ``MLFLOW_HTTP_REQUEST_TIMEOUT``, so that an outage is handed to it within moments.
+    training goes on. MLflow's HTTP client retries a dead server on its own first (7 times,
+    about four minutes, by default), and MLflow 3.17 offers no per-client setting for it
+    (``MLFLOW_HTTP_REQUEST_*`` are read from the process environment at every call); the
+    BackgroundSink does not wait for it: a call that has not returned after its
+    ``stall_timeout`` (5 s) counts as an outage, and the steps in memory go to disk
+    meanwhile, whatever the environment says. ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=1`` (its
+    one retry is immediate and replaces a dropped keep-alive connection) and a shorter
+    ``MLFLOW_HTTP_REQUEST_TIMEOUT`` still help: the sink then notices the server is back,
+    and `close()` during an outage returns, within seconds instead of minutes.
 
     Example:
         >>> from gradewire import BackgroundSink  # doctest: +SKIP

@@ -16,6 +16,7 @@ from gradewire import (
     Table,
     TablePolicy,
 )
+from gradewire_wandb._names import clean_text, config_key_problem, key_problem
 from gradewire_wandb._run_source import PURPOSE, RunSource, call_wandb, update_config
 from gradewire_wandb._tables import sample_rows, text_for_mixed_columns, to_wandb_table
 
@@ -102,7 +103,10 @@ class WandbSink(BaseSink):
         Only rank 0 logs unless ``all_ranks=True``; on other ranks every call is a
         no-op, wandb is not imported and no run is started.
 
-    `log_many` makes one ``run.log`` per step in order: W&B has no batch call.
+    `log_many` makes one ``run.log`` per step in order (W&B has no batch call), after
+    checking the names of all of them. A name W&B cannot take (a table key with a ``..``
+    segment or an absolute start, a NUL in a table key, a lone surrogate in any key) raises
+    `InvalidInputError`; the HTML page has lone surrogates as character references.
     Failures of W&B itself are raised as `SinkError`.
 
     Example:
@@ -214,6 +218,12 @@ class WandbSink(BaseSink):
                         f"logs[{key!r}] would be logged as {used!r}, a name that W&B or this "
                         "sink's step_metric uses; rename the key or set prefix=..."
                     )
+                problem = key_problem(used, file=isinstance(value, Table))
+                if problem is not None:
+                    raise InvalidInputError(
+                        f"logs[{key!r}] cannot be logged to W&B as {used!r}: it {problem}; "
+                        "rename the key"
+                    )
 
     def _payload(self, logs: dict[str, LogValue]) -> dict[str, Any]:
         wandb_module = self._source.module
@@ -228,7 +238,7 @@ class WandbSink(BaseSink):
             table = sample_rows(name, table, limit, self._sort_by)
             payload[name] = to_wandb_table(wandb_module, table)
             if self.html:
-                page = wandb_module.Html(table.to_html(), inject=False)
+                page = wandb_module.Html(clean_text(table.to_html()), inject=False)
                 payload[name + HTML_SUFFIX] = page
         return payload
 
@@ -266,7 +276,17 @@ class WandbSink(BaseSink):
         payload[self.step_metric] = step
         call_wandb(f"log step {step} to", lambda: run.log(payload))
 
+    def _write_many(self, entries: list[tuple[int, dict[str, LogValue]]]) -> None:
+        # Every name is checked before the first step goes out, so that a refused key
+        # refuses the whole call: nothing of it reaches W&B, and it can be retried apart.
+        for _, logs in entries:
+            self._check_names(logs)
+        super()._write_many(entries)
+
     def _write_config(self, config: dict[str, Any]) -> None:
+        problem = config_key_problem(config)
+        if problem is not None:
+            raise InvalidInputError(f"{problem}; rename the key")
         run = self._ensure_run()
         call_wandb("add the config to", lambda: update_config(run, config))
 

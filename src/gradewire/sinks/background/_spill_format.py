@@ -143,9 +143,11 @@ def _encode_config(value: Any) -> Any:
     return value
 
 
-def encode_entry(entry: Entry) -> bytes:
-    """One spill line (UTF-8, ending in a newline) for ``entry``."""
+def encode_entry(entry: Entry, error: str | None = None) -> bytes:
+    """One spill line (UTF-8, ending in a newline) for ``entry``; ``error``: why it was refused."""
     record: dict[str, Any] = {"v": _VERSION, "seq": entry.seq}
+    if error is not None:
+        record["error"] = error
     if entry.config is not None:
         record["config"] = _encode_config(entry.config)
     else:
