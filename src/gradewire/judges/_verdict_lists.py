@@ -42,17 +42,23 @@ class Statements(BaseModel):
     statements: list[str] = Field(json_schema_extra=_ITEM_BOUNDS)
 
 
+# One short reason per item is what the prompts ask; the bound keeps a looping model from
+# writing one reason until the token limit on a grammar-constrained server.
+def _short() -> Any:
+    return Field(json_schema_extra={"maxLength": 300})
+
+
 class SupportVerdict(BaseModel):
     """Whether the documents support one claim."""
 
-    reasoning: str
+    reasoning: str = _short()
     verdict: Annotated[Literal["SUPPORTED", "UNSUPPORTED"], BeforeValidator(upper_label)]
 
 
 class RelevanceVerdict(BaseModel):
     """Whether one item is relevant to the question."""
 
-    reasoning: str
+    reasoning: str = _short()
     verdict: Annotated[Literal["RELEVANT", "IRRELEVANT"], BeforeValidator(upper_label)]
 
 
