@@ -25,6 +25,7 @@ from gradewire.core import (
     GradeFunction,
     GradewireError,
     GradingError,
+    Histogram,
     IgnoreGradeException,
     InvalidInputError,
     InvalidTypeError,
@@ -103,6 +104,14 @@ from gradewire.sinks import (
 )
 from gradewire.specs import build_grader, grader_config, load_graders
 from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
+from gradewire.train import (
+    OpenRLHFRewardFunc,
+    RewardLogger,
+    StepWindow,
+    merge_log_states,
+    merge_windows,
+    openrlhf_reward_func,
+)
 
 __version__ = "0.1.0"
 
@@ -130,6 +139,7 @@ __all__ = [
     "GradeFunction",
     "GradewireError",
     "GradingError",
+    "Histogram",
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",
@@ -148,17 +158,20 @@ __all__ = [
     "ModelCallError",
     "ModelHTTPError",
     "OpenAIChatModel",
+    "OpenRLHFRewardFunc",
     "OutputParserException",
     "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
     "Rejection",
     "RetryPolicy",
+    "RewardLogger",
     "Role",
     "Sink",
     "SinkError",
     "Stats",
     "StepLogs",
+    "StepWindow",
     "StringThread",
     "SubScore",
     "SuccessJudgeLog",
@@ -185,8 +198,11 @@ __all__ = [
     "grader_config",
     "is_main_process",
     "load_graders",
+    "merge_log_states",
+    "merge_windows",
     "normalize",
     "numeric_match",
+    "openrlhf_reward_func",
     "process_rank",
     "pydantic_parse",
     "read_jsonl",

@@ -11,6 +11,7 @@ from typing import Any
 
 from gradewire import (
     BaseSink,
+    Histogram,
     InvalidInputError,
     InvalidTypeError,
     LogValue,
@@ -87,6 +88,9 @@ class MlflowSink(BaseSink):
       in ``rows-0002.json``, ``rows-0003.json``..., which bounds memory and upload size.
       Each file is listed once in the run's ``mlflow.loggedArtifacts`` tag (as
       ``log_table`` does; that tag holds about a hundred files, so keep table keys few).
+
+    **Histograms** become tables of their bins (``bin_start``, ``bin_end``, ``count``),
+    appended to ``tables/<k>/rows.json`` with the step like any table, without HTML pages.
 
     **Config** becomes params (nested mappings flattened with ``/``, values ``str()``-ed,
     100 per request). A value over 6,000 characters is cut, with a WARNING, and kept whole
@@ -220,6 +224,11 @@ class MlflowSink(BaseSink):
         for step, logs in entries:
             timestamp = self._timestamps.setdefault(step, now)
             for raw, value in logs.items():
+                # A histogram is a small table of its bins: rows in the key's JSON table
+                # only (an HTML page per step and histogram would crowd the artifacts).
+                page = not isinstance(value, Histogram)
+                if isinstance(value, Histogram):
+                    value = value.to_table()
                 if not isinstance(value, Table):
                     metrics.append((self._metric_keys(raw), _as_float(value), timestamp, step))
                     continue
@@ -227,7 +236,8 @@ class MlflowSink(BaseSink):
                 state = changed.get(key)
                 if state is None:
                     state = changed[key] = self._tables.get(key, TableState(key)).clone()
-                pages.append((state.next_page(step), html_page(value)))
+                if page:
+                    pages.append((state.next_page(step), html_page(value)))
                 if state.add(value, step):
                     self._warn_once(
                         ("step column", key),

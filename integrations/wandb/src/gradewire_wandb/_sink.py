@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradewire import (
     BaseSink,
+    Histogram,
     InvalidInputError,
     InvalidTypeError,
     LogValue,
@@ -16,6 +17,7 @@ from gradewire import (
     Table,
     TablePolicy,
 )
+from gradewire_wandb._incremental import IncrementalTables
 from gradewire_wandb._names import clean_text, config_key_problem, key_problem
 from gradewire_wandb._run_source import PURPOSE, RunSource, call_wandb, update_config
 from gradewire_wandb._tables import sample_rows, text_for_mixed_columns, to_wandb_table
@@ -90,7 +92,14 @@ class WandbSink(BaseSink):
         referenced from that step's history row (W&B's default IMMUTABLE tables), so
         every step's table stays readable; the W&B workspace shows the latest one.
         ``html=True`` also logs ``wandb.Html(table.to_html(), inject=False)`` under
-        ``<key>_html``: the escaped HTML byte for byte, with no stylesheet added.
+        ``<key>_html``: the escaped HTML byte for byte, with no stylesheet added. With
+        ``incremental_tables=True`` each key is instead one ``INCREMENTAL`` W&B table to
+        which every step adds its rows, with the step in a first ``step`` column, so all
+        steps stay in view in one panel (shown by W&B Server 0.70+ and W&B's cloud).
+
+    Histograms:
+        A `Histogram` becomes ``wandb.Histogram(np_histogram=(counts, edges))``: its
+        counts over its fixed edges, as given (values outside the edges are not shown).
 
     Rows:
         The sink applies `DEFAULT_TABLE_POLICY` (100 rows, 2000-char cells) unless given
@@ -129,6 +138,7 @@ class WandbSink(BaseSink):
         prefix: str | None = None,
         step_metric: str | None = None,
         html: bool = False,
+        incremental_tables: bool = False,
         table_policy: TablePolicy | None = DEFAULT_TABLE_POLICY,
         all_ranks: bool = False,
     ) -> None:
@@ -148,6 +158,8 @@ class WandbSink(BaseSink):
             step_metric: Log the step as this metric and use it as the x axis of the
                 sink's keys, instead of passing ``step=`` (see the class docs).
             html: Also log each table as an escaped HTML page under ``<key>_html``.
+            incremental_tables: Add each step's table rows to one growing W&B table per
+                key (with a ``step`` column) instead of a new table per step.
             table_policy: Applied before sending; None sends tables as they are (yet
                 never longer than ``wandb.Table.MAX_ROWS``).
             all_ranks: Log from every process, not only rank 0.
@@ -174,6 +186,11 @@ class WandbSink(BaseSink):
         if self.step_metric in _RESERVED:
             raise InvalidInputError(f"step_metric={step_metric!r} is a name W&B keeps for itself")
         self.html = html
+        if not isinstance(incremental_tables, bool):
+            raise InvalidTypeError(
+                f"incremental_tables must be True or False, not {incremental_tables!r}"
+            )
+        self._incremental = IncrementalTables() if incremental_tables else None
         # The oversize fallback ranks rows like the sink's own policy would.
         policy = table_policy if table_policy is not None else DEFAULT_TABLE_POLICY
         self._sort_by = policy.sort_by
@@ -225,18 +242,25 @@ class WandbSink(BaseSink):
                         "rename the key"
                     )
 
-    def _payload(self, logs: dict[str, LogValue]) -> dict[str, Any]:
+    def _payload(self, logs: dict[str, LogValue], step: int) -> dict[str, Any]:
         wandb_module = self._source.module
         limit = int(wandb_module.Table.MAX_ROWS)
         payload: dict[str, Any] = {}
         for key, value in logs.items():
             name = self._name(key)
+            if isinstance(value, Histogram):
+                histogram = (list(value.counts), list(value.edges))
+                payload[name] = wandb_module.Histogram(np_histogram=histogram)
+                continue
             if not isinstance(value, Table):
                 payload[name] = value
                 continue
             table = text_for_mixed_columns(name, value, self._told)
             table = sample_rows(name, table, limit, self._sort_by)
-            payload[name] = to_wandb_table(wandb_module, table)
+            if self._incremental is not None:
+                payload[name] = self._incremental.add(wandb_module, name, table, step)
+            else:
+                payload[name] = to_wandb_table(wandb_module, table)
             if self.html:
                 page = wandb_module.Html(clean_text(table.to_html()), inject=False)
                 payload[name + HTML_SUFFIX] = page
@@ -260,7 +284,7 @@ class WandbSink(BaseSink):
         run = self._ensure_run()
         if self.step_metric is None:
             self._check_run_step(run, step)
-        payload = call_wandb(f"prepare step {step} for", lambda: self._payload(logs))
+        payload = call_wandb(f"prepare step {step} for", lambda: self._payload(logs, step))
         if self.step_metric is None:
             call_wandb(f"log step {step} to", lambda: run.log(payload, step=step))
             return
