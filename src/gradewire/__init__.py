@@ -81,7 +81,7 @@ from gradewire.helpers import (
     numeric_match,
     pydantic_parse,
 )
-from gradewire.http import ModelHTTPError, RetryPolicy
+from gradewire.http import ModelHTTPError, ParameterRefusedError, RetryPolicy, forget_endpoint_facts
 from gradewire.judges import (
     AnswerRelevancyGrader,
     BinaryJudgeGrader,
@@ -100,6 +100,7 @@ from gradewire.judges import (
     RangeJudgeGrader,
     SuccessJudgeLog,
     TokenLogprob,
+    TruncatedOutputError,
     Usage,
     complete_structured,
 )
@@ -195,6 +196,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenRLHFRewardFunc",
     "OutputParserException",
+    "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
     "Rejection",
@@ -214,6 +216,7 @@ __all__ = [
     "Table",
     "TablePolicy",
     "TokenLogprob",
+    "TruncatedOutputError",
     "Turn",
     "Usage",
     "__version__",
@@ -230,6 +233,7 @@ __all__ = [
     "create_app",
     "exact_match",
     "f1_score",
+    "forget_endpoint_facts",
     "grader_config",
     "is_main_process",
     "load_graders",
