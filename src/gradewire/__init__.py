@@ -60,6 +60,7 @@ from gradewire.http import ModelHTTPError, RetryPolicy
 from gradewire.judges import (
     AnswerRelevancyGrader,
     BinaryJudgeGrader,
+    BinaryJudgeShot,
     ChatCompletion,
     ChatMessage,
     ChatModel,
@@ -77,6 +78,7 @@ from gradewire.judges import (
     TokenLogprob,
     Usage,
     complete_structured,
+    render_schema,
 )
 from gradewire.server import create_app, serve
 from gradewire.sinks import (
@@ -111,6 +113,7 @@ __all__ = [
     "BaseSink",
     "BashGrader",
     "BinaryJudgeGrader",
+    "BinaryJudgeShot",
     "ChatCompletion",
     "ChatMessage",
     "ChatModel",
@@ -186,6 +189,7 @@ __all__ = [
     "read_jsonl",
     "read_spill",
     "read_spill_configs",
+    "render_schema",
     "run_sync",
     "serve",
 ]
