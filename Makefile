@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench compat clean
 
 # One editable install: the core, every adapter and its extra, and the dev tools.
 $(STAMP): pyproject.toml
@@ -28,9 +28,40 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 
-## Benchmarks that back the README's performance figures.
+# The compatibility suite against the real packages, each in a venv of its own with gradewire
+# beside it: HUD (hud 0.6.21, this Python) and Adaptive Harmony (adaptive-harmony 1.1.0, which
+# ships for Python 3.12 only).
+HUD_PYTHON   ?= $(PYTHON)
+PYENV_ROOT   ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+AH_PYTHON    ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.12*/bin/python3.12) python3.12)
+COMPAT_HUD   := .venv-compat-hud
+COMPAT_AH    := .venv-compat-ah
+COMPAT_TOOLS := 'pytest>=8.0' 'pytest-asyncio>=0.24' 'hypothesis>=6.100'
+
+$(COMPAT_HUD)/.installed: pyproject.toml
+	$(HUD_PYTHON) -m venv $(COMPAT_HUD)
+	$(COMPAT_HUD)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_HUD)/bin/python -m pip install --quiet 'hud==0.6.21' -e . $(COMPAT_TOOLS)
+	touch $@
+
+$(COMPAT_AH)/.installed: pyproject.toml
+	$(AH_PYTHON) -m venv $(COMPAT_AH)
+	$(COMPAT_AH)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_AH)/bin/python -m pip install --quiet 'adaptive-harmony==1.1.0' -e . $(COMPAT_TOOLS)
+	touch $@
+
+## The same compatibility tests against real HUD / Adaptive Harmony, then against gradewire
+## in those venvs (HUD's task runner with gradewire's results runs here only).
+compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
+
+## Benchmarks that back the README's performance figures. The core's runs where
+## adaptive-harmony is installed too (after `make compat`), for its column.
 bench: $(STAMP)
-	$(PY) bench/core_overhead.py
+	$(if $(wildcard $(COMPAT_AH)/.installed),$(COMPAT_AH)/bin/python,$(PY)) bench/core_overhead.py
 	$(PY) bench/background_sink_overhead.py
 	$(PY) bench/judge_throughput.py
 	$(PY) bench/reward_server.py
@@ -38,4 +69,4 @@ bench: $(STAMP)
 	$(PY) bench/sink_overhead.py
 
 clean:
-	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) gradewire-demo .pytest_cache .mypy_cache .ruff_cache
