@@ -239,3 +239,43 @@ async def test_on_error_decides_what_a_failing_sub_grader_means():
     assert fail.get_logs()["score/error_count"] == 1
     with pytest.raises(InvalidInputError, match="'raise', 'skip', 'zero' or 'fail'"):
         CombinedGrader("c", graders(), weights, on_error="ignore")  # type: ignore[arg-type]
+
+
+async def test_adaptive_harmonys_keywords_and_their_checks():
+    graders = [constant("a", 1.0), constant("b", 0.5)]
+    summed = CombinedGrader("s", graders, [2.0, 2.0], aggregation_method="sum")
+    assert summed.aggregation == "sum"
+    assert (await summed.grade(sample())).value == 3.0
+    same = CombinedGrader("s2", [constant("x", 1.0)], aggregation="sum", aggregation_method="sum")
+    assert same.aggregation == "sum"
+    with pytest.raises(InvalidInputError, match="disagree"):
+        CombinedGrader("c", [constant("y", 1.0)], aggregation="mean", aggregation_method="sum")
+    with pytest.raises(InvalidInputError, match="between 0 and 1"):
+        CombinedGrader("c", [constant("z", 1.0)], failure_rate_warning_threshold=1.5)
+
+
+async def test_skipped_failures_above_the_threshold_warn_once(caplog):
+    def explode(s: StringThread) -> float:
+        raise RuntimeError("judge down")
+
+    combined = CombinedGrader(
+        "c",
+        [constant("ok", 1.0), BaseGrader.from_function("bad", explode), constant("na", None)],
+        on_error="skip",
+        failure_rate_warning_threshold=0.3,
+    )
+    for _ in range(3):
+        await combined.grade(sample())
+    warned = [
+        r.getMessage() for r in caplog.records if "failure_rate_warning_threshold" in r.getMessage()
+    ]
+    assert len(warned) == 1
+    assert "1 of 3 sub-graders failed" in warned[0]
+    combined.clear_logs()
+    await combined.grade(sample())
+    warned = [r for r in caplog.records if "failure_rate_warning_threshold" in r.getMessage()]
+    assert len(warned) == 2  # once again after the logs were cleared
+    quiet = CombinedGrader("q", [constant("ok", 1.0), constant("na", None)])
+    caplog.clear()
+    await quiet.grade(sample())  # an abstention is counted, not warned of
+    assert not [r for r in caplog.records if "failure_rate" in r.getMessage()]
