@@ -28,7 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=Path("gradewire-demo"),
-        help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
+        help=(
+            "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
+        ),
     )
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
 
