@@ -37,6 +37,8 @@ AH_PYTHON    ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.12*/bin/python3.
 COMPAT_HUD   := .venv-compat-hud
 COMPAT_AH    := .venv-compat-ah
 COMPAT_TOOLS := 'pytest>=8.0' 'pytest-asyncio>=0.24' 'hypothesis>=6.100'
+# Only tests/compat runs there: the README plugin of the main options is not installed.
+COMPAT_PYTEST := -m pytest -o addopts='-ra --strict-markers'
 
 $(COMPAT_HUD)/.installed: pyproject.toml
 	$(HUD_PYTHON) -m venv $(COMPAT_HUD)
@@ -53,10 +55,10 @@ $(COMPAT_AH)/.installed: pyproject.toml
 ## The same compatibility tests against real HUD / Adaptive Harmony, then against gradewire
 ## in those venvs (HUD's task runner with gradewire's results runs here only).
 compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed
-	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
-	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
-	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
-	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_ah_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_ah_*.py
 
 ## Benchmarks that back the README's performance figures. The core's runs where
 ## adaptive-harmony is installed too (after `make compat`), for its column.
