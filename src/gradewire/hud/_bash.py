@@ -17,8 +17,8 @@ __all__ = ["BashGrader"]
 class BashGrader(Grader):
     """Run a shell command with ``/bin/bash -lc`` and score 1.0 when it exits 0, else 0.0.
 
-    ``info`` holds ``exit_code``, ``stdout`` and ``stderr`` (each capped at `output_cap`
-    characters, head and tail kept), ``timed_out``, ``duration_s``, ``command`` and ``cwd``.
+    ``info`` holds ``exit_code``, ``stdout`` and ``stderr`` (whole, as in HUD; a subclass
+    can set `output_cap`), ``timed_out``, ``duration_s``, ``command`` and ``cwd``.
     On timeout the whole process group is ended and the score is 0.0 (``exit_code`` None,
     ``timeout`` the limit). When the command cannot run at all (no bash, a missing
     ``cwd``) the score is 0.0 with the reason in ``info["error"]`` (and ``stderr``), as in
