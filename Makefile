@@ -36,9 +36,8 @@ PYENV_ROOT   ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
 AH_PYTHON    ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.12*/bin/python3.12) python3.12)
 COMPAT_HUD   := .venv-compat-hud
 COMPAT_AH    := .venv-compat-ah
-COMPAT_TOOLS := 'pytest>=8.0' 'pytest-asyncio>=0.24' 'hypothesis>=6.100'
-# Only tests/compat runs there: the README plugin of the main options is not installed.
-COMPAT_PYTEST := -m pytest -o addopts='-ra --strict-markers'
+# The test tools of the dev extra that the suite's conftest files use.
+COMPAT_TOOLS := 'pytest>=8.0' 'pytest-asyncio>=0.24' 'hypothesis>=6.100' 'pytest-markdown-docs>=0.9.2,<0.10'
 
 $(COMPAT_HUD)/.installed: pyproject.toml
 	$(HUD_PYTHON) -m venv $(COMPAT_HUD)
@@ -55,10 +54,10 @@ $(COMPAT_AH)/.installed: pyproject.toml
 ## The same compatibility tests against real HUD / Adaptive Harmony, then against gradewire
 ## in those venvs (HUD's task runner with gradewire's results runs here only).
 compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed
-	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_hud_*.py
-	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_hud_*.py
-	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_ah_*.py
-	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python $(COMPAT_PYTEST) tests/compat/test_compat_ah_*.py
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
+	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
+	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
 
 ## Benchmarks that back the README's performance figures. The core's runs where
 ## adaptive-harmony is installed too (after `make compat`), for its column.
