@@ -39,13 +39,13 @@ COMPAT_AH    := .venv-compat-ah
 # The test tools of the dev extra that the suite's conftest files use.
 COMPAT_TOOLS := 'pytest>=8.0' 'pytest-asyncio>=0.24' 'hypothesis>=6.100' 'pytest-markdown-docs>=0.9.2,<0.10'
 
-$(COMPAT_HUD)/.installed: pyproject.toml
+$(COMPAT_HUD)/.installed: pyproject.toml Makefile
 	$(HUD_PYTHON) -m venv $(COMPAT_HUD)
 	$(COMPAT_HUD)/bin/python -m pip install --quiet --upgrade pip
 	$(COMPAT_HUD)/bin/python -m pip install --quiet 'hud==0.6.21' -e . $(COMPAT_TOOLS)
 	touch $@
 
-$(COMPAT_AH)/.installed: pyproject.toml
+$(COMPAT_AH)/.installed: pyproject.toml Makefile
 	$(AH_PYTHON) -m venv $(COMPAT_AH)
 	$(COMPAT_AH)/bin/python -m pip install --quiet --upgrade pip
 	$(COMPAT_AH)/bin/python -m pip install --quiet 'adaptive-harmony==1.1.0' -e . $(COMPAT_TOOLS)
