@@ -8,7 +8,7 @@ adaptive-harmony and gradewire alike (see `compat_targets`).
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Literal, Optional, Union
 
 import pytest
 from ah_target import (
@@ -19,6 +19,7 @@ from ah_target import (
     pydantic_parse,
     render_schema,
 )
+from compat_targets import REAL
 from pydantic import BaseModel, Field
 
 
@@ -66,8 +67,8 @@ class Report(BaseModel):
     claims: list[Claim] = Field(description="One entry per sentence")
     best: Claim = Field(description="The strongest claim")
     tags: list[str] = Field(description="Keywords")
-    note: int | None = Field(description="An optional number")
-    either: int | str = Field(description="A number or a word")
+    note: Optional[int] = Field(description="An optional number")  # noqa: UP045
+    either: Union[int, str] = Field(description="A number or a word")  # noqa: UP007
     color: Color = Field(description="A color")
     counts: dict[str, int] = Field(description="Counts by word")
     pair: tuple[int, str] = Field(description="A pair")
@@ -125,6 +126,15 @@ def test_render_schema_of_nested_models_and_every_kind_of_type():
         "best.statement_idx: The index of the sentence",
         "best.score: 1 if supported",
     ]
+
+
+def test_render_schema_of_a_pep_604_union():
+    class Modern(BaseModel):
+        note: int | None = Field(description="An optional number")
+
+    shown = render_schema(Modern, with_field_descriptions=False)
+    # Adaptive Harmony reads only typing.Union, so ``int | None`` shows as "UnionType".
+    assert shown == ('{\n  "note": "UnionType"\n}' if REAL else '{\n  "note": Optional[int]\n}')
 
 
 def test_render_schema_needs_every_description():
