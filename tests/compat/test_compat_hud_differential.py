@@ -50,6 +50,7 @@ def test_exact_match_agrees_unless_normalising_erases_one_side(answer, expected)
 @SIDE_BY_SIDE
 @given(plain_numbers, st.floats(-1e6, 1e6) | st.integers(-1000, 1000), st.sampled_from([0, 0.5]))
 def test_numeric_match_agrees_on_plain_numbers(answer, expected, tolerance):
+    assume(".." not in answer)  # an ellipsis is no decimal point here (test_compat_hud_helpers)
     assert ours.numeric_match(answer, expected, tolerance=tolerance) == hud_graders.numeric_match(
         answer, expected, tolerance=tolerance
     )

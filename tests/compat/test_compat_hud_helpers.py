@@ -108,6 +108,9 @@ def test_numeric_match_reads_thousands_separators_and_fractions():
     assert numeric_match("It costs 1,000 dollars", 1000) == (0.0 if REAL else 1.0)
     assert numeric_match("It costs 1,000 dollars", 1) == (1.0 if REAL else 0.0)
     assert numeric_match("three quarters: 3/4", 0.75) == (0.0 if REAL else 1.0)
+    # HUD reads "wait..5" as 0.5; gradewire takes the ".." for an ellipsis before a 5.
+    assert numeric_match("wait..5", 0.5) == (1.0 if REAL else 0.0)
+    assert numeric_match("wait..5", 5) == (0.0 if REAL else 1.0)
 
 
 @pytest.mark.parametrize(
