@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# OpenRLHF's reward calling code, read by the tests from its release wheel (its own
+	# dependencies, vLLM and DeepSpeed among them, are neither needed nor installed).
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/openrlhf openrlhf==0.11.2
 	touch $@
 
 ## Grade the bundled sample set and print/write the aggregated logs and an HTML table.
@@ -71,6 +74,8 @@ bench: $(STAMP)
 	$(PY) bench/reward_server.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
+	$(PY) integrations/mlflow/bench/outage_kill.py
+	$(PY) bench/trl_reward.py
 
 clean:
 	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) gradewire-demo .pytest_cache .mypy_cache .ruff_cache

@@ -39,6 +39,7 @@ STAGES = (
     "sinks.background",
     "specs",
     "server",
+    "train",
 )
 
 

@@ -25,6 +25,7 @@ from gradewire.core import (
     GradeFunction,
     GradewireError,
     GradingError,
+    Histogram,
     IgnoreGradeException,
     InvalidInputError,
     InvalidTypeError,
@@ -92,6 +93,7 @@ from gradewire.sinks import (
     Logs,
     MemorySink,
     PolicyState,
+    Rejection,
     Sink,
     StepLogs,
     TablePolicy,
@@ -103,6 +105,14 @@ from gradewire.sinks import (
 )
 from gradewire.specs import build_grader, grader_config, load_graders
 from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
+from gradewire.train import (
+    OpenRLHFRewardFunc,
+    RewardLogger,
+    StepWindow,
+    merge_log_states,
+    merge_windows,
+    openrlhf_reward_func,
+)
 
 __version__ = "0.1.0"
 
@@ -131,6 +141,7 @@ __all__ = [
     "GradeFunction",
     "GradewireError",
     "GradingError",
+    "Histogram",
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",
@@ -149,15 +160,19 @@ __all__ = [
     "ModelCallError",
     "ModelHTTPError",
     "OpenAIChatModel",
+    "OpenRLHFRewardFunc",
     "OutputParserException",
     "PolicyState",
     "RangeJudgeGrader",
+    "Rejection",
     "RetryPolicy",
+    "RewardLogger",
     "Role",
     "Sink",
     "SinkError",
     "Stats",
     "StepLogs",
+    "StepWindow",
     "StringThread",
     "SubScore",
     "SuccessJudgeLog",
@@ -182,8 +197,11 @@ __all__ = [
     "grader_config",
     "is_main_process",
     "load_graders",
+    "merge_log_states",
+    "merge_windows",
     "normalize",
     "numeric_match",
+    "openrlhf_reward_func",
     "process_rank",
     "pydantic_parse",
     "read_jsonl",

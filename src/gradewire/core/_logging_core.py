@@ -10,6 +10,7 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
+from gradewire.core._histogram import Histogram
 from gradewire.core._log_buffer import LogBuffer
 from gradewire.core._sample_tables import sample_tables, split_records
 from gradewire.core._stats import LogState
@@ -19,8 +20,12 @@ __all__ = ["LogT", "LogValue", "LoggingCore"]
 
 logger = logging.getLogger("gradewire")
 
-LogValue = float | Table
-"""A value of `BaseGrader.get_logs()`: a number (counts are ints) or a `Table`."""
+LogValue = float | Table | Histogram
+"""A logged value: a number (counts are ints), a `Table`, or a `Histogram`.
+
+Graders' `get_logs()` give numbers and tables; training drivers add histograms. Every sink
+takes all three.
+"""
 
 LogT = TypeVar("LogT", default=dict[str, Any])
 """The type of a grader's log records (``BaseGrader[MyRecord]``); a dict by default."""
@@ -275,4 +280,4 @@ class LoggingCore(Generic[LogT]):
             ``score/unscored_samples`` (Prompt, Error; only when there are failures),
             ``score/scored_samples_count`` and ``score/unscored_samples_count``.
         """
-        return sample_tables(successful_samples, failed_samples or ())
+        return dict(sample_tables(successful_samples, failed_samples or ()))

@@ -83,6 +83,12 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="reward /get_reward gives a sample that abstained or failed (default: 0.0)",
     )
     serve.add_argument(
+        "--label-key",
+        default="label",
+        help="metadata key /get_reward puts each sample's label under, as the graders read "
+        "it: e.g. --label-key answer for metadata['answer'] (default: label)",
+    )
+    serve.add_argument(
         "--max-concurrency",
         type=int,
         default=64,
@@ -125,6 +131,7 @@ def run_serve(args: argparse.Namespace) -> int:
             "max_concurrency": args.max_concurrency,
             "max_log_records": max_log_records,
             "allowed_hosts": args.allow_host,
+            "label_key": args.label_key,
         }
         # Checks the settings and aiohttp before binding anything.
         create_app(graders, **settings)

@@ -44,6 +44,7 @@ class ServerSettings:
     failure_reward: float
     max_concurrency: int
     allowed_hosts: frozenset[str]
+    label_key: str = "label"
 
 
 SETTINGS = web.AppKey("gradewire_settings", ServerSettings)

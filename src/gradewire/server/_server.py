@@ -10,8 +10,10 @@ Endpoints (JSON in and out; every error is ``{"error": message}`` with a 4xx sta
 - ``POST /v1/grade_batch``: ``{"grader": key, "threads": [...]}`` →
   ``{"grades": [...]}``, each as above; one failing sample never fails the batch.
 - ``POST /get_reward``: OpenRLHF's remote reward model protocol (``--remote_rm_url``; pick a
-  grader with ``?grader=KEY``). A sample that abstains or fails gets ``failure_reward``
-  (default 0.0) and is flagged in ``extra_logs`` (``reward_abstained``, ``reward_failed``).
+  grader with ``?grader=KEY``). Each label goes in ``metadata[label_key]`` (default
+  ``"label"``; ``--label-key answer`` for graders reading ``metadata["answer"]``). A sample
+  that abstains or fails gets ``failure_reward`` (default 0.0), is flagged in ``extra_logs``
+  (``reward_abstained``, ``reward_failed``) and has its reason in ``errors``.
 - ``GET /v1/logs``: every grader's `get_logs()`, read only.
 - ``POST /v1/logs/clear``: every grader's `get_logs()`, then empties them.
 
@@ -64,6 +66,7 @@ def create_app(
     max_concurrency: int = 64,
     max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
     allowed_hosts: Iterable[str] = (),
+    label_key: str = "label",
 ) -> web.Application:
     """The reward server as an `aiohttp.web.Application` (to run, mount or test).
 
@@ -88,6 +91,9 @@ def create_app(
             as clients put them in its URL (``"rm-node-1"``, ``"10.0.0.5"``): for a client
             on another machine that cannot send a token (OpenRLHF's ``--remote_rm_url``).
             List only names you control; with a token, every host is answered anyway.
+        label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
+            (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``"answer"`` for
+            graders that read ``metadata["answer"]``.
 
     Raises:
         MissingDependencyError: aiohttp is not installed (``pip install 'gradewire[serve]'``).
@@ -103,6 +109,7 @@ def create_app(
         failure_reward=_finite(failure_reward),
         max_concurrency=_positive_int(max_concurrency, "max_concurrency"),
         allowed_hosts=allowed_host_names(allowed_hosts),
+        label_key=_label_key(label_key),
     )
     cap = _log_cap(max_log_records)
     if cap is not None:
@@ -126,6 +133,7 @@ async def serve(
     max_concurrency: int = 64,
     max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
     allowed_hosts: Iterable[str] = (),
+    label_key: str = "label",
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
 ) -> None:
@@ -145,6 +153,7 @@ async def serve(
         max_concurrency: See `create_app`.
         max_log_records: See `create_app`.
         allowed_hosts: See `create_app`.
+        label_key: See `create_app`.
         stop: Set it to shut down; requests in flight are answered first.
         on_ready: Called with the bound host and port once the server accepts requests.
 
@@ -166,6 +175,7 @@ async def serve(
         max_concurrency=max_concurrency,
         max_log_records=max_log_records,
         allowed_hosts=allowed_hosts,
+        label_key=label_key,
     )
     from aiohttp import web as aiohttp_web
 
@@ -267,3 +277,14 @@ def _finite(value: object) -> float:
     if not math.isfinite(value):
         raise InvalidInputError(f"failure_reward must be finite, not {value!r}")
     return float(value)
+
+
+def _label_key(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"label_key must be a str, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(
+            "label_key must not be empty; it names the metadata key of each sample's label, "
+            "e.g. 'answer'"
+        )
+    return value
