@@ -16,9 +16,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/openrlhf openrlhf==0.11.2
 	touch $@
 
-## Grade the bundled sample set and print/write the aggregated logs and an HTML table.
+DEMO_DATA := src/gradewire/cli/_data
+
+## Grade the bundled sample set and print/write the aggregated logs and an HTML table; then
+## `gradewire eval` on the same samples: a run folder, its report and MLflow traces.
 demo: $(STAMP)
 	$(PY) -m gradewire demo
+	MLFLOW_TRACKING_URI=sqlite:///$(CURDIR)/gradewire-demo/mlflow.db $(PY) -m gradewire eval \
+		$(DEMO_DATA)/demo_samples.jsonl --graders $(DEMO_DATA)/demo_graders.toml \
+		--out gradewire-demo/eval --sink mlflow
 
 ## Run every test (the core's and each integration's).
 test: $(STAMP)
@@ -76,6 +82,8 @@ bench: $(STAMP)
 	$(PY) bench/sink_overhead.py
 	$(PY) integrations/mlflow/bench/outage_kill.py
 	$(PY) bench/trl_reward.py
+	$(PY) bench/eval_throughput.py
+	$(PY) bench/compare.py
 
 clean:
 	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) gradewire-demo .pytest_cache .mypy_cache .ruff_cache

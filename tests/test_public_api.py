@@ -40,6 +40,7 @@ STAGES = (
     "specs",
     "server",
     "train",
+    "eval",
 )
 
 
