@@ -18,7 +18,17 @@ SIDE_BY_SIDE = settings(max_examples=2_000, deadline=None, suppress_health_check
 text = st.text(max_size=30) | st.sampled_from(
     ["The Answer!", "a an the", "Ça va? L'été", "x-1", "42.", "  ", "ß", "İ", "ﬁ", "½", "Paris"]
 )
-plain_numbers = st.text(alphabet="0123456789 .+-eEabc", max_size=20)
+# Words and numbers written as people write them, apart by spaces.
+number_words = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:.3f}"),
+    st.floats(1e-3, 1e6).map(lambda x: f"{x:.2e}"),
+    st.sampled_from(["+7", "-.5", ".25", "3.", "007"]),
+)
+plain_numbers = st.lists(
+    st.one_of(number_words, st.sampled_from(["the", "answer", "is", "about", "x", "="])),
+    max_size=6,
+).map(" ".join)
 
 
 @SIDE_BY_SIDE
@@ -50,7 +60,6 @@ def test_exact_match_agrees_unless_normalising_erases_one_side(answer, expected)
 @SIDE_BY_SIDE
 @given(plain_numbers, st.floats(-1e6, 1e6) | st.integers(-1000, 1000), st.sampled_from([0, 0.5]))
 def test_numeric_match_agrees_on_plain_numbers(answer, expected, tolerance):
-    assume(".." not in answer)  # an ellipsis is no decimal point here (test_compat_hud_helpers)
     assert ours.numeric_match(answer, expected, tolerance=tolerance) == hud_graders.numeric_match(
         answer, expected, tolerance=tolerance
     )

@@ -111,6 +111,9 @@ def test_numeric_match_reads_thousands_separators_and_fractions():
     # HUD reads "wait..5" as 0.5; gradewire takes the ".." for an ellipsis before a 5.
     assert numeric_match("wait..5", 0.5) == (1.0 if REAL else 0.0)
     assert numeric_match("wait..5", 5) == (0.0 if REAL else 1.0)
+    # HUD reads the "-" of "E-1" as a minus; gradewire as a hyphen joined to a word.
+    assert numeric_match("form E-1", -1) == (1.0 if REAL else 0.0)
+    assert numeric_match("form E-1", 1) == (0.0 if REAL else 1.0)
 
 
 @pytest.mark.parametrize(

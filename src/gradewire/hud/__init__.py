@@ -46,7 +46,8 @@ Where this module deliberately differs from HUD (hud 0.6.21), and why:
   expected answer that keeps text after it ("A"): HUD scores ``exact_match("", "A")``
   1.0, a reward a policy can learn to exploit. `numeric_match` reads ``1,000``,
   ``$1,234.56``, ``50%``, ``3/4`` and the Unicode minus (HUD reads ``1,000`` as 1), and
-  takes ``..5`` for an ellipsis before 5 (HUD: 0.5).
+  takes ``..5`` for an ellipsis before 5 (HUD: 0.5) and the ``-`` of ``E-1`` for a hyphen
+  (HUD: -1).
   `f1_score` is ``2 * overlap / (len(answer) + len(reference))``, HUD's value up to the
   last bit of rounding.
 - A `Grader` subclass that sets no ``name`` is named after its class (HUD: ``"BaseGrader"``),
