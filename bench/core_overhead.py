@@ -1,13 +1,18 @@
-"""What gradewire's grader core costs, measured against the alternative in the same run.
+"""What gradewire's grader core costs, measured against the alternatives in the same run.
 
-1. Per-sample cost of `BaseGrader.from_function(...).grade()` (scoring + Grade + logging)
-   beside a bare `await fn(sample)` loop over the same samples.
-2. `get_logs()` over 1M logged scores beside `statistics.mean` + `statistics.stdev` over
-   the same values.
-3. Memory per logged numeric value, beyond the user's own dicts.
+1. Per sample, a `BaseGrader.from_function(...)` grader's ``grade()`` (scoring + Grade +
+   logging) over 200,000 samples, beside a bare ``await fn(sample)`` loop and beside
+   adaptive-harmony's ``BaseGrader.from_function`` on the same samples; then each one's
+   ``get_logs(clear=True)``.
+2. ``get_logs()`` over 1M logged scores beside ``statistics.mean`` + ``statistics.stdev``.
+3. Memory per logged number: ``add_log`` of the user's own dicts (the dicts not counted),
+   and a function grader's ``grade()`` (everything it keeps counted), beside
+   adaptive-harmony's.
 
-Run: `python bench/core_overhead.py [--samples N] [--repeats R]`. Absolute times drift on
-a shared machine; the ratios are what this script stands behind.
+adaptive-harmony (Python 3.12) is measured when it can be imported; otherwise its column
+is skipped with a note (``make compat`` builds a venv that has both). Run:
+``python bench/core_overhead.py [--samples N] [--repeats R]``. Absolute times drift on a
+shared machine; the ratios are what this script stands behind.
 """
 
 from __future__ import annotations
@@ -19,12 +24,24 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
+from typing import Any
 
-from gradewire import BaseGrader, StringThread
+import gradewire as gw
+
+try:
+    import adaptive_harmony as ah
+    from adaptive_harmony.graders import BaseGrader as AhBaseGrader
+except ImportError as exc:  # measured where it is installed (make compat)
+    ah = None
+    AH_MISSING = f"adaptive-harmony not importable here ({exc.name or exc}): its column is skipped"
+else:
+    AH_MISSING = ""
+
+GRADE_SAMPLES = 200_000
 
 
-async def score(sample: StringThread) -> float:
-    return 1.0 if len(sample.metadata) else 0.0
+async def score(sample: Any) -> float:
+    return 1.0 if len(sample.metadata) else 0.5
 
 
 def best_of(repeats: int, run: Callable[[], float]) -> float:
@@ -32,29 +49,54 @@ def best_of(repeats: int, run: Callable[[], float]) -> float:
     return min(run() for _ in range(repeats))
 
 
-def bench_grade(samples: list[StringThread], repeats: int) -> tuple[float, float]:
-    async def bare() -> float:
-        start = time.perf_counter()
-        for sample in samples:
-            await score(sample)
-        return time.perf_counter() - start
+def threads(kind: Any, n: int) -> list[Any]:
+    return [kind([("user", f"q{i}"), ("assistant", f"a{i}")], metadata={"i": i}) for i in range(n)]
 
-    async def graded() -> float:
-        grader = BaseGrader.from_function("bench", score)
+
+def grade_and_clear(make: Callable[[], Any], samples: list[Any]) -> tuple[float, float]:
+    """Seconds to grade every sample one by one, then for get_logs(clear=True)."""
+    grader = make()
+
+    async def loop() -> float:
         start = time.perf_counter()
         for sample in samples:
             await grader.grade(sample)
-        elapsed = time.perf_counter() - start
-        assert grader.get_logs()["score/count"] == len(samples)
-        return elapsed
+        return time.perf_counter() - start
 
-    bare_s = best_of(repeats, lambda: asyncio.run(bare()))
-    graded_s = best_of(repeats, lambda: asyncio.run(graded()))
-    return bare_s, graded_s
+    graded = asyncio.run(loop())
+    start = time.perf_counter()
+    logs = grader.get_logs(clear=True)
+    cleared = time.perf_counter() - start
+    assert logs["score/count"] == len(samples), logs
+    return graded, cleared
+
+
+def bench_grade(samples: Any, repeats: int) -> dict[str, tuple[float, float]]:
+    async def bare() -> float:
+        start = time.perf_counter()
+        for sample in samples["gw"]:
+            await score(sample)
+        return time.perf_counter() - start
+
+    makers: dict[str, Callable[[], Any]] = {
+        "gradewire": lambda: gw.BaseGrader.from_function("bench", score)
+    }
+    if ah is not None:
+        makers["adaptive-harmony"] = lambda: AhBaseGrader.from_function("bench", score)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in makers}
+    for _ in range(repeats):  # interleaved, so both see the same machine
+        for name, make in makers.items():
+            gc.collect()
+            runs[name].append(
+                grade_and_clear(make, samples["ah" if name == "adaptive-harmony" else "gw"])
+            )
+    figures = {name: (min(r[0] for r in rs), min(r[1] for r in rs)) for name, rs in runs.items()}
+    figures["bare"] = (best_of(repeats, lambda: asyncio.run(bare())), 0.0)
+    return figures
 
 
 def bench_get_logs(values: list[float], repeats: int) -> tuple[float, float]:
-    grader = BaseGrader.from_function("bench", score)
+    grader = gw.BaseGrader.from_function("bench", score)
     for value in values:
         grader.add_log({"score": value})
 
@@ -74,37 +116,77 @@ def bench_get_logs(values: list[float], repeats: int) -> tuple[float, float]:
     return best_of(repeats, ours), best_of(max(1, repeats // 2), stdlib)
 
 
-def bench_memory(values: list[float]) -> float:
-    records = [{"score": value} for value in values]  # the user's own dicts
-    grader = BaseGrader.from_function("bench", score)
+def traced(run: Callable[[], object]) -> tuple[int, object]:
+    """Bytes still allocated after ``run()`` (what it keeps), and what it returned."""
     gc.collect()
     tracemalloc.start()
     before, _ = tracemalloc.get_traced_memory()
-    for record in records:
-        grader.add_log(record)
+    kept = run()
     after, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return (after - before) / len(values)
+    return after - before, kept
+
+
+def bench_memory(values: list[float], samples: Any) -> dict[str, tuple[float, float]]:
+    """Bytes per logged number: (add_log of the user's dicts, a function grader's grade())."""
+    records = [{"score": value} for value in values]  # the user's own dicts
+
+    def add_logs(grader: Any) -> Any:
+        for record in records:
+            grader.add_log(record)
+        return grader
+
+    def grades(grader: Any, threads: list[Any]) -> Any:
+        async def loop() -> None:
+            for sample in threads:
+                await grader.grade(sample)  # the Grade is dropped: only the log is kept
+
+        asyncio.run(loop())
+        return grader
+
+    makers: dict[str, tuple[Callable[[], Any], list[Any]]] = {
+        "gradewire": (lambda: gw.BaseGrader.from_function("bench", score), samples["gw"])
+    }
+    if ah is not None:
+        makers["adaptive-harmony"] = (
+            lambda: AhBaseGrader.from_function("bench", score),
+            samples["ah"],
+        )
+    figures: dict[str, tuple[float, float]] = {}
+    for name, (make, threads_) in makers.items():
+        grader = make()
+        added, _ = traced(lambda grader=grader: add_logs(grader))
+        grader = make()
+        graded, _ = traced(lambda grader=grader, threads_=threads_: grades(grader, threads_))
+        figures[name] = (added / len(records), graded / len(threads_))
+    return figures
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     n = args.samples
+    m = min(n, GRADE_SAMPLES)
+    if AH_MISSING:
+        print(AH_MISSING)
 
-    samples = [
-        StringThread([("user", f"q{i}"), ("assistant", f"a{i}")], metadata={"i": i})
-        for i in range(min(n, 200_000))
-    ]
-    samples = (samples * (n // len(samples) + 1))[:n]
-    bare_s, graded_s = bench_grade(samples, args.repeats)
-    print(f"grade() + logging, {n:,} samples (best of {args.repeats}):")
-    print(f"  bare `await fn(sample)` loop : {bare_s / n * 1e6:6.3f} us/sample")
-    print(f"  from_function grader.grade() : {graded_s / n * 1e6:6.3f} us/sample")
-    print(f"  gradewire overhead           : {(graded_s - bare_s) / n * 1e6:6.3f} us/sample")
-    del samples
+    samples = {"gw": threads(gw.StringThread, m)}
+    if ah is not None:
+        samples["ah"] = threads(ah.StringThread, m)
+    figures = bench_grade(samples, args.repeats)
+    bare_s = figures.pop("bare")[0]
+    print(f"from_function grader, {m:,} samples, grade() each then get_logs(clear=True)")
+    print(f"(best of {args.repeats}, interleaved):")
+    print(f"  bare `await fn(sample)` loop : {bare_s / m * 1e6:7.3f} us/sample")
+    for name, (graded, cleared) in figures.items():
+        print(f"  {name:<17} grade()     : {graded / m * 1e6:7.3f} us/sample")
+        print(f"  {name:<17} get_logs()  : {cleared * 1e3:7.2f} ms (clear=True)")
+    if "adaptive-harmony" in figures:
+        ours, theirs = figures["gradewire"], figures["adaptive-harmony"]
+        print(f"  grade() + logging, adaptive-harmony / gradewire: {theirs[0] / ours[0]:5.2f}x")
+        print(f"  get_logs(clear=True), adaptive-harmony / gradewire: {theirs[1] / ours[1]:5.1f}x")
 
     values = [((i * 7919) % 1000) / 1000 for i in range(n)]
     ours_s, stdlib_s = bench_get_logs(values, args.repeats)
@@ -113,8 +195,11 @@ def main() -> None:
     print(f"  grader.get_logs()            : {ours_s * 1e3:9.2f} ms")
     print(f"  speed-up                     : {stdlib_s / ours_s:9.1f}x  (target >= 20x)")
 
-    per_value = bench_memory(values)
-    print(f"memory per logged value beyond the user's dict: {per_value:.1f} bytes (target <= 100)")
+    memory = bench_memory(values[:m], samples)
+    print(f"memory per logged number ({m:,} samples; target <= 17 bytes):")
+    for name, (added, graded) in memory.items():
+        print(f"  {name:<17} add_log(user's dict): {added:6.1f} B (the dict not counted)")
+        print(f"  {name:<17} grade()             : {graded:6.1f} B (all it keeps)")
 
 
 if __name__ == "__main__":

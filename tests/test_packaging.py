@@ -82,8 +82,9 @@ def test_the_wheel_holds_the_core_and_every_adapter(dist: Path) -> None:
         env = {"extra": extra or "", "python_version": "3.11"}
         return {r.name for r in requires if r.marker is None or r.marker.evaluate(env)}
 
-    # The core itself needs only these three; each extra adds its outside system.
-    assert needs(None) == {"httpx", "numpy", "pydantic"}
+    # The core itself needs only these (typing-extensions comes with pydantic anyway); each
+    # extra adds its outside system.
+    assert needs(None) == {"httpx", "numpy", "pydantic", "typing-extensions"}
     assert needs("wandb") - needs(None) == {"wandb"}
     assert needs("mlflow") - needs(None) == {"mlflow-skinny", "sqlalchemy", "alembic"}
     assert needs("serve") - needs(None) == {"aiohttp"}

@@ -57,7 +57,9 @@ def test_each_stage_curates_its_names_and_the_root_gathers_them():
             and not isinstance(value, types.ModuleType)
             and value is not __future__.annotations
         }
-        assert public == set(module.__all__), stage
+        # HUD's own __all__ lists one private-looking name, _combine_subscores.
+        assert public == {n for n in module.__all__ if not n.startswith("_")}, stage
+        assert all(hasattr(module, name) for name in module.__all__), stage
         if stage in STAGES:
             for name in module.__all__:
                 assert getattr(gradewire, name) is getattr(module, name), (stage, name)

@@ -85,6 +85,7 @@ from gradewire.http import ModelHTTPError, ParameterRefusedError, RetryPolicy, f
 from gradewire.judges import (
     AnswerRelevancyGrader,
     BinaryJudgeGrader,
+    BinaryJudgeShot,
     ChatCompletion,
     ChatMessage,
     ChatModel,
@@ -103,6 +104,7 @@ from gradewire.judges import (
     TruncatedOutputError,
     Usage,
     complete_structured,
+    render_schema,
 )
 from gradewire.server import create_app, serve
 from gradewire.sinks import (
@@ -146,6 +148,7 @@ __all__ = [
     "BaseSink",
     "BashGrader",
     "BinaryJudgeGrader",
+    "BinaryJudgeShot",
     "BootstrapInterval",
     "ChangedSample",
     "ChatCompletion",
@@ -252,6 +255,7 @@ __all__ = [
     "read_spill_configs",
     "render_comparison",
     "render_report",
+    "render_schema",
     "run_eval",
     "run_sync",
     "serve",

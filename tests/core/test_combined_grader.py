@@ -37,7 +37,18 @@ async def test_weighted_mean_keeps_children_and_reasoning():
         ("b", 0.0, 2.0),
         ("c", 0.5, 1.0),
     ]
-    assert grade.reasoning == "weighted mean of 3/3 graders: a=1 (w=1), b=0 (w=2), c=0.5 (w=1)"
+    # One line per sub-grade, ``key: value - reasoning`` as Adaptive Harmony writes it.
+    assert grade.reasoning == "a: 1.0\nb: 0.0\nc: 0.5"
+    reasoned = CombinedGrader(
+        "r",
+        [
+            BaseGrader.from_function("x", lambda s: Grade(1.0, "x", "all tests pass")),
+            BaseGrader.from_function("y", lambda s: Grade(0.25, "y", "one of four")),
+        ],
+    )
+    assert (await reasoned.grade(sample())).reasoning == (
+        "x: 1.0 - all tests pass\ny: 0.25 - one of four"
+    )
 
 
 async def test_default_weights_and_sum_aggregation():
@@ -45,6 +56,27 @@ async def test_default_weights_and_sum_aggregation():
     assert (await CombinedGrader("m", graders).grade(sample())).value == 0.75
     summed = CombinedGrader("s", [constant("x", 1.0), constant("y", 0.5)], [2.0, 2.0], "sum")
     assert (await summed.grade(sample())).value == 3.0
+
+
+async def test_a_failing_sub_grader_raises_its_own_error_by_default():
+    error = RuntimeError("judge down")
+
+    def explode(s: StringThread) -> float:
+        raise error
+
+    combined = CombinedGrader(
+        "combined",
+        [constant("ok", 1.0), constant("abstains", None), BaseGrader.from_function("err", explode)],
+    )
+    with pytest.raises(RuntimeError) as raised:
+        await combined.grade(sample())
+    assert raised.value is error
+    assert await combined(sample()) is None  # grade_many and callers count the sample
+    logs = combined.get_logs()
+    assert logs["score/error_count"] == 1
+    assert logs["err/score/error_count"] == 2
+    assert logs["abstains/score/abstained_count"] == 2
+    assert "score/mean" not in logs
 
 
 async def test_abstaining_and_failing_sub_graders_are_skipped_and_counted():
@@ -69,13 +101,18 @@ async def test_abstaining_and_failing_sub_graders_are_skipped_and_counted():
             Parses("parse"),
         ],
         weights=[1.0, 5.0, 5.0, 5.0],
+        on_error="skip",
     )
     grade = await combined.grade(sample())
     assert grade.value == 1.0  # renormalised over the one grader that succeeded
     assert [c.grader_key for c in grade.children] == ["ok"]
-    assert "abstains abstained" in (grade.reasoning or "")
-    assert "err failed (RuntimeError: judge down)" in (grade.reasoning or "")
-    assert "parse failed (OutputParserException" in (grade.reasoning or "")
+    lines = (grade.reasoning or "").splitlines()
+    assert lines[:3] == [
+        "ok: 1.0",
+        "abstains: abstained - grading function constant.<locals>.<lambda>() returned None",
+        "err: failed - RuntimeError: judge down",
+    ]
+    assert lines[3].startswith("parse: failed - OutputParserException")
     logs = combined.get_logs()
     assert logs["skipped/mean"] == 3.0
     assert logs["abstains/score/abstained_count"] == 1
@@ -93,8 +130,10 @@ async def test_all_abstaining_abstains_and_all_failing_is_an_error():
     def explode(s: StringThread) -> float:
         raise OutputParserException("no JSON", "garbage")
 
-    failing = CombinedGrader("c", [constant("a", None), BaseGrader.from_function("b", explode)])
-    with pytest.raises(GradingError, match=r"no sub-grader produced a grade.*b failed"):
+    failing = CombinedGrader(
+        "c", [constant("a", None), BaseGrader.from_function("b", explode)], on_error="skip"
+    )
+    with pytest.raises(GradingError, match=r"no sub-grader produced a grade.*b: failed"):
         await failing.grade(sample())
     assert await failing(sample()) is None
     assert failing.get_logs()["score/error_count"] == 1
@@ -143,7 +182,7 @@ async def test_sample_tables_show_the_reasoning():
     combined = CombinedGrader("c", [constant("a", 1.0)], sample_tables=True)
     await combined.grade(sample())
     table = combined.get_logs()["score/scored_samples"]
-    assert table.rows == [["q", "a", "weighted mean of 1/1 graders: a=1 (w=1)", 1.0]]  # type: ignore[union-attr]
+    assert table.rows == [["q", "a", "a: 1.0", 1.0]]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -168,7 +207,7 @@ def test_repr():
     combined = CombinedGrader("c", [constant("a", 1.0)], [2.0])
     assert repr(combined) == (
         "CombinedGrader(grader_key='c', graders=['a'], weights=[2.0], aggregation='mean', "
-        "on_error='skip')"
+        "on_error='raise')"
     )
 
 
@@ -184,7 +223,10 @@ async def test_on_error_decides_what_a_failing_sub_grader_means():
         ]
 
     weights = [0.8, 0.2, 1.0]
-    skip = CombinedGrader("c", graders(), weights)
+    default = CombinedGrader("c", graders(), weights)
+    with pytest.raises(RuntimeError, match="context too long"):
+        await default.grade(sample())
+    skip = CombinedGrader("c", graders(), weights, on_error="skip")
     assert (await skip.grade(sample())).value == 1.0  # the trap: format alone decides
     zero = CombinedGrader("c", graders(), weights, on_error="zero")
     grade = await zero.grade(sample())
@@ -195,5 +237,45 @@ async def test_on_error_decides_what_a_failing_sub_grader_means():
         await fail.grade(sample())
     assert await fail(sample()) is None
     assert fail.get_logs()["score/error_count"] == 1
-    with pytest.raises(InvalidInputError, match="'skip', 'zero' or 'fail'"):
+    with pytest.raises(InvalidInputError, match="'raise', 'skip', 'zero' or 'fail'"):
         CombinedGrader("c", graders(), weights, on_error="ignore")  # type: ignore[arg-type]
+
+
+async def test_adaptive_harmonys_keywords_and_their_checks():
+    graders = [constant("a", 1.0), constant("b", 0.5)]
+    summed = CombinedGrader("s", graders, [2.0, 2.0], aggregation_method="sum")
+    assert summed.aggregation == "sum"
+    assert (await summed.grade(sample())).value == 3.0
+    same = CombinedGrader("s2", [constant("x", 1.0)], aggregation="sum", aggregation_method="sum")
+    assert same.aggregation == "sum"
+    with pytest.raises(InvalidInputError, match="disagree"):
+        CombinedGrader("c", [constant("y", 1.0)], aggregation="mean", aggregation_method="sum")
+    with pytest.raises(InvalidInputError, match="between 0 and 1"):
+        CombinedGrader("c", [constant("z", 1.0)], failure_rate_warning_threshold=1.5)
+
+
+async def test_skipped_failures_above_the_threshold_warn_once(caplog):
+    def explode(s: StringThread) -> float:
+        raise RuntimeError("judge down")
+
+    combined = CombinedGrader(
+        "c",
+        [constant("ok", 1.0), BaseGrader.from_function("bad", explode), constant("na", None)],
+        on_error="skip",
+        failure_rate_warning_threshold=0.3,
+    )
+    for _ in range(3):
+        await combined.grade(sample())
+    warned = [
+        r.getMessage() for r in caplog.records if "failure_rate_warning_threshold" in r.getMessage()
+    ]
+    assert len(warned) == 1
+    assert "1 of 3 sub-graders failed" in warned[0]
+    combined.clear_logs()
+    await combined.grade(sample())
+    warned = [r for r in caplog.records if "failure_rate_warning_threshold" in r.getMessage()]
+    assert len(warned) == 2  # once again after the logs were cleared
+    quiet = CombinedGrader("q", [constant("ok", 1.0), constant("na", None)])
+    caplog.clear()
+    await quiet.grade(sample())  # an abstention is counted, not warned of
+    assert not [r for r in caplog.records if "failure_rate" in r.getMessage()]

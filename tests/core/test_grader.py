@@ -112,9 +112,21 @@ def test_user_edits_to_logs_are_respected():
     assert grader.get_logs()["score/mean"] == 5.0
 
 
-def test_add_log_refuses_non_dicts():
-    with pytest.raises(InvalidTypeError, match="add_log takes a dict"):
-        Logged("k").add_log([("score", 1.0)])  # type: ignore[arg-type]
+def test_a_record_that_is_not_a_dict_is_kept_uncounted_with_a_warning(caplog):
+    grader = Logged("k")
+    record = [("score", 1.0)]
+    grader.add_log(record)  # type: ignore[arg-type]
+    grader.add_log(("score", 2.0))  # type: ignore[arg-type]
+    grader.add_log([("score", 3.0)])  # type: ignore[arg-type]
+    grader.add_log({"score": 0.5})
+    assert grader._logs[0] is record
+    assert len(grader._logs) == 4
+    logs = grader.get_logs()
+    assert (logs["score/count"], logs["score/mean"]) == (1, 0.5)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2  # once per record type
+    assert "logged a list, not a dict" in warnings[0]
+    assert "{'score': 1.0}" in warnings[0]
 
 
 def test_subclass_that_skips_super_init_gets_a_clear_error():

@@ -1,10 +1,9 @@
-"""gradewire.hud: HUD's class-method graders on the native ones (the page's examples are in
-test_reference_hud.py)."""
+"""gradewire.hud beyond what HUD itself does: the native boundary, the judge endpoint, and the
+deliberate differences (what both sides share is in tests/compat, run against HUD too)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 import gradewire
 from gradewire import (
@@ -68,13 +68,14 @@ def judge(monkeypatch, judge_server, judge_rules):
 
 def test_public_names():
     assert hud.__all__ == sorted(hud.__all__)
-    assert {name for name in vars(hud) if not name.startswith("_")} - {"annotations"} == set(
-        hud.__all__
-    )
-    for name in ["SubScore", "EvaluationResult", "combine", "exact_match", "numeric_match"]:
+    public = {name for name in vars(hud) if not name.startswith("_")} - {"annotations"}
+    assert public == {name for name in hud.__all__ if not name.startswith("_")}
+    for name in ["exact_match", "numeric_match", "normalize", "f1_score", "contains_any"]:
         assert getattr(hud, name) is getattr(gradewire, name)
-    assert hud.BashGrader is not gradewire.BashGrader
-    assert hud.LLMJudgeGrader is not gradewire.LLMJudgeGrader
+    # HUD's result models and combinators are HUD's pydantic copies, not the native types.
+    for name in ["SubScore", "EvaluationResult", "combine", "combine_any", "BashGrader"]:
+        assert getattr(hud, name) is not getattr(gradewire, name)
+    assert "_combine_subscores" in hud.__all__
 
 
 def test_import_gradewire_leaves_the_hud_module_out():
@@ -106,7 +107,7 @@ async def test_grade_applies_weight_and_name_and_records_parameters():
     result = await Echo.grade(weight=0.25, name="renamed", result=given, note="n")
     assert (result.name, result.value, result.weight) == ("renamed", 0.5, 0.25)
     assert result.info["detail"] == "kept"
-    assert result.info["_parameters"] == {"result": repr(given), "note": "n"}
+    assert result.info["_parameters"] == {"result": given.model_dump(mode="json"), "note": "n"}
     # As in HUD, the result takes the grader's name unless the caller names it.
     assert (await Echo.grade(weight=1.0, result=given)).name == "echo"
     assert (await Echo.grade(weight=1.0, name="", result=given)).name == "echo"
@@ -123,44 +124,32 @@ async def test_legacy_float_and_pair_returns_become_subscores():
     bare_pair = await Echo.grade(weight=1.0, result=(0.0, None))
     assert bare_pair.value == 0.0
     assert (await Echo.grade(weight=1.0, result=np.float32(0.5))).value == 0.5
-    child = SubScore(name="child", value=1.0)
-    native = Grade(0.5, "native", "why", children=[child], info={"k": 1})
+    native = Grade(0.5, "native", "why", children=[Grade(1.0, "child")], info={"k": 1})
     converted = await Echo.grade(weight=1.0, result=native)
     assert isinstance(converted, SubScore)
-    assert (converted.value, converted.children, converted.reasoning) == (0.5, (child,), "why")
-    assert converted.info["k"] == 1
+    assert (converted.name, converted.value) == ("echo", 0.5)
+    assert converted.children == [SubScore(name="child", value=1.0)]
+    assert (converted.info["k"], converted.info["reasoning"]) == (1, "why")
 
 
 @pytest.mark.parametrize(
     ("result", "error", "message"),
     [
-        ("0.5", InvalidTypeError, "returned str"),
-        (None, InvalidTypeError, "returned NoneType"),
-        ((1.0, 2.0, 3.0), InvalidTypeError, "tuple of 3 items"),
-        ((1.0, "info"), InvalidTypeError, "must be a dict"),
-        (1.5, InvalidInputError, "outside [0, 1]"),
-        (float("nan"), InvalidInputError, "finite"),
-        (Grade(2.0, "unbounded"), InvalidInputError, "outside [0, 1]"),
+        (None, TypeError, "NoneType"),
+        ((1.0, 2.0, 3.0), ValueError, "too many values"),
+        ((1.0, "info"), ValidationError, "info"),
+        (1.5, ValidationError, "less than or equal to 1"),
+        (float("nan"), ValidationError, "value"),
+        (Grade(2.0, "unbounded"), ValidationError, "less than or equal to 1"),
     ],
 )
-async def test_results_that_are_no_score_are_refused(result, error, message):
-    with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
+async def test_results_that_are_no_score_are_refused_as_hud_refuses_them(result, error, message):
+    with pytest.raises(error, match=message):
         await Echo.grade(weight=1.0, result=result)
 
 
-async def test_weight_must_be_a_finite_number():
-    with pytest.raises(InvalidInputError, match="finite"):
-        await Echo.grade(weight=float("inf"), result=1.0)
-    with pytest.raises(InvalidTypeError, match="number"):
-        await Echo.grade(weight="1", result=1.0)
-
-
-async def test_a_grader_needs_compute_score():
-    class Unfinished(Grader):
-        pass
-
-    with pytest.raises(InvalidTypeError, match="Unfinished does not implement compute_score"):
-        await Unfinished.grade(weight=1.0)
+async def test_a_str_score_is_read_as_a_number_as_in_hud():
+    assert (await Echo.grade(weight=1.0, result="0.5")).value == 0.5
 
 
 async def test_a_plain_classmethod_compute_score_also_works():
@@ -191,27 +180,23 @@ def test_names():
             name = 3
 
 
-async def test_parameters_are_kept_as_json_safe_data():
+async def test_parameters_that_cannot_be_json_are_placeholders_as_in_hud():
     loop = [1]
     loop.append(loop)
     result = await Echo.grade(
         weight=1.0,
         result=1.0,
-        path=Path("/tmp/x"),
-        numbers=(np.int64(3), np.float64(0.5), float("nan"), float("inf")),
-        keys={2: "int", None: "none", True: "bool", (1, 2): "tuple"},
-        things={"a set": {1}, "bytes": b"\x00", "object": Echo},
+        numbers=(np.int64(3), 0.5, float("nan")),
+        keys={2: "int", None: "none"},
+        blob=b"\x00",
         loop=loop,
     )
     parameters = result.info["_parameters"]
-    json.dumps(parameters, allow_nan=False)  # strict JSON: no NaN, no objects
-    assert parameters["path"] == repr(Path("/tmp/x"))
-    assert parameters["numbers"] == [3, 0.5, "nan", "inf"]
-    assert type(parameters["numbers"][0]) is int
-    assert parameters["keys"] == {"2": "int", "null": "none", "true": "bool", "(1, 2)": "tuple"}
-    assert parameters["things"] == {"a set": "{1}", "bytes": "b'\\x00'", "object": repr(Echo)}
-    assert parameters["loop"][0] == 1
-    assert parameters["loop"][1] == repr(loop)
+    assert parameters["numbers"][:2] == ["<int64: not serializable>", 0.5]
+    assert math.isnan(parameters["numbers"][2])
+    assert parameters["keys"] == {"2": "int", "None": "none"}
+    assert parameters["blob"] == "\x00"
+    assert parameters["loop"] == "<list: not serializable>"  # a cycle
     assert parameters["result"] == 1.0
 
 
@@ -228,7 +213,7 @@ async def test_exit_code_zero_scores_one(tmp_path):
         "echo out; echo err >&2",
         str(tmp_path),
     )
-    assert info["_parameters"] == {"command": "echo out; echo err >&2", "cwd": repr(tmp_path)}
+    assert info["_parameters"] == {"command": "echo out; echo err >&2", "cwd": str(tmp_path)}
 
 
 async def test_a_failing_command_scores_zero(tmp_path):
@@ -237,7 +222,6 @@ async def test_a_failing_command_scores_zero(tmp_path):
     )
     assert result.value == 0.0
     assert (result.info["exit_code"], result.info["stderr"]) == (3, "broken\n")
-    assert "exit code 3" in (result.reasoning or "")
 
 
 async def test_commands_run_in_a_login_shell_in_cwd(tmp_path, monkeypatch):
@@ -307,7 +291,12 @@ async def test_command_not_found_is_a_failure_not_an_error():
     assert "not found" in result.info["stderr"]
 
 
-async def test_output_is_capped():
+async def test_output_is_kept_whole_as_hud_keeps_it():
+    result = await BashGrader.grade(weight=1.0, command="head -c 200000 /dev/zero | tr '\\0' x")
+    assert result.info["stdout"] == "x" * 200_000
+
+
+async def test_a_subclass_can_cap_the_output():
     class Short(BashGrader):
         output_cap = 1000
 
@@ -323,7 +312,7 @@ async def test_output_is_capped():
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
-        ({}, InvalidTypeError, "needs command="),
+        ({}, InvalidTypeError, "requires command="),
         ({"command": ["pytest", "-q"]}, InvalidTypeError, "shell string"),
         ({"command": "  "}, InvalidInputError, "command is empty"),
         (
@@ -358,7 +347,7 @@ async def test_rubric_with_a_penalty(judge, judge_server):
         ("Invents a citation", 1.0, -1.0),
     ]
     assert result.children[2].info["reason"] == "Smith 2031 does not exist"
-    assert result.info["model"] == "claude-haiku-4-5"
+    assert result.info["model"] == "claude-sonnet-5-5"  # hud 0.6.21's default
     assert result.info["usage"]["judge_calls"] == 3
     assert result.info["_parameters"]["criteria"] == [
         "Correct",
@@ -383,7 +372,7 @@ async def test_a_judge_model_of_your_own(monkeypatch, judge_server, judge_rules,
     own = make_judge("my-judge")
     result = await LLMJudgeGrader.grade(weight=1.0, answer="No.", criteria=["Polite"], judge=own)
     assert (result.value, result.info["model"]) == (0.0, "my-judge")
-    assert result.info["_parameters"]["judge"] == repr(own)
+    assert result.info["_parameters"]["judge"] == "<OpenAIChatModel: not serializable>"
     assert [r.json["model"] for r in judge_server.chat_requests] == ["my-judge"]
 
 
@@ -409,7 +398,12 @@ async def test_concurrent_calls_keep_to_the_endpoint_limit(judge, judge_server, 
     # binds the HUD-style calls too.
     strict = make_judge("claude-haiku-4-5", max_concurrency=3)
     results = await asyncio.gather(
-        *(LLMJudgeGrader.grade(weight=1.0, answer=str(i), criteria=["A", "B"]) for i in range(10))
+        *(
+            LLMJudgeGrader.grade(
+                weight=1.0, answer=str(i), criteria=["A", "B"], model="claude-haiku-4-5"
+            )
+            for i in range(10)
+        )
     )
     assert [r.value for r in results] == [0.5] * 10
     assert len(judge_server.chat_requests) == 20
@@ -475,12 +469,13 @@ class Fixed(Grader):
 
 
 async def test_combine_normalises_weights_keeps_penalties_and_names_apart():
-    result = await combine(
-        BashGrader.grade(weight=2.0, command="true"),
-        BashGrader.grade(weight=1.0, command="false"),
-        Fixed.grade(weight=1.0, value=1.0),
-        Fixed.grade(weight=-0.25, name="unsafe", value=1.0),
-    )
+    with pytest.warns(UserWarning, match="weights sum to 4.0000"):
+        result = await combine(
+            BashGrader.grade(weight=2.0, command="true"),
+            BashGrader.grade(weight=1.0, command="false"),
+            Fixed.grade(weight=1.0, value=1.0),
+            Fixed.grade(weight=-0.25, name="unsafe", value=1.0),
+        )
     subscores = result.subscores
     assert [s.name for s in subscores] == ["BashGrader-1", "BashGrader-2", "fixed", "unsafe"]
     assert [s.weight for s in subscores] == pytest.approx([0.5, 0.25, 0.25, -0.25])

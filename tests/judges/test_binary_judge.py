@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gradewire import IgnoreGradeException, InvalidInputError, InvalidTypeError, StringThread
-from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
+from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
 from judge_scripts import last_user, sections, verdict
 
 CRITERION = "The answer names the correct capital city"
@@ -171,3 +171,36 @@ def test_criteria_and_shots_are_checked_at_construction(make_judge):
         BinaryJudgeGrader("judge", make_judge(), "  ")
     with pytest.raises(InvalidTypeError, match="shots"):
         BinaryJudgeGrader("judge", make_judge(), CRITERION, shots="PASS")  # type: ignore[arg-type]
+
+
+async def test_adaptive_harmony_shots_with_their_own_criterion(judge_server, make_judge):
+    judge_server.handler = capital_judge
+    in_french = BinaryJudgeShot(
+        StringThread(
+            [("system", "Be short."), ("user", "What is the capital of France?")]
+        ).assistant("Paris"),
+        None,
+        "FAIL",
+        "The answer is in French",
+    )
+    plain = BinaryJudgeShot(ask("Japan", "Tokyo"), "Tokyo is right.", "PASS")
+    grader = BinaryJudgeGrader("capital", make_judge(), CRITERION, shots=[in_french, plain])
+    assert grader.shots[0] == JudgeShot(
+        StringThread([("system", "Be short."), ("user", "What is the capital of France?")]),
+        "Paris",
+        "FAIL",
+        "The completion does not comply with the criteria",
+        "The answer is in French",
+    )
+    assert (await grader.grade(ask("Peru", "Lima"))).value == 1.0
+    messages = judge_server.chat_requests[0].json["messages"]
+    assert sections(messages[1]["content"], "criterion") == ["The answer is in French"]
+    assert sections(messages[1]["content"], "answer") == ["Paris"]
+    assert json.loads(messages[2]["content"])["verdict"] == "FAIL"
+    assert sections(messages[3]["content"], "criterion") == [CRITERION]
+    assert sections(messages[-1]["content"], "criterion") == [CRITERION]
+
+
+def test_an_adaptive_harmony_shot_must_end_with_the_answer():
+    with pytest.raises(InvalidInputError, match="must end with the assistant"):
+        BinaryJudgeShot(StringThread([("user", "q")]), None, "PASS").to_judge_shot()

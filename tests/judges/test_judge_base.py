@@ -268,7 +268,7 @@ COMMON = [
             ["grader_key", "model", "criteria"],
             [("low", 1), ("high", 5), ("use_logprobs", True)],
         ),
-        (FaithfulnessGrader, ["grader_key", "model"], []),
+        (FaithfulnessGrader, ["grader_key", "model"], [("language", None)]),
         (ContextRelevancyGrader, ["grader_key", "model"], []),
         (AnswerRelevancyGrader, ["grader_key", "model"], []),
     ],

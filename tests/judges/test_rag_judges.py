@@ -174,3 +174,18 @@ async def test_answer_relevancy_needs_a_question(judge_server, make_judge):
     with pytest.raises(InvalidInputError, match="question"):
         await grader.grade(StringThread([("system", "s"), ("assistant", ANSWER)]))
     assert judge_server.chat_requests == []
+
+
+async def test_faithfulness_claims_are_written_in_the_answers_language(
+    judge_server, judge_rules, make_judge
+):
+    judge_rules.when("atomic factual claims", json.dumps({"claims": CLAIMS[:1]}))
+    judge_rules.when("context documents support it", verdicts("SUPPORTED"))
+    grader = FaithfulnessGrader(model=make_judge(), language="fr")
+    assert (grader.grader_key, grader.language) == ("faithfulness_judge", "fr")
+    assert (await grader.grade(reference_thread())).value == 1.0
+    extract, _ = judge_server.chat_requests
+    assert "The answer is written in French" in last_user(extract)
+    plain = FaithfulnessGrader("f", make_judge())
+    await plain.grade(reference_thread())
+    assert "written in" not in last_user(judge_server.chat_requests[2])

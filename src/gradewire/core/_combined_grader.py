@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -19,8 +20,11 @@ from gradewire.core._thread import StringThread
 
 __all__ = ["CombinedGrader"]
 
+logger = logging.getLogger("gradewire")
+
 Aggregation = Literal["mean", "sum"]
-OnError = Literal["skip", "zero", "fail"]
+OnError = Literal["raise", "skip", "zero", "fail"]
+_ON_ERROR = ("raise", "skip", "zero", "fail")
 
 
 class CombinedGrader(BaseGrader):
@@ -29,15 +33,22 @@ class CombinedGrader(BaseGrader):
     With ``aggregation="mean"`` the value is the weighted mean over the sub-graders that
     produced a grade (weights renormalised over them); with ``"sum"`` it is the weighted
     sum. A sub-grader that abstains is skipped, and counted both in its own logs and in
-    this grader's ``skipped`` statistic. A sub-grader that fails is handled by ``on_error``:
-    ``"skip"`` (the default) treats it like an abstention; ``"zero"`` counts it as a 0.0
-    with its weight; ``"fail"`` fails the whole combination. If no sub-grader produces a
-    grade the combination abstains (all abstained) or fails. The returned Grade keeps the
-    sub-grades, with their weights, as children.
+    this grader's ``skipped`` statistic; if every sub-grader abstains, the combination
+    abstains (Adaptive Harmony raises ``RuntimeError`` there).
 
-    For RL rewards prefer ``on_error="zero"`` or ``"fail"``: with ``"skip"``, a completion
-    that makes one sub-grader fail (too long for the judge's context, say) is scored by the
-    others alone, and a policy can learn to break the grader it does badly on.
+    A sub-grader that fails (raises anything but `IgnoreGradeException`) is handled by
+    ``on_error``. ``"raise"`` (the default, as in Adaptive Harmony) raises its own exception
+    unchanged, so `grade_many`, the trainer adapters and the reward server count the whole
+    sample as an error: scoring it on the remaining graders would let a policy learn to
+    break the grader it does badly on. ``"zero"`` counts it as a 0.0 with its weight;
+    ``"skip"`` treats it like an abstention; ``"fail"`` raises a `GradingError` naming it.
+    Unlike Adaptive Harmony, a judge whose output cannot be parsed (`OutputParserException`)
+    is a failure like any other, not skipped: malformed judge output is something a policy
+    can learn to provoke too.
+
+    The returned Grade keeps the sub-grades, with their weights, as children; its reasoning
+    has one line per sub-grader, ``key: value - reasoning`` (``- reasoning`` left out when
+    a sub-grade has none; a skipped one reads ``key: abstained - reason``).
 
     `get_logs()` reports this grader's own statistics plus each sub-grader's logs under
     ``<sub_key>/...``; clearing clears the sub-graders too.
@@ -46,13 +57,15 @@ class CombinedGrader(BaseGrader):
     def __init__(
         self,
         grader_key: str,
-        graders: Sequence[BaseGrader],
+        graders: Sequence[BaseGrader[Any]],
         weights: Sequence[float] | None = None,
-        aggregation: Aggregation = "mean",
+        aggregation: Aggregation | None = None,
+        failure_rate_warning_threshold: float = 0.2,
         *,
+        aggregation_method: Aggregation | None = None,
         sample_tables: bool = False,
         max_log_records: int | None = None,
-        on_error: OnError = "skip",
+        on_error: OnError = "raise",
     ) -> None:
         """Combine graders.
 
@@ -60,15 +73,21 @@ class CombinedGrader(BaseGrader):
             grader_key: The combination's logical name.
             graders: The sub-graders, each with a distinct grader_key.
             weights: One non-negative weight per grader (default: all 1.0).
-            aggregation: ``"mean"`` (weighted, renormalised) or ``"sum"`` (weighted).
+            aggregation: ``"mean"`` (weighted, renormalised; the default) or ``"sum"``
+                (weighted).
+            failure_rate_warning_threshold: With ``on_error="skip"``, log a warning when more
+                than this fraction of the sub-graders failed on a sample and was skipped
+                (once, until the logs are cleared). Abstentions are counted, not warned of.
+            aggregation_method: Adaptive Harmony's name for ``aggregation``.
             sample_tables: Add the scored/unscored sample tables to `get_logs()`.
             max_log_records: Bound on the records kept by this grader and by each
                 sub-grader that has none of its own (see `BaseGrader.max_log_records`).
-            on_error: What a failing sub-grader means: ``"skip"`` it, count it as
-                ``"zero"``, or ``"fail"`` the combination (see the class docstring).
+            on_error: What a failing sub-grader means: ``"raise"`` its exception,
+                count it as ``"zero"``, ``"skip"`` it, or ``"fail"`` with a `GradingError`
+                (see the class docstring).
         """
         super().__init__(grader_key, sample_tables=sample_tables)
-        self.graders: tuple[BaseGrader, ...] = tuple(graders)
+        self.graders: tuple[BaseGrader[Any], ...] = tuple(graders)
         if not self.graders:
             raise InvalidInputError("CombinedGrader needs at least one grader")
         keys: set[str] = set()
@@ -85,15 +104,22 @@ class CombinedGrader(BaseGrader):
                 )
             keys.add(grader.grader_key)
         self.weights = self._check_weights(weights)
-        if aggregation not in ("mean", "sum"):
-            raise InvalidInputError(f"aggregation must be 'mean' or 'sum', not {aggregation!r}")
-        self.aggregation: Aggregation = aggregation
-        if on_error not in ("skip", "zero", "fail"):
-            raise InvalidInputError(f"on_error must be 'skip', 'zero' or 'fail', not {on_error!r}")
+        self.aggregation: Aggregation = _aggregation(aggregation, aggregation_method)
+        if on_error not in _ON_ERROR:
+            raise InvalidInputError(
+                f"on_error must be 'raise', 'skip', 'zero' or 'fail', not {on_error!r}"
+            )
         self.on_error: OnError = on_error
+        threshold = as_finite_float(failure_rate_warning_threshold, "the failure rate threshold")
+        if not 0.0 <= threshold <= 1.0:
+            raise InvalidInputError(
+                f"failure_rate_warning_threshold must be between 0 and 1, not {threshold!r}"
+            )
+        self.failure_rate_warning_threshold = threshold
+        self._warned_failure_rate = False
         self.max_log_records = max_log_records
 
-    def _sub_graders(self) -> tuple[BaseGrader, ...]:
+    def _sub_graders(self) -> tuple[BaseGrader[Any], ...]:
         return getattr(self, "graders", ())
 
     def _check_weights(self, weights: Sequence[float] | None) -> tuple[float, ...]:
@@ -103,7 +129,7 @@ class CombinedGrader(BaseGrader):
         if len(checked) != len(self.graders):
             raise InvalidInputError(
                 f"{len(checked)} weights for {len(self.graders)} graders; pass one weight "
-                "per grader"
+                "per grader (or weights=None for equal weights)"
             )
         if any(w < 0 for w in checked):
             raise InvalidInputError(
@@ -118,26 +144,35 @@ class CombinedGrader(BaseGrader):
         """Grade with every sub-grader concurrently and combine the results."""
         outcomes = await asyncio.gather(*(g._attempt(sample) for g in self.graders))
         used: list[Grade] = []
-        skipped: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        failed = 0
         for grader, weight, outcome in zip(self.graders, self.weights, outcomes, strict=True):
             key = grader.grader_key
             if isinstance(outcome, Grade):
                 used.append(outcome.replace(weight=weight))
             elif isinstance(outcome, IgnoreGradeException):
-                skipped.append(f"{key} abstained ({outcome})")
+                skipped.append((key, f"abstained - {outcome}"))
+            elif self.on_error == "raise":
+                raise outcome
             else:
-                failure = f"{key} failed ({type(outcome).__name__}: {outcome})"
+                failure = f"{type(outcome).__name__}: {outcome}"
                 if self.on_error == "fail":
-                    raise GradingError(f"a sub-grader failed and on_error='fail': {failure}")
+                    raise GradingError(
+                        f"a sub-grader failed and on_error='fail': {key} failed ({failure})"
+                    )
                 if self.on_error == "zero":
-                    used.append(Grade(0.0, key, failure, weight=weight, info={"error": failure}))
+                    info = {"error": f"{key} failed ({failure})"}
+                    used.append(Grade(0.0, key, f"failed - {failure}", weight=weight, info=info))
                 else:
-                    skipped.append(failure)
+                    skipped.append((key, f"failed - {failure}"))
+                    failed += 1
         if not used:
-            reason = "; ".join(skipped)
+            reason = "; ".join(f"{key}: {why}" for key, why in skipped)
             if all(isinstance(o, IgnoreGradeException) for o in outcomes):
                 raise IgnoreGradeException(f"every sub-grader abstained: {reason}")
             raise GradingError(f"no sub-grader produced a grade: {reason}")
+        if failed:
+            self._warn_failure_rate(failed)
         total = sum(g.weight for g in used)
         weighted = sum(g.value * g.weight for g in used)
         if self.aggregation == "sum":
@@ -147,9 +182,9 @@ class CombinedGrader(BaseGrader):
         else:
             raise GradingError(
                 "only zero-weight sub-graders produced a grade, so the weighted mean is "
-                f"undefined: {'; '.join(skipped)}"
+                f"undefined: {'; '.join(f'{key}: {why}' for key, why in skipped)}"
             )
-        reasoning = self._explain(used, skipped)
+        reasoning = _explain(used, skipped)
         log: dict[str, Any] = {"score": value, "skipped": len(skipped)}
         if self.sample_tables:
             log["prompt"] = sample.last_user_content() or ""
@@ -158,10 +193,19 @@ class CombinedGrader(BaseGrader):
         self.add_log(log)
         return Grade(value, self.grader_key, reasoning, children=used)
 
-    def _explain(self, used: list[Grade], skipped: list[str]) -> str:
-        parts = ", ".join(f"{g.grader_key}={g.value:.4g} (w={g.weight:g})" for g in used)
-        text = f"weighted {self.aggregation} of {len(used)}/{len(self.graders)} graders: {parts}"
-        return f"{text}; skipped: {'; '.join(skipped)}" if skipped else text
+    def _warn_failure_rate(self, failed: int) -> None:
+        rate = failed / len(self.graders)
+        if rate > self.failure_rate_warning_threshold and not self._warned_failure_rate:
+            self._warned_failure_rate = True
+            logger.warning(
+                "combined grader %r: %d of %d sub-graders failed on a sample and were skipped "
+                "(more than failure_rate_warning_threshold=%g); counted in %s/skipped",
+                self.grader_key,
+                failed,
+                len(self.graders),
+                self.failure_rate_warning_threshold,
+                self.grader_key,
+            )
 
     def log_state(self, *, clear: bool = False) -> LogState:
         """This grader's state merged with every sub-grader's, under ``<sub_key>/``."""
@@ -172,11 +216,12 @@ class CombinedGrader(BaseGrader):
             self.clear_logs()
         return state
 
-    def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
+    def get_logs(self, clear: bool = False, log_all_samples: bool = False) -> dict[str, LogValue]:
         """This grader's logs, then each sub-grader's under ``<sub_key>/``."""
-        logs = super().get_logs(clear=False)
+        logs = super().get_logs(clear=False, log_all_samples=log_all_samples)
         for grader in self.graders:
-            for key, value in grader.get_logs(clear=False).items():
+            sub_logs = grader.get_logs(clear=False, log_all_samples=log_all_samples)
+            for key, value in sub_logs.items():
                 logs[f"{grader.grader_key}/{key}"] = value
         if clear:
             self.clear_logs()
@@ -185,7 +230,8 @@ class CombinedGrader(BaseGrader):
     def clear_logs(self) -> None:
         """Forget this grader's records and every sub-grader's."""
         super().clear_logs()
-        for grader in self.graders:
+        self._warned_failure_rate = False
+        for grader in getattr(self, "graders", ()):
             grader.clear_logs()
 
     def __repr__(self) -> str:
@@ -194,3 +240,27 @@ class CombinedGrader(BaseGrader):
             f"graders={[g.grader_key for g in self.graders]!r}, weights={list(self.weights)!r}, "
             f"aggregation={self.aggregation!r}, on_error={self.on_error!r})"
         )
+
+
+def _aggregation(aggregation: Aggregation | None, method: Aggregation | None) -> Aggregation:
+    if aggregation is not None and method is not None and aggregation != method:
+        raise InvalidInputError(
+            f"aggregation={aggregation!r} and aggregation_method={method!r} disagree; they "
+            "are the same setting (aggregation_method is Adaptive Harmony's name): pass one"
+        )
+    chosen = aggregation if aggregation is not None else method
+    if chosen is None:
+        return "mean"
+    if chosen not in ("mean", "sum"):
+        raise InvalidInputError(f"aggregation must be 'mean' or 'sum', not {chosen!r}")
+    return chosen
+
+
+def _explain(used: Sequence[Grade], skipped: Sequence[tuple[str, str]]) -> str:
+    """One line per sub-grader: ``key: value - reasoning``, then the skipped ones."""
+    lines = [
+        f"{g.grader_key}: {g.value}" + ("" if g.reasoning is None else f" - {g.reasoning}")
+        for g in used
+    ]
+    lines.extend(f"{key}: {why}" for key, why in skipped)
+    return "\n".join(lines)

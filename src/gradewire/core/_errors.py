@@ -42,7 +42,21 @@ class SinkError(GradewireError):
 
 
 class IgnoreGradeException(GradewireError):
-    """Raised from `grade()` to abstain: the sample is counted as abstained, never scored 0."""
+    """Raised from `grade()` to abstain: the sample is counted as abstained, never scored 0.
+
+    Attributes:
+        message: Why the sample was not graded (a default sentence when none is given).
+    """
+
+    default_ignore_score_message = (
+        "The grade should be ignored: the grader could not judge this sample, or its "
+        "criteria do not apply to it, so a score would wrongly reward or penalise it."
+    )
+
+    def __init__(self, message: str | None = None, *args: object) -> None:
+        text = self.default_ignore_score_message if message is None else message
+        super().__init__(text, *args)
+        self.message = text
 
 
 class OutputParserException(GradewireError, ValueError):

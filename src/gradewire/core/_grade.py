@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Grade", "as_finite_float"]
+__all__ = ["Grade", "as_finite_float", "leaf_grade"]
 
 _G = TypeVar("_G", bound="Grade")
 _NO_INFO: Mapping[str, Any] = MappingProxyType({})
@@ -261,4 +261,23 @@ def _restore(
     Grade.__init__(
         grade, value, grader_key, reasoning, weight=weight, children=children, info=info or None
     )
+    return grade
+
+
+_new = object.__new__
+
+
+def leaf_grade(value: float, grader_key: str) -> Grade:
+    """``Grade(value, grader_key)`` for a value and key the caller has checked.
+
+    ``value`` must be a finite Python float and ``grader_key`` a non-empty str: a grader's
+    per-sample path checks both once, so the grade is built without checking them again.
+    """
+    grade: Grade = _new(Grade)
+    grade._value = value
+    grade._grader_key = grader_key
+    grade._reasoning = None
+    grade._weight = 1.0
+    grade._children = ()
+    grade._info = _NO_INFO
     return grade

@@ -7,7 +7,7 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from gradewire.core._batch import thread_batch
 from gradewire.core._errors import (
@@ -17,9 +17,9 @@ from gradewire.core._errors import (
     InvalidTypeError,
 )
 from gradewire.core._failure_records import failure_context, log_fields
-from gradewire.core._grade import Grade
+from gradewire.core._grade import Grade, leaf_grade
 from gradewire.core._log_buffer import ABSTAINED, ERROR
-from gradewire.core._logging_core import LoggingCore, LogValue
+from gradewire.core._logging_core import LoggingCore, LogT, LogValue
 from gradewire.core._thread import StringThread
 
 __all__ = ["BaseGrader", "FunctionGrader", "GradeFunction", "LogValue"]
@@ -30,7 +30,7 @@ GradeFunction = Callable[[StringThread], float | Grade | Awaitable[float | Grade
 """What `BaseGrader.from_function` takes: sync or async, returning a float, a Grade or None."""
 
 
-class BaseGrader(LoggingCore, ABC):
+class BaseGrader(LoggingCore[LogT], ABC):
     """An async grader: implement `grade()`; logging, batching and tables come with it.
 
     Call `add_log()` in `grade()` with one dict per sample; `get_logs()` turns the
@@ -86,15 +86,27 @@ class BaseGrader(LoggingCore, ABC):
         are added to the abstention or error record, e.g. what the failed sample cost.
         """
 
+    async def score_float_value(self, sample: StringThread) -> float:
+        """Grade one sample and return only its value (Adaptive Harmony's trainer call).
+
+        An abstention or error is counted in the logs, as through `grade_many`, and then
+        raised, so the caller never takes a failed sample for a score.
+        """
+        outcome = await self._attempt(sample)
+        if isinstance(outcome, Grade):
+            return outcome.value
+        raise outcome
+
     @classmethod
     def from_function(
         cls,
         grader_key: str,
-        fn: GradeFunction,
+        fn: GradeFunction | None = None,
         *,
+        async_fn: GradeFunction | None = None,
         sample_tables: bool = False,
         in_thread: bool = False,
-    ) -> BaseGrader:
+    ) -> BaseGrader[dict[str, Any]]:
         """A grader from a plain function of a sample.
 
         The function may be sync or async and may return a float, a `Grade`, or None to
@@ -104,6 +116,7 @@ class BaseGrader(LoggingCore, ABC):
         Args:
             grader_key: The grader's logical name.
             fn: The scoring function.
+            async_fn: Adaptive Harmony's name for ``fn``; pass one of the two.
             sample_tables: Also log each sample's prompt and add the sample tables to
                 `get_logs()`.
             in_thread: Run a sync function in a worker thread (`asyncio.to_thread`), so a
@@ -111,7 +124,15 @@ class BaseGrader(LoggingCore, ABC):
                 and the other samples; by default it runs inline, which is fastest for
                 functions that take microseconds.
         """
-        return FunctionGrader(grader_key, fn, sample_tables=sample_tables, in_thread=in_thread)
+        if (fn is None) == (async_fn is None):
+            raise InvalidTypeError(
+                "from_function takes the scoring function once: as fn (or async_fn, "
+                "Adaptive Harmony's name), e.g. BaseGrader.from_function('key', score)"
+            )
+        function = cast("GradeFunction", fn if fn is not None else async_fn)
+        return FunctionGrader(
+            grader_key, function, sample_tables=sample_tables, in_thread=in_thread
+        )
 
     async def __call__(self, sample: StringThread) -> Grade | None:
         """Grade one sample without raising: None when it abstained or failed (and logged)."""
@@ -165,7 +186,8 @@ class BaseGrader(LoggingCore, ABC):
         try:
             grade = await self.grade(sample)
         except IgnoreGradeException as exc:
-            self.add_log({ABSTAINED: str(exc), **failure_context(sample), **log_fields(exc)})
+            abstained = {ABSTAINED: str(exc), **failure_context(sample), **log_fields(exc)}
+            self.add_log(cast("LogT", abstained))  # failure records are dicts, whatever LogT
             return exc
         except Exception as exc:
             self._record_error(exc, sample)
@@ -181,7 +203,8 @@ class BaseGrader(LoggingCore, ABC):
 
     def _record_error(self, exc: Exception, sample: StringThread) -> None:
         message = f"{type(exc).__name__}: {exc}"
-        self.add_log({ERROR: message, **failure_context(sample), **log_fields(exc)})
+        failed = {ERROR: message, **failure_context(sample), **log_fields(exc)}
+        self.add_log(cast("LogT", failed))
         if type(exc) not in self._warned:
             # Once per exception type: a bug in a grader shows up at once, not as a
             # silent error count after a long run.
@@ -226,24 +249,41 @@ class FunctionGrader(BaseGrader):
         )
         if self._awaits or inspect.isawaitable(result):
             result = await result
+        key = self.grader_key
+        push = self._score_push
+        if (
+            push is not None
+            and type(result) is float
+            and result - result == 0.0  # finite: inf - inf and nan - nan are nan
+            and type(key) is str
+            and key
+            and not self.sample_tables
+        ):
+            # The per-sample path of RL rewards: the score is packed, no dict is built.
+            push(result)
+            return leaf_grade(result, key)
+        return self._logged(self._as_grade(result), sample)
+
+    def _as_grade(self, result: Any) -> Grade:
         kind = type(result)
         if kind is float or kind is int:
-            grade = Grade(result, self.grader_key)
-        elif isinstance(result, Grade):
-            grade = (
+            return Grade(result, self.grader_key)
+        if isinstance(result, Grade):
+            return (
                 result
                 if result.grader_key == self.grader_key
                 else result.replace(grader_key=self.grader_key)
             )
-        elif result is None:
+        if result is None:
             raise IgnoreGradeException(f"{_name(self.fn)} returned None")
-        elif isinstance(result, (str, bytes)) or not hasattr(result, "__float__"):
+        if isinstance(result, (str, bytes)) or not hasattr(result, "__float__"):
             raise InvalidTypeError(
                 f"{_name(self.fn)} returned {type(result).__name__}; return a float, "
                 "a Grade, or None to abstain"
             )
-        else:  # bools and numpy numbers
-            grade = Grade(result, self.grader_key)
+        return Grade(result, self.grader_key)  # bools and numpy numbers
+
+    def _logged(self, grade: Grade, sample: StringThread) -> Grade:
         log: dict[str, Any] = {"score": grade.value}
         if grade.reasoning is not None:
             log["reasoning"] = grade.reasoning

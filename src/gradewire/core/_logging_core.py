@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
 from gradewire.core._histogram import Histogram
@@ -12,7 +16,9 @@ from gradewire.core._sample_tables import sample_tables, split_records
 from gradewire.core._stats import LogState
 from gradewire.core._table import Table
 
-__all__ = ["LogValue", "LoggingCore"]
+__all__ = ["LogT", "LogValue", "LoggingCore"]
+
+logger = logging.getLogger("gradewire")
 
 LogValue = float | Table | Histogram
 """A logged value: a number (counts are ints), a `Table`, or a `Histogram`.
@@ -21,22 +27,100 @@ Graders' `get_logs()` give numbers and tables; training drivers add histograms. 
 takes all three.
 """
 
+LogT = TypeVar("LogT", default=dict[str, Any])
+"""The type of a grader's log records (``BaseGrader[MyRecord]``); a dict by default."""
 
-class LoggingCore:
+
+class _Run:
+    """Where a run of score-only records ends in the packed scores (a compact record)."""
+
+    __slots__ = ("end",)
+
+    def __init__(self, end: int) -> None:
+        self.end = end
+
+
+class LoggingCore(Generic[LogT]):
     """The log buffer of a grader: `add_log` per sample, `get_logs` for the aggregates.
 
     Numbers are mirrored into packed columns as they are logged, so `get_logs` is one
-    numpy pass; ``self._logs`` stays the plain list of logged dicts, for `get_logs`
-    overrides that build their own tables. `BaseGrader` is the one class built on it.
+    numpy pass. ``self._logs`` is the list of logged records, for `get_logs` overrides
+    that build their own tables. A function grader's ``{"score": value}`` records are
+    kept as packed floats only (8 bytes each, nothing to free on clear) until code reads
+    ``self._logs``, which then holds them as dicts, in order, like every other record.
     """
 
     def __init__(self, *, sample_tables: bool, max_log_records: int | None) -> None:
         self.sample_tables = sample_tables
-        self._logs: list[dict[str, Any]] = []
-        self._log_buffer = LogBuffer(self._logs)
         self._folded: LogState | None = None
         self._max_log_records: int | None = None
+        self._reset_records()
         self.max_log_records = max_log_records
+
+    def _reset_records(self) -> None:
+        # Compact mode: _records holds the logged records and _Run marks, never shown;
+        # _scores the score-only records, packed. Listed mode: _records is the list that
+        # ``self._logs`` gave out (or that user code assigned), mirrored by _log_buffer.
+        records: list[Any] = []
+        self._records = records
+        self._listed = False
+        self._scores: array[float] = array("d")
+        self._marked = 0
+        self._log_buffer = LogBuffer(records)
+        # The packed append of a score-only record, or None when records must be dicts.
+        self._score_push: Callable[[float], None] | None = (
+            self._scores.append if self._max_log_records is None else None
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The packed append is a bound method of the array: rebound on the copy's own array
+        # (deepcopy would keep the original's).
+        state = dict(self.__dict__)
+        state.pop("_score_push", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        packed = not self._listed and self._max_log_records is None
+        self._score_push = self._scores.append if packed else None
+
+    @property
+    def _logs(self) -> list[LogT]:
+        """The logged records, in order (score-only records as ``{"score": value}``)."""
+        if not self._listed:
+            self._list_records()
+        return self._records
+
+    @_logs.setter
+    def _logs(self, records: list[LogT]) -> None:
+        self._records = records
+        self._listed = True
+        self._scores = array("d")
+        self._marked = 0
+        self._score_push = None
+        # Rebuilt from the list when the statistics are next asked for.
+
+    def _list_records(self) -> None:
+        """Turn the compact records into the plain list ``self._logs`` gives out."""
+        scores = self._scores
+        records = self._records
+        if scores:
+            listed: list[Any] = []
+            start = 0
+            for record in records:
+                if type(record) is _Run:
+                    listed.extend([{"score": value} for value in scores[start : record.end]])
+                    start = record.end
+                else:
+                    listed.append(record)
+            listed.extend([{"score": value} for value in scores[start:]])
+            self._log_buffer = LogBuffer(listed)
+            records = listed
+        self._records = records
+        self._listed = True
+        self._scores = array("d")
+        self._marked = 0
+        self._score_push = None
 
     @property
     def max_log_records(self) -> int | None:
@@ -59,32 +143,57 @@ class LoggingCore:
                 f"max_log_records must be at least 2, not {value}; None keeps every record"
             )
         self._max_log_records = value
+        if value is not None and not self._listed:
+            # Folding counts records, so a bounded grader keeps them as a plain list.
+            self._list_records()
         for grader in self._sub_graders():
             if grader.max_log_records is None:
                 grader.max_log_records = value
 
-    def _sub_graders(self) -> Sequence[LoggingCore]:
+    def _sub_graders(self) -> Sequence[LoggingCore[Any]]:
         """The graders this one runs, which share its bounds (none for a leaf grader)."""
         return ()
 
-    def add_log(self, log: Mapping[str, Any]) -> None:
-        """Record one sample's data; numbers are aggregated, the rest kept for tables."""
+    def add_log(self, log: LogT) -> None:
+        """Record one sample's data; numbers are aggregated, the rest kept for tables.
+
+        Every number is counted (bools, ints, floats, numpy scalars of every kind;
+        one with no finite float value as ``<key>/nonfinite_count``), under its key;
+        strings and other values are kept for tables. Nothing a record holds makes this
+        raise. A record that is not a dict is kept in ``self._logs`` for the grader's
+        own `get_logs`, with nothing counted from it.
+        """
         try:
-            logs, buffer = self._logs, self._log_buffer
+            records, buffer = self._records, self._log_buffer
         except AttributeError:
             raise GradewireError(
                 f"{type(self).__name__}.__init__ must call super().__init__(grader_key) "
                 "before the grader can log"
             ) from None
         if type(log) is not dict and not isinstance(log, Mapping):
-            raise InvalidTypeError(
-                f"add_log takes a dict, not {type(log).__name__}; e.g. add_log({{'score': 1.0}})"
-            )
-        logs.append(log)  # type: ignore[arg-type]
+            self._warn_not_a_dict(log)
+        if not self._listed:
+            scored = len(self._scores)
+            if scored != self._marked:
+                records.append(_Run(scored))
+                self._marked = scored
+        records.append(log)
         buffer.add(log)
         limit = self._max_log_records
-        if limit is not None and len(logs) > limit:
+        if limit is not None and len(records) > limit:
             self._fold(limit // 2)
+
+    def _warn_not_a_dict(self, log: object) -> None:
+        kind = type(log)
+        seen: set[type] = self.__dict__.setdefault("_warned_records", set())
+        if kind not in seen:
+            seen.add(kind)
+            logger.warning(
+                "grader %r logged a %s, not a dict: it is kept in self._logs, but only "
+                "dict records are aggregated; log e.g. {'score': 1.0}",
+                getattr(self, "grader_key", type(self).__name__),
+                kind.__name__,
+            )
 
     def _fold(self, keep: int) -> None:
         """Fold all but the ``keep`` newest records into running statistics."""
@@ -95,7 +204,7 @@ class LoggingCore:
         # Each fold handles about max_log_records records once every max_log_records / 2
         # calls, so logging stays O(1) per record.
         self._logs = logs[cut:]
-        self._log_buffer = LogBuffer(self._logs)
+        self._log_buffer = LogBuffer(self._records)
 
     def log_state(self, *, clear: bool = False) -> LogState:
         """The mergeable statistics of the logged records (for several ranks or workers).
@@ -111,14 +220,14 @@ class LoggingCore:
         return state
 
     def _own_log_state(self) -> LogState:
-        if not self._log_buffer.in_sync_with(self._logs):
+        if self._listed and not self._log_buffer.in_sync_with(self._records):
             # User code replaced or edited self._logs: trust the list, not the mirror.
-            self._log_buffer = LogBuffer(self._logs)
-        state = self._log_buffer.state()
+            self._log_buffer = LogBuffer(self._records)
+        state = self._log_buffer.state(self._scores)
         folded = getattr(self, "_folded", None)
         return state if folded is None else folded.merge(state)
 
-    def get_logs(self, clear: bool = False) -> dict[str, LogValue]:
+    def get_logs(self, clear: bool = False, log_all_samples: bool = False) -> dict[str, LogValue]:
         """Aggregate the logged records.
 
         Returns:
@@ -130,24 +239,29 @@ class LoggingCore:
 
         Args:
             clear: Empty the log buffer afterwards, so the next call covers only new samples.
+            log_all_samples: Accepted for Adaptive Harmony's signature. The sample tables
+                always hold every sample since the last clear (a sink's `TablePolicy`
+                chooses the rows it shows), so there is no subset to widen.
         """
+        del log_all_samples
         logs: dict[str, LogValue] = dict(self._own_log_state().to_logs())
-        if self.sample_tables and self._logs:
-            logs.update(self.get_sample_tables(*split_records(self._logs)))
+        if self.sample_tables:
+            records = [r for r in self._logs if isinstance(r, Mapping)]
+            if records:
+                logs.update(self.get_sample_tables(*split_records(records)))
         if clear:
             self.clear_logs()
         return logs
 
     def clear_logs(self) -> None:
         """Forget every logged record (and the statistics folded from older ones)."""
-        self._logs = []
-        self._log_buffer = LogBuffer(self._logs)
+        self._reset_records()
         self._folded = None
 
     def get_sample_tables(
         self,
-        successful: Sequence[Mapping[str, Any]],
-        failed: Sequence[Mapping[str, Any]],
+        successful_samples: Sequence[Mapping[str, Any]],
+        failed_samples: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, LogValue]:
         """Tables of scored and unscored samples.
 
@@ -155,14 +269,15 @@ class LoggingCore:
         column after Prompt; the other columns are always there, in this order.
 
         Args:
-            successful: Logs like ``{"score": float, "prompt": str, "reasoning": str}``
-                (reasoning optional).
-            failed: Logs like ``{"error": str, "prompt": str}`` (prompt optional); an
-                abstention (``{"abstained": reason}``) is shown as ``abstained: reason``.
+            successful_samples: Logs like ``{"score": float, "prompt": str,
+                "reasoning": str}`` (reasoning optional).
+            failed_samples: Logs like ``{"error": str, "prompt": str}`` (prompt
+                optional); an abstention (``{"abstained": reason}``) is shown as
+                ``abstained: reason``. None or empty: no unscored table.
 
         Returns:
             ``score/scored_samples`` (Prompt, Reasoning, Score),
             ``score/unscored_samples`` (Prompt, Error; only when there are failures),
             ``score/scored_samples_count`` and ``score/unscored_samples_count``.
         """
-        return dict(sample_tables(successful, failed))
+        return dict(sample_tables(successful_samples, failed_samples or ()))

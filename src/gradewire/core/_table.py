@@ -152,6 +152,32 @@ class Table:
         index = self._headers.index(name)
         return [row[index] for row in self._rows]
 
+    def __getitem__(self, name: str) -> list[Cell]:
+        """``table["Score"]``: the values of a column, as `column` (Adaptive Harmony's form)."""
+        return self.column(name)
+
+    def __contains__(self, name: object) -> bool:
+        """``"Score" in table``: whether the table has a column of that name."""
+        return name in self._headers
+
+    def add_rows(self: _TableT, rows: Iterable[Iterable[object] | Mapping[str, object]]) -> _TableT:
+        """Add several rows, each as `add_row` takes it; returns the table, for chaining.
+
+        Raises:
+            InvalidInputError: A row does not fit the headers; the rows before it are added.
+        """
+        if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+            raise InvalidTypeError(
+                f"add_rows takes a list of rows, not {type_name(rows)}; use add_row for one row"
+            )
+        for row in rows:
+            self.add_row(row)
+        return self
+
+    def export(self) -> tuple[list[str], list[list[str]]]:
+        """The headers and every cell as ``str(cell)`` (``""`` for an empty cell), by row."""
+        return self.headers, [["" if c is None else str(c) for c in row] for row in self._rows]
+
     def to_records(self) -> list[dict[str, Cell]]:
         """Return one `{header: cell}` dict per row."""
         return [dict(zip(self._headers, row, strict=True)) for row in self._rows]
@@ -242,6 +268,10 @@ class Table:
             if max_cell_chars < 1:
                 raise InvalidInputError(f"max_cell_chars must be at least 1, got {max_cell_chars}")
         return render_html(self._headers, self._rows, max_cell_chars)
+
+    def to_html_table(self) -> str:
+        """`to_html()` under Adaptive Harmony's name (every cell escaped, as always here)."""
+        return self.to_html()
 
     def _repr_html_(self) -> str:
         return self.to_html()

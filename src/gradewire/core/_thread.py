@@ -228,6 +228,18 @@ class StringThread:
         """The turns as a new list (each has ``.role`` and ``.content``)."""
         return list(self._turns)
 
+    def messages(self) -> list[tuple[str, str]]:
+        """The prompt part: every turn but the last, when it is the assistant's, as pairs.
+
+        Example:
+            >>> StringThread([("user", "2+2?"), ("assistant", "4")]).messages()
+            [('user', '2+2?')]
+        """
+        turns = self._turns
+        if turns and turns[-1].role == "assistant":
+            turns = turns[:-1]
+        return [(turn.role, turn.content) for turn in turns]
+
     def last_content(self) -> str:
         """Content of the last turn, whatever its role."""
         if not self._turns:

@@ -2,8 +2,18 @@
 
 HUD calls graders as class methods, ``await BashGrader.grade(weight=1.0, command=...)``;
 gradewire's own graders are instances that score a `StringThread`. This module gives HUD's
-style, built on the native graders, so a HUD task runs unchanged. It is not imported by
-``import gradewire``.
+style, built on the native graders, so a HUD task runs unchanged and keeps what it returns.
+It is not imported by ``import gradewire``.
+
+`SubScore` and `EvaluationResult` are HUD's pydantic models, field for field: the same
+defaults, validation (a pydantic ``ValidationError``), ``metadata`` alias, mutability,
+extra-field rules, warnings, ``model_dump*`` / ``model_validate*`` / ``model_copy`` /
+``to_summary`` output, and lists where HUD has lists. Where HUD is installed they derive
+from HUD's own models (importing ``gradewire.hud`` then imports ``hud``), so HUD's task
+runner, which forwards a result's fields to the platform only for its own
+``EvaluationResult``, forwards subscores, content, info and ``isError`` of these too.
+``from_grade`` / ``to_grade`` convert to and from the native `gradewire.Grade` tree, and
+`combine` takes native grades (or a native grader's ``grade()`` call) beside subscores.
 
 Example:
     >>> from gradewire.hud import BashGrader, LLMJudgeGrader, SubScore, combine, exact_match
@@ -13,38 +23,39 @@ Example:
     ...     SubScore(name="format", value=exact_match(answer, "42"), weight=0.2),
     ... )
 
-Where this module differs from HUD, and from the native graders:
+Where this module deliberately differs from HUD (hud 0.6.21), and why:
 
-- ``BashGrader``: a command that cannot run at all (no ``/bin/bash``, a missing ``cwd``)
-  scores 0.0 with the reason in ``info["error"]``, as in HUD, and exit codes 126/127
-  ("cannot execute", "command not found") are an ordinary failure, 0.0. The native
-  `gradewire.BashGrader` is stricter: it raises `GradingError` for all of these, so
-  ``grade_many`` counts an error instead of a zero reward. Use it when a broken grading
-  environment must not pass as a failed answer.
-- ``LLMJudgeGrader`` calls an OpenAI-compatible server instead of HUD's gateway: the
-  ``model`` name (default ``"claude-haiku-4-5"``, so the server must serve that name, e.g.
-  a LiteLLM or OpenRouter gateway) at ``$OPENAI_BASE_URL`` with ``$OPENAI_API_KEY``. Set
-  ``$GRADEWIRE_JUDGE_BASE_URL`` (and ``$GRADEWIRE_JUDGE_API_KEY``) to send the judge calls
-  elsewhere than an agent that already uses ``$OPENAI_BASE_URL``; the OpenAI key is then
-  never sent. Or pass ``judge=`` any `ChatModel`. Calls to one endpoint share one client,
-  so they share its concurrency limit and connections.
-- A judge that cannot answer raises (`ModelCallError`, `OutputParserException` after one
-  repair request), as HUD does on a failed call; HUD's guess of a verdict from text that
-  is not JSON is not made. Empty ``criteria``, or only negative weights, raise
-  `InvalidInputError` (HUD scores 0.0, resp. rates a penalties-only rubric).
-- The built-in graders refuse keyword arguments they do not take (HUD ignores them, so a
-  misspelt ``timeout=`` silently ran with the 600 s default).
-- A `Grader` subclass that sets no ``name`` is named after its class (HUD: ``"BaseGrader"``).
-- `SubScore` keeps details in ``info`` (HUD's page), a leaf's ``children`` is ``()``
-  rather than None, and there is no deprecated ``score`` alias of ``value``; `combine`
-  does not warn when positive weights do not sum to 1.
+- ``BashGrader`` and ``LLMJudgeGrader`` refuse keyword arguments they do not take (HUD
+  ignores them, so a misspelt ``timeout=`` silently ran with the 600 s default).
+- ``BashGrader``: when the command cannot run at all, ``info["stderr"]`` and
+  ``info["error"]`` give the real reason (HUD says "/bin/bash not found" for a missing
+  ``cwd`` too). The command reads an empty stdin (HUD's inherits the server's), and
+  ``info`` also holds ``timed_out``, ``duration_s``, ``command`` and ``cwd`` (and
+  ``notes``); descendants that leave the process group are ended too. Exit codes 126/127
+  score 0.0, as in HUD; the native `gradewire.BashGrader` raises `GradingError` instead.
+- ``LLMJudgeGrader`` asks gradewire's rubric judge (its own prompts and structured
+  output, one request per criterion) at an OpenAI-compatible endpoint:
+  ``$GRADEWIRE_JUDGE_BASE_URL``, else HUD's gateway when ``$HUD_API_KEY`` is set (as
+  HUD), else ``$OPENAI_BASE_URL``; or pass ``judge=`` any `ChatModel`. A reply it cannot
+  read raises `OutputParserException` after one repair request (HUD guesses a verdict
+  from the text); ``info`` also holds the token ``usage``. Empty ``criteria``, or only
+  negative weights, raise `InvalidInputError`: HUD scores the first 0.0, a reward that
+  measured nothing.
+- `combine` cancels the other grader calls when one raises (HUD leaves them running).
+- `exact_match` never matches an answer that normalising erases ("", "The") against an
+  expected answer that keeps text after it ("A"): HUD scores ``exact_match("", "A")``
+  1.0, a reward a policy can learn to exploit. `numeric_match` reads ``1,000``,
+  ``$1,234.56``, ``50%``, ``3/4`` and the Unicode minus (HUD reads ``1,000`` as 1), and
+  takes ``..5`` for an ellipsis before 5 (HUD: 0.5) and the ``-`` of ``E-1`` for a hyphen
+  (HUD: -1).
+  `f1_score` is ``2 * overlap / (len(answer) + len(reference))``, HUD's value up to the
+  last bit of rounding.
+- A `Grader` subclass that sets no ``name`` is named after its class (HUD: ``"BaseGrader"``),
+  so two unnamed graders stay told apart in one `combine`.
 """
 
 from __future__ import annotations
 
-from gradewire.core._combine import combine, combine_all, combine_any
-from gradewire.core._evaluation_result import EvaluationResult
-from gradewire.core._subscore import SubScore
 from gradewire.helpers._numeric import numeric_match
 from gradewire.helpers._text import (
     contains,
@@ -55,8 +66,10 @@ from gradewire.helpers._text import (
     normalize,
 )
 from gradewire.hud._bash import BashGrader
+from gradewire.hud._combine import _combine_subscores, combine, combine_all, combine_any
 from gradewire.hud._grader import Grader
 from gradewire.hud._judge import LLMJudgeGrader
+from gradewire.hud._results import EvaluationResult, SubScore
 
 __all__ = [
     "BashGrader",
@@ -64,6 +77,7 @@ __all__ = [
     "Grader",
     "LLMJudgeGrader",
     "SubScore",
+    "_combine_subscores",
     "combine",
     "combine_all",
     "combine_any",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, ClassVar
 
-from gradewire.core._errors import GradingError, InvalidTypeError
-from gradewire.core._subscore import SubScore
-from gradewire.core._thread import StringThread
+from gradewire.core import GradingError, InvalidTypeError, StringThread
 from gradewire.hud._grader import Grader, reject_unknown
+from gradewire.hud._results import SubScore
 from gradewire.tools._bash_grader import BashGrader as NativeBashGrader
 
 __all__ = ["BashGrader"]
@@ -17,8 +17,8 @@ __all__ = ["BashGrader"]
 class BashGrader(Grader):
     """Run a shell command with ``/bin/bash -lc`` and score 1.0 when it exits 0, else 0.0.
 
-    ``info`` holds ``exit_code``, ``stdout`` and ``stderr`` (each capped at `output_cap`
-    characters, head and tail kept), ``timed_out``, ``duration_s``, ``command`` and ``cwd``.
+    ``info`` holds ``exit_code``, ``stdout`` and ``stderr`` (whole, as in HUD; a subclass
+    can set `output_cap`), ``timed_out``, ``duration_s``, ``command`` and ``cwd``.
     On timeout the whole process group is ended and the score is 0.0 (``exit_code`` None,
     ``timeout`` the limit). When the command cannot run at all (no bash, a missing
     ``cwd``) the score is 0.0 with the reason in ``info["error"]`` (and ``stderr``), as in
@@ -36,8 +36,9 @@ class BashGrader(Grader):
     """Seconds a command may run when the call gives no ``timeout_seconds``."""
     shell: ClassVar[str] = "/bin/bash"
     """The shell that runs commands (a subclass may name another, e.g. on NixOS)."""
-    output_cap: ClassVar[int] = 64_000
-    """Characters of stdout and of stderr kept in ``info``."""
+    output_cap: ClassVar[int | None] = None
+    """Characters of stdout and of stderr kept in ``info`` (head and tail); None keeps all,
+    as HUD does."""
 
     @classmethod
     async def compute_score(
@@ -63,8 +64,8 @@ class BashGrader(Grader):
         reject_unknown(cls, kwargs, ("command", "cwd", "timeout_seconds"))
         if not isinstance(command, str):
             raise InvalidTypeError(
-                f"{cls.__name__}.grade() needs command= as a shell string such as "
-                f"'pytest -q', not {type(command).__name__}"
+                f"{cls.__name__} requires command=, a shell string such as 'pytest -q' "
+                f"(got {type(command).__name__})"
             )
         timeout = cls.default_timeout if timeout_seconds is None else timeout_seconds
         native = NativeBashGrader(
@@ -77,7 +78,7 @@ class BashGrader(Grader):
             completion_via="stdin",  # nothing to pass: the command reads end of file at once
             prompt_env_var=None,
             error_exit_codes=(),  # 126/127 are a failed command for HUD, scored 0.0
-            output_cap=cls.output_cap,
+            output_cap=sys.maxsize if cls.output_cap is None else cls.output_cap,
         )
         base: dict[str, Any] = {"command": command, "cwd": native.cwd}
         try:
@@ -92,7 +93,7 @@ class BashGrader(Grader):
                 "error": message,
                 **base,
             }
-            return SubScore(cls.name, 0.0, info=info, reasoning=message)
+            return SubScore(name=cls.name, value=0.0, info=info)
         details = grade.info
         timed_out = bool(details["timed_out"])
         info = {
@@ -107,4 +108,4 @@ class BashGrader(Grader):
             info["timeout"] = native.timeout
         if details["notes"]:
             info["notes"] = list(details["notes"])
-        return SubScore(cls.name, grade.value, info=info, reasoning=grade.reasoning)
+        return SubScore(name=cls.name, value=grade.value, info=info)

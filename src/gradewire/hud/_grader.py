@@ -3,22 +3,46 @@
 from __future__ import annotations
 
 import inspect
-import math
-import numbers
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypeAlias
 
-from gradewire.core._errors import InvalidTypeError
-from gradewire.core._grade import Grade
-from gradewire.core._subscore import SubScore
+import pydantic_core
 
-__all__ = ["Grader", "ScoreResult", "json_safe", "reject_unknown"]
+from gradewire.core import Grade, InvalidTypeError
+from gradewire.hud._results import SubScore
 
-ScoreResult: TypeAlias = "SubScore | float | tuple[float, Mapping[str, Any] | None]"
-"""What `Grader.compute_score` may return: a `SubScore`, or the legacy float or
-``(float, info)``."""
+__all__ = ["Grader", "ScoreResult", "json_safe_dict", "json_safe_value", "reject_unknown"]
+
+ScoreResult: TypeAlias = "SubScore | Grade | float | tuple[float, Mapping[str, Any] | None]"
+"""What `Grader.compute_score` may return: a `SubScore` (or a native `Grade`), or the
+legacy float or ``(float, info)``."""
 
 _DEFAULT_NAME = "BaseGrader"
+
+
+def _not_serializable(value: Any) -> str:
+    return f"<{type(value).__name__}: not serializable>"
+
+
+def json_safe_value(value: Any) -> Any:
+    """``value`` as JSON data, as HUD records grader parameters.
+
+    Scalars stay as they are; anything else goes through pydantic's JSON encoder (paths
+    and dates become strings, sets and tuples lists, models dicts), and what it cannot
+    encode becomes ``"<TypeName: not serializable>"``.
+    """
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    try:
+        return json.loads(pydantic_core.to_json(value, fallback=_not_serializable))
+    except Exception:
+        return _not_serializable(value)
+
+
+def json_safe_dict(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Every value of ``values`` made JSON data by `json_safe_value`."""
+    return {key: json_safe_value(value) for key, value in values.items()}
 
 
 class Grader:
@@ -26,7 +50,7 @@ class Grader:
 
     Subclass it, set ``name`` and implement the async classmethod `compute_score` (a plain
     classmethod works too); callers use `grade`, which applies their weight and optional
-    name and records the parameters.
+    name and records the parameters in ``info["_parameters"]``, as HUD does.
     A subclass that sets no ``name`` (and inherits none from a parent other than `Grader`)
     is named after its class (HUD names it ``"BaseGrader"``).
 
@@ -62,105 +86,42 @@ class Grader:
             A `SubScore` (``info`` for grader details, ``children`` for nested results), or,
             for code written for older HUD versions, a float or ``(float, info)``.
         """
-        raise InvalidTypeError(
-            f"{cls.__name__} does not implement compute_score; define it as an async "
-            "classmethod returning a SubScore"
-        )
+        raise NotImplementedError("Subclasses must implement compute_score")
 
     @classmethod
     async def grade(cls, weight: float, name: str | None = None, **kwargs: Any) -> SubScore:
         """Run the grader and return its `SubScore`, weighted for a combination.
 
+        As in HUD, the name and weight are applied with ``model_copy`` (so they are not
+        validated), and ``info`` gains ``_parameters``, the call's keyword arguments as
+        JSON data.
+
         Args:
             weight: The subscore's weight in `combine` (negative: a penalty).
             name: The subscore's name; the grader's ``name`` when None or empty.
-            **kwargs: Passed to `compute_score`, and recorded (JSON-safe) in the result's
-                ``info["_parameters"]``.
-
-        Returns:
-            The subscore, with ``weight`` and ``name`` applied.
+            **kwargs: Passed to `compute_score`, and recorded in ``info["_parameters"]``.
 
         Raises:
-            InvalidTypeError: `compute_score` returned something that is not a score.
-            InvalidInputError: The score is outside [0, 1], or the weight is not finite.
+            pydantic.ValidationError: A float score is outside [0, 1].
         """
         result: Any = cls.compute_score(**kwargs)
         if inspect.isawaitable(result):
             result = await result
-        subscore = _as_subscore(cls, result)
-        return subscore.replace(
-            name=name or cls.name,
-            weight=weight,
-            info={**subscore.info, "_parameters": json_safe(kwargs)},
+        if isinstance(result, Grade):
+            result = SubScore.from_grade(result)
+        elif isinstance(result, tuple):
+            score, info = result
+            result = SubScore(name=cls.name, value=float(score), info=info)
+        elif not isinstance(result, SubScore):
+            result = SubScore(name=cls.name, value=float(result))
+        graded: SubScore = result.model_copy(
+            update={
+                "name": name or cls.name,
+                "weight": weight,
+                "info": {**(result.info or {}), "_parameters": json_safe_dict(kwargs)},
+            }
         )
-
-
-def _as_subscore(cls: type[Grader], result: object) -> SubScore:
-    if isinstance(result, SubScore):
-        return result
-    where = f"{cls.__name__}.compute_score returned"
-    if isinstance(result, Grade):
-        # A native Grade is a SubScore once its value is checked to be in [0, 1].
-        return SubScore(
-            result.name,
-            result.value,
-            result.weight,
-            result.children,
-            result.info,
-            reasoning=result.reasoning,
-        )
-    if isinstance(result, tuple):
-        if len(result) != 2:
-            raise InvalidTypeError(
-                f"{where} a tuple of {len(result)} items; return a SubScore, a float, or "
-                "a (float, info dict) pair"
-            )
-        score, info = result
-        if info is not None and not isinstance(info, Mapping):
-            raise InvalidTypeError(
-                f"{where} ({score!r}, {type(info).__name__}); the second item of a "
-                "(score, info) pair must be a dict"
-            )
-        return SubScore(cls.name, score, info=info)
-    if not isinstance(result, numbers.Real):
-        raise InvalidTypeError(
-            f"{where} {type(result).__name__}; return a SubScore (or a float between 0 and 1)"
-        )
-    return SubScore(cls.name, float(result))
-
-
-def json_safe(value: object, _path: tuple[int, ...] = ()) -> Any:
-    """``value`` as JSON data: dicts, lists, str, finite numbers, bools and None.
-
-    Anything else (a path, a model object, a set, bytes, NaN) becomes its ``repr``; tuples
-    become lists and dict keys strings, as `json.dumps` would write them.
-    """
-    if value is None or isinstance(value, (str, bool)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        number = float(value)
-        return number if math.isfinite(number) else repr(value)
-    if id(value) in _path:
-        return repr(value)  # a container that holds itself
-    if isinstance(value, Mapping):
-        inner = (*_path, id(value))
-        return {_json_key(k): json_safe(v, inner) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        inner = (*_path, id(value))
-        return [json_safe(item, inner) for item in value]
-    return repr(value)
-
-
-def _json_key(key: object) -> str:
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return repr(key)  # an int or float reads as JSON writes it; anything else as its repr
+        return graded
 
 
 def reject_unknown(cls: type[Grader], kwargs: Mapping[str, Any], known: Iterable[str]) -> None:

@@ -9,10 +9,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from gradewire.core._errors import InvalidInputError
-from gradewire.core._subscore import SubScore
-from gradewire.core._thread import StringThread, Turn
+from gradewire.core import InvalidInputError, StringThread, Turn
 from gradewire.hud._grader import Grader, reject_unknown
+from gradewire.hud._results import SubScore
 from gradewire.judges._chat_model import ChatModel
 from gradewire.judges._openai_chat import OpenAIChatModel
 from gradewire.judges._openai_config import base_url_setting
@@ -23,6 +22,11 @@ __all__ = ["JUDGE_API_KEY_ENV", "JUDGE_BASE_URL_ENV", "LLMJudgeGrader", "shared_
 
 JUDGE_BASE_URL_ENV = "GRADEWIRE_JUDGE_BASE_URL"
 JUDGE_API_KEY_ENV = "GRADEWIRE_JUDGE_API_KEY"
+# HUD's own settings for its inference gateway, read as HUD reads them.
+HUD_API_KEY_ENV = "HUD_API_KEY"
+HUD_GATEWAY_URL_ENV = "HUD_GATEWAY_URL"
+HUD_GATEWAY_URL = "https://inference.hud.ai"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # hud 0.6.21's default judge
 # Enough for every judge a run uses; old entries (a test server's port) fall out.
 _MAX_MODELS = 16
 
@@ -33,17 +37,23 @@ _models_lock = threading.Lock()
 def shared_judge_model(model: str) -> OpenAIChatModel:
     """The judge client for ``model`` at the configured endpoint, one per endpoint and key.
 
-    The endpoint is ``$GRADEWIRE_JUDGE_BASE_URL`` with ``$GRADEWIRE_JUDGE_API_KEY`` when the
-    first is set, else ``$OPENAI_BASE_URL`` (OpenAI's API when unset) with
-    ``$OPENAI_API_KEY``. The environment is read on every call; calls that resolve to the
-    same endpoint, model and key share one client, hence its connections and its
-    concurrency limit.
+    The endpoint is, in this order: ``$GRADEWIRE_JUDGE_BASE_URL`` with
+    ``$GRADEWIRE_JUDGE_API_KEY``; HUD's inference gateway when ``$HUD_API_KEY`` is set (as
+    HUD's own judge does: ``$HUD_GATEWAY_URL``, default ``https://inference.hud.ai``, with
+    that key); else ``$OPENAI_BASE_URL`` (OpenAI's API when unset) with ``$OPENAI_API_KEY``.
+    The environment is read on every call; calls that resolve to the same endpoint, model
+    and key share one client, hence its connections and its concurrency limit.
     """
     override = os.environ.get(JUDGE_BASE_URL_ENV, "").strip()
+    hud_key = os.environ.get(HUD_API_KEY_ENV, "").strip()
     if override:
         # Never the OpenAI key: it must not travel to a gateway the user did not give it to.
         base_url = base_url_setting(override)
         api_key = os.environ.get(JUDGE_API_KEY_ENV, "")
+    elif hud_key:
+        gateway = os.environ.get(HUD_GATEWAY_URL_ENV, "").strip() or HUD_GATEWAY_URL
+        base_url = base_url_setting(gateway)
+        api_key = hud_key
     else:
         base_url = base_url_setting(None)
         api_key = os.environ.get("OPENAI_API_KEY", "")
@@ -90,7 +100,7 @@ class LLMJudgeGrader(Grader):
         answer: object = "",
         criteria: str | Iterable[Criterion] | None = None,
         question: str | None = "",
-        model: str = "claude-haiku-4-5",
+        model: str = DEFAULT_MODEL,
         judge: ChatModel | None = None,
         **kwargs: Any,
     ) -> SubScore:
@@ -127,6 +137,13 @@ class LLMJudgeGrader(Grader):
             "model": judge_name if isinstance(judge_name, str) else model,
             "usage": dict(grade.info.get("usage", {})),
         }
-        return SubScore(
-            cls.name, grade.value, children=grade.children, info=info, reasoning=grade.reasoning
-        )
+        verdicts = [
+            SubScore(
+                name=child.name,
+                value=child.value,
+                weight=child.weight,
+                info={"reason": child.info.get("reason", child.reasoning or "")},
+            )
+            for child in grade.children
+        ]
+        return SubScore(name=cls.name, value=grade.value, children=verdicts, info=info)

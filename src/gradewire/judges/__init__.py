@@ -5,7 +5,7 @@ A judge grader builds a prompt from a sample, asks a `ChatModel` for a structure
 and `http`.
 """
 
-from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
+from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
 from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_cache import JudgeCache
@@ -18,6 +18,7 @@ from gradewire.judges._rag_judges import (
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._render_schema import render_schema
 from gradewire.judges._rubric_judge import LLMJudgeGrader
 from gradewire.judges._structured_call import complete_structured
 from gradewire.judges._truncated import TruncatedOutputError
@@ -25,6 +26,7 @@ from gradewire.judges._truncated import TruncatedOutputError
 __all__ = [
     "AnswerRelevancyGrader",
     "BinaryJudgeGrader",
+    "BinaryJudgeShot",
     "ChatCompletion",
     "ChatMessage",
     "ChatModel",
@@ -43,4 +45,5 @@ __all__ = [
     "TruncatedOutputError",
     "Usage",
     "complete_structured",
+    "render_schema",
 ]

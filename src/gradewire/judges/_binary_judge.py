@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator
 
@@ -17,7 +17,7 @@ from gradewire.judges._judge_base import JudgeGrader, upper_label
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import binary_prompt
 
-__all__ = ["BinaryJudgeGrader", "BinaryVerdict", "JudgeShot"]
+__all__ = ["BinaryJudgeGrader", "BinaryJudgeShot", "BinaryVerdict", "JudgeShot"]
 
 _VERDICTS = ("PASS", "FAIL", "NA")
 
@@ -39,6 +39,7 @@ class JudgeShot:
         completion: The example answer.
         verdict: ``"PASS"``, ``"FAIL"`` or ``"NA"`` (any case).
         reasoning: Why, in the judge's words; shown as the example's reasoning.
+        criteria: The criterion the example is judged on, when not the grader's own.
 
     Example:
         >>> shot = JudgeShot("What is 2+2?", "5", "fail", "2+2 is 4, so the answer is wrong.")
@@ -50,6 +51,7 @@ class JudgeShot:
     completion: str
     verdict: str
     reasoning: str = ""
+    criteria: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.thread_or_question, (StringThread, str)):
@@ -59,6 +61,8 @@ class JudgeShot:
             )
         if not isinstance(self.completion, str) or not isinstance(self.reasoning, str):
             raise InvalidTypeError("JudgeShot.completion and .reasoning must be str")
+        if self.criteria is not None and not isinstance(self.criteria, str):
+            raise InvalidTypeError("JudgeShot.criteria must be a str or None")
         verdict = upper_label(self.verdict)
         if verdict not in _VERDICTS:
             raise InvalidInputError(
@@ -85,7 +89,7 @@ class JudgeShot:
         source = fields.pop(given[0])
         if isinstance(source, Mapping):
             source = StringThread.from_dict(source)
-        unknown = set(fields) - {"completion", "verdict", "reasoning"}
+        unknown = set(fields) - {"completion", "verdict", "reasoning", "criteria"}
         if unknown or not {"completion", "verdict"} <= set(fields):
             raise InvalidInputError(
                 "a shot dict takes 'completion', 'verdict' and optionally 'reasoning' next to "
@@ -98,6 +102,47 @@ class JudgeShot:
         source = self.thread_or_question
         base = StringThread([("user", source)]) if isinstance(source, str) else source
         return base.assistant(self.completion)
+
+
+_PLACEHOLDER_REASONING = {
+    "PASS": "The completion complies with the criteria",
+    "FAIL": "The completion does not comply with the criteria",
+    "NA": "The criteria is not applicable to the completion",
+}
+
+
+class BinaryJudgeShot(NamedTuple):
+    """Adaptive Harmony's shot: a thread ending with the example answer, and its verdict.
+
+    `BinaryJudgeGrader` takes it beside `JudgeShot`. With no ``reasoning`` the example shows
+    a stock sentence for its verdict; with no ``criteria`` it is judged on the grader's.
+
+    Example:
+        >>> thread = StringThread([("user", "How many masts has a ketch?"), ("assistant", "Two")])
+        >>> BinaryJudgeShot(thread, None, "FAIL", "The completion must be in French")
+        ... # doctest: +ELLIPSIS
+        BinaryJudgeShot(thread=StringThread(...), reasoning=None, score='FAIL', criteria=...)
+    """
+
+    thread: StringThread
+    reasoning: str | None
+    score: Literal["PASS", "FAIL", "NA"]
+    criteria: str | None = None
+
+    def to_judge_shot(self) -> JudgeShot:
+        """The same example as a `JudgeShot`."""
+        if not isinstance(self.thread, StringThread) or not self.thread.turns:
+            raise InvalidTypeError("BinaryJudgeShot.thread must be a StringThread with turns")
+        last = self.thread.turns[-1]
+        if last.role != "assistant":
+            raise InvalidInputError(
+                "BinaryJudgeShot.thread must end with the assistant's example answer, not a "
+                f"{last.role!r} turn"
+            )
+        verdict = str(upper_label(self.score))
+        reasoning = self.reasoning or _PLACEHOLDER_REASONING.get(str(verdict), "")
+        question = StringThread(self.thread.turns[:-1], self.thread.metadata)
+        return JudgeShot(question, last.content, verdict, reasoning, self.criteria)
 
 
 class BinaryJudgeGrader(JudgeGrader):
@@ -125,7 +170,7 @@ class BinaryJudgeGrader(JudgeGrader):
         model: ChatModel,
         criteria: str,
         *,
-        shots: Iterable[JudgeShot | Mapping[str, Any]] | None = None,
+        shots: Iterable[JudgeShot | BinaryJudgeShot | Mapping[str, Any]] | None = None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         sample_tables: bool = True,
@@ -138,7 +183,8 @@ class BinaryJudgeGrader(JudgeGrader):
             grader_key: The grader's logical name.
             model: The judge `ChatModel`.
             criteria: What a passing completion does, in natural language.
-            shots: Worked examples (`JudgeShot`, or dicts as `JudgeShot.from_dict` reads).
+            shots: Worked examples (`JudgeShot` or `BinaryJudgeShot`, or dicts as
+                `JudgeShot.from_dict` reads).
             temperature: Sampling temperature of the judge calls.
             max_tokens: Bound on the judge's answer (default: the model's, else 1,024).
             sample_tables: Add the sample tables to `get_logs()`.
@@ -165,7 +211,11 @@ class BinaryJudgeGrader(JudgeGrader):
             raise InvalidTypeError("shots must be a list of JudgeShot (or shot dicts), or None")
         self.criteria = criteria
         self.shots: tuple[JudgeShot, ...] = tuple(
-            shot if isinstance(shot, JudgeShot) else JudgeShot.from_dict(shot)
+            shot
+            if isinstance(shot, JudgeShot)
+            else shot.to_judge_shot()
+            if isinstance(shot, BinaryJudgeShot)
+            else JudgeShot.from_dict(shot)
             for shot in shots or ()
         )
         self._shot_messages = _shot_messages(self.shots, criteria)
@@ -192,6 +242,7 @@ def _shot_messages(shots: Sequence[JudgeShot], criteria: str) -> list[ChatMessag
     for shot in shots:
         example = JudgedSample.of(shot.thread())
         answer = json.dumps({"reasoning": shot.reasoning, "verdict": shot.verdict})
-        messages.append({"role": "user", "content": binary_prompt(example, criteria)})
+        shown = binary_prompt(example, shot.criteria or criteria)
+        messages.append({"role": "user", "content": shown})
         messages.append({"role": "assistant", "content": answer})
     return messages

@@ -102,8 +102,8 @@ def range_prompt(sample: JudgedSample, criteria: str, low: int, high: int) -> st
     )
 
 
-def claims_prompt(sample: JudgedSample) -> str:
-    """Ask for the answer's atomic factual claims."""
+def claims_prompt(sample: JudgedSample, language: str | None = None) -> str:
+    """Ask for the answer's atomic factual claims (written in ``language``, when given)."""
     return _join(
         "Break the assistant's answer into atomic factual claims. Each claim is one short, "
         "self-contained sentence stating exactly one fact the answer asserts, with pronouns "
@@ -112,6 +112,9 @@ def claims_prompt(sample: JudgedSample) -> str:
         "Leave out greetings, questions, offers of help and opinions that assert no fact. "
         "Do not add facts the answer does not state. If the answer asserts no fact, give an "
         "empty list.",
+        f"The answer is written in {language}: write every claim in {language} too."
+        if language
+        else "",
         section("question", sample.question or "(no user question)"),
         sample.answer_section(),
         'Reply as: {"claims": ["<claim>", ...]}',

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gradewire.core._errors import IgnoreGradeException, InvalidInputError
+from gradewire.core._errors import IgnoreGradeException, InvalidInputError, InvalidTypeError
 from gradewire.core._grade import Grade
 from gradewire.core._subscore import SubScore
+from gradewire.judges._chat_model import ChatModel
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import (
@@ -35,6 +36,33 @@ from gradewire.judges._verdict_lists import (
 )
 
 __all__ = ["AnswerRelevancyGrader", "ContextRelevancyGrader", "FaithfulnessGrader"]
+
+# The language codes Adaptive Harmony's faithfulness judge takes, by name for the prompt.
+_LANGUAGES = {
+    "en": "English",
+    "hi": "Hindi",
+    "mr": "Marathi",
+    "zh": "Chinese",
+    "es": "Spanish",
+    "am": "Amharic",
+    "ar": "Arabic",
+    "hy": "Armenian",
+    "bg": "Bulgarian",
+    "ur": "Urdu",
+    "ru": "Russian",
+    "pl": "Polish",
+    "fa": "Persian",
+    "nl": "Dutch",
+    "da": "Danish",
+    "fr": "French",
+    "my": "Burmese",
+    "el": "Greek",
+    "it": "Italian",
+    "ja": "Japanese",
+    "de": "German",
+    "kk": "Kazakh",
+    "sk": "Slovak",
+}
 
 _NO_DOCUMENTS = (
     "the sample has no context documents, so {what} cannot be judged; pass the retrieved "
@@ -82,7 +110,48 @@ class FaithfulnessGrader(JudgeGrader):
     Berners-Lee invented the world wide web.", the question "Who published the first
     website?" and the answer "Tim Berners-Lee published the first website in August 1990.",
     a correct judge finds two claims, supports the first and not the date: 0.5.
+
+    ``language`` names the language of the answers (an ISO 639-1 code such as ``"fr"``, as
+    Adaptive Harmony takes it, or a language name): the claims are written in it. The key
+    defaults to ``"faithfulness_judge"``, so Adaptive Harmony's
+    ``FaithfulnessGrader(model, language="fr")`` works too.
     """
+
+    def __init__(
+        self,
+        grader_key: str | ChatModel = "faithfulness_judge",
+        model: ChatModel | None = None,
+        *,
+        language: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        sample_tables: bool = True,
+        system_prompt: str | None = None,
+    ) -> None:
+        """Set up the judge (see `JudgeGrader`; ``language`` as in the class docstring)."""
+        if model is None and not isinstance(grader_key, str):
+            # Adaptive Harmony's form: the model first (or alone), the key by name.
+            model = grader_key
+            grader_key = "faithfulness_judge"
+        if model is None:
+            raise InvalidTypeError(
+                "FaithfulnessGrader needs a judge model: FaithfulnessGrader('key', model) or "
+                "FaithfulnessGrader(model=model)"
+            )
+        if language is not None and (not isinstance(language, str) or not language.strip()):
+            raise InvalidInputError(
+                f"language must be a language code such as 'fr', not {language!r}"
+            )
+        super().__init__(
+            grader_key,  # type: ignore[arg-type]
+            model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            sample_tables=sample_tables,
+            system_prompt=system_prompt,
+        )
+        self.language = language
+        self._language_name = None if language is None else _LANGUAGES.get(language, language)
 
     async def judge(self, sample: JudgedSample) -> Grade:
         """Extract the claims, then check them against the documents."""
@@ -90,7 +159,7 @@ class FaithfulnessGrader(JudgeGrader):
             raise IgnoreGradeException(_NO_DOCUMENTS.format(what="faithfulness"))
         if not sample.completion:
             raise IgnoreGradeException("the answer is empty: it makes no claim to check")
-        extracted, _ = await self.ask(claims_prompt(sample), Claims)
+        extracted, _ = await self.ask(claims_prompt(sample, self._language_name), Claims)
         claims = clean_items(extracted.claims)
         if not claims:
             raise IgnoreGradeException("the answer asserts no fact to check against documents")

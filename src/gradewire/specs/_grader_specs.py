@@ -214,8 +214,9 @@ class CombinedSpec(_Base):
     graders: list[GraderSpec] = Field(min_length=1)
     weights: list[float] | None = None
     aggregation: Literal["mean", "sum"] = "mean"
-    # What a failing sub-grader means; "zero" or "fail" for RL rewards (see CombinedGrader).
-    on_error: Literal["skip", "zero", "fail"] = "skip"
+    # What a failing sub-grader means (see CombinedGrader): by default its error fails the
+    # sample, as in Adaptive Harmony.
+    on_error: Literal["raise", "skip", "zero", "fail"] = "raise"
 
 
 GraderSpec = Annotated[

@@ -1,8 +1,10 @@
-"""Every code example of the Adaptive Harmony grader docs, run as written.
+"""Every code example of the Adaptive Harmony grader docs, run as written, on both sides.
 
-Each example body is copied from the reference page; only its imports are changed to
-gradewire's. Names the page leaves undefined (samples, helper functions, a metrics logger)
-are set up around the example, never inside it.
+Each example body is copied from the reference page; only its imports are changed, to
+`ah_target` (Adaptive Harmony's names from adaptive-harmony or from gradewire, see
+`compat_targets`). Names the page leaves undefined (samples, helper functions, a metrics
+logger) are set up around the example, never inside it. What gradewire adds to the
+results (statistics of every numeric key, error counts, escaped HTML) is checked apart.
 """
 
 import math
@@ -10,18 +12,17 @@ from typing import Any
 
 import pytest
 
-# --- imports changed from adaptive_harmony to gradewire ------------------------------
-from gradewire import (
+# --- imports changed from adaptive_harmony to ah_target -----------------------------
+from ah_target import (
     BaseGrader,
     CombinedGrader,
-    FailedJudgeLog,
     Grade,
     OutputParserException,
     StringThread,
-    SuccessJudgeLog,
     Table,
     pydantic_parse,
 )
+from compat_targets import REAL
 
 InferenceModel = Any  # the page types its judge model with Harmony's client class
 
@@ -53,7 +54,11 @@ class MyCustomGrader(BaseGrader):
 async def test_custom_llm_judge_style_grader():
     grader = MyCustomGrader("my-judge", model=None)
     grade = await grader.grade(StringThread([("user", "hi"), ("assistant", "hello")]))
-    assert grade == Grade(1.0, "my-judge", "Custom scoring logic which could come from LLM")
+    assert (grade.value, grade.grader_key, grade.reasoning) == (
+        1.0,
+        "my-judge",
+        "Custom scoring logic which could come from LLM",
+    )
     assert type(grade.value) is float
 
 
@@ -78,8 +83,7 @@ async def grade_fn(sample: StringThread) -> float:
 
     if structured_output.category == ground_truth:
         return 1.0
-    else:
-        return 0.0
+    return 0.0
 
 
 # Creates a grader with default logging
@@ -95,12 +99,15 @@ async def test_from_function_with_a_pydantic_output_model():
     right = await grader.grade(
         sample('```json\n{"reasoning": "looks like B", "category": "B"}\n```')
     )
-    wrong = await grader.grade(sample('Sure! {"reasoning": "A, surely", "category": "A"}'))
+    wrong = await grader.grade(sample('{"reasoning": "A, surely", "category": "A"}'))
     malformed = await grader.grade(sample("I think it is B."))
+    after_prose = await grader.grade(sample('Sure! {"reasoning": "B it is", "category": "B"}'))
     assert (right.value, wrong.value, malformed.value) == (1.0, 0.0, -1.0)
+    # gradewire's pydantic_parse finds the JSON after the prose; Adaptive Harmony's does not.
+    assert after_prose.value == (-1.0 if REAL else 1.0)
     logs = grader.get_logs(clear=True)
-    assert logs["score/mean"] == 0.0
-    assert logs["score/count"] == 3
+    assert logs["score/mean"] == (-0.25 if REAL else 0.25)
+    assert logs["score/count"] == 4
 
 
 # --- "Grade object" -----------------------------------------------------------------
@@ -110,16 +117,25 @@ def test_grade_object():
         grader_key="my-custom-grader",
         reasoning="Response demonstrates excellent factual accuracy and relevance",
     )
-    assert grade.value == 0.95
+    # Adaptive Harmony keeps the value as a 32-bit float; gradewire as the float given.
+    assert grade.value == pytest.approx(0.95, rel=1e-7)
+    assert (grade.value == 0.95) is not REAL
     assert grade.grader_key == "my-custom-grader"
     assert grade.reasoning.startswith("Response demonstrates")
 
 
 # --- "Combine grades" ---------------------------------------------------------------
+def constant(value: float):
+    async def score(sample: StringThread) -> float:
+        return value
+
+    return score
+
+
 async def test_combined_grader():
-    grader_1 = BaseGrader.from_function("g1", lambda s: 1.0)
-    grader_2 = BaseGrader.from_function("g2", lambda s: 0.5)
-    grader_3 = BaseGrader.from_function("g3", lambda s: 0.0)
+    grader_1 = BaseGrader.from_function("g1", constant(1.0))
+    grader_2 = BaseGrader.from_function("g2", constant(0.5))
+    grader_3 = BaseGrader.from_function("g3", constant(0.0))
     thread = StringThread([("user", "q"), ("assistant", "a")])
     printed: list[object] = []
     print = printed.append  # capture what the example prints
@@ -277,15 +293,16 @@ async def test_custom_get_logs_with_a_table_of_malformed_outputs():
         )
     logs = grader.get_logs(clear=True)
     assert logs["score/mean"] == pytest.approx(0.0)  # 1, -1, 0
-    assert logs["valid_format/mean"] == pytest.approx(2 / 3)
     assert logs["score/malformed_count"] == 1
     assert logs["score/malformed_rate"] == pytest.approx(1 / 3)
     table = logs["score/malformed_samples"]
     assert isinstance(table, Table)
     assert table.headers == ["Completion", "Ground Truth"]
     assert table.rows == [["<script>alert(1)</script> no json...", "A"]]
-    assert "<script>" not in table.to_html()
     assert grader.get_logs() == {"score/malformed_count": 0, "score/malformed_rate": 0}
+    if not REAL:  # every numeric key is aggregated, and HTML is escaped
+        assert logs["valid_format/mean"] == pytest.approx(2 / 3)
+        assert "<script>" not in table.to_html()
 
 
 # --- "Creating tables" ----------------------------------------------------------------
@@ -305,7 +322,7 @@ def test_creating_tables():
     table.add_row(["B", 0.7, "Needs work"])
 
     assert by_columns.rows[:2] == table.rows
-    assert len(by_columns) == 3
+    assert len(by_columns.rows) == 3
 
 
 # --- "Helper: get_sample_tables()" ----------------------------------------------------
@@ -357,8 +374,9 @@ async def test_get_sample_tables_helper():
     assert [row[0] for row in unscored.rows] == ["nan?", "x?"]
     assert logs["score/scored_samples_count"] == 2
     assert logs["score/unscored_samples_count"] == 2
-    assert logs["score/error_count"] == 2  # failed logs are counted, never averaged as 0
     assert logs["score/mean"] == 0.75
+    if not REAL:  # failed logs are counted, never averaged as 0
+        assert logs["score/error_count"] == 2
     after_clear = grader.get_logs()
     assert "score/mean" not in after_clear
     assert after_clear["score/scored_samples_count"] == 0
