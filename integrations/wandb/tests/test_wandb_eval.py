@@ -51,6 +51,7 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_comparison(
         comparison, "<p>report</p>"
     )
-    compared = read_run(run_dirs(tmp_path)[1])
+    (later,) = set(run_dirs(tmp_path)) - {path}  # two runs in one second sort by their random ids
+    compared = read_run(later)
     assert compared.summary["compare/odd/diff"] == 0.0
     assert compared.summary["compare/odd/n_pairs"] == 11

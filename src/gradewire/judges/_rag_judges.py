@@ -10,7 +10,7 @@ request. Calls per sample: faithfulness 2 (claims, then support), answer relevan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from gradewire.core._errors import IgnoreGradeException, InvalidInputError, InvalidTypeError
 from gradewire.core._grade import Grade
@@ -127,6 +127,7 @@ class FaithfulnessGrader(JudgeGrader):
         max_tokens: int | None = None,
         sample_tables: bool = True,
         system_prompt: str | None = None,
+        truncation: Literal["error", "parse"] = "error",
     ) -> None:
         """Set up the judge (see `JudgeGrader`; ``language`` as in the class docstring)."""
         if model is None and not isinstance(grader_key, str):
@@ -149,6 +150,7 @@ class FaithfulnessGrader(JudgeGrader):
             max_tokens=max_tokens,
             sample_tables=sample_tables,
             system_prompt=system_prompt,
+            truncation=truncation,
         )
         self.language = language
         self._language_name = None if language is None else _LANGUAGES.get(language, language)

@@ -122,12 +122,14 @@ def main() -> None:
         blocked_at = len(returned)
         time.sleep(0.2)
         still_blocked = producer.is_alive() and len(returned) == blocked_at
+        files_while_full = whole_files(spill)  # before room returns and replay empties the folder
         filler.unlink(missing_ok=True)
         tracker.down = False  # room on both sides: the disk (not enough alone) and delivery
     else:
         still_blocked = None
     producer.join()
-    files_while_full = whole_files(spill)
+    if mode != "block":
+        files_while_full = whole_files(spill)
     if mode != "close_while_full":
         tracker.down = False
     background.close(timeout=0.2 if mode == "close_while_full" else 20)
