@@ -146,7 +146,7 @@ def _parse(path: Path) -> OfflineRun:
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """The offline run folders under ``root`` (W&B's ``dir``) by name: start second, then random id."""
+    """The offline run folders under ``root`` (W&B's ``dir``), by start second, then random id."""
     return sorted((root / "wandb").glob("offline-run-*"))
 
 
