@@ -7,6 +7,7 @@ from typing import Any
 
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
 from gradewire.core._log_buffer import LogBuffer
+from gradewire.core._log_text import TEXT_VALUE_CHARS, kept_text, text_bytes
 from gradewire.core._sample_tables import sample_tables, split_records
 from gradewire.core._stats import LogState
 from gradewire.core._table import Table
@@ -32,6 +33,8 @@ class LoggingCore:
         self._folded: LogState | None = None
         self._max_log_records: int | None = None
         self.max_log_records = max_log_records
+        self._max_log_bytes: int | None = None
+        self._text_bytes = 0
 
     @property
     def max_log_records(self) -> int | None:
@@ -58,6 +61,34 @@ class LoggingCore:
             if grader.max_log_records is None:
                 grader.max_log_records = value
 
+    @property
+    def max_log_bytes(self) -> int | None:
+        """Bytes of text the grader keeps in its log records; None (the default): no bound.
+
+        When set, every text value longer than 10,000 characters is cut as it is logged
+        (its first and last 5,000 kept, the cut marked), and once the texts kept take more
+        than this many bytes of memory, the older records are folded into exact running
+        statistics as with `max_log_records`: figures cover every sample, tables the
+        newest ones. A reward server sets it, so a client sending 4 MB completions cannot
+        grow its memory by 4 MB a sample.
+        """
+        return getattr(self, "_max_log_bytes", None)
+
+    @max_log_bytes.setter
+    def max_log_bytes(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidTypeError(f"max_log_bytes must be an int or None, not {value!r}")
+        if value is not None and value < 4 * TEXT_VALUE_CHARS:
+            raise InvalidInputError(
+                f"max_log_bytes must be at least {4 * TEXT_VALUE_CHARS} (a few records of "
+                f"long text), not {value}; None keeps every record whole"
+            )
+        self._max_log_bytes = value
+        self._text_bytes = text_bytes(self._logs) if value is not None else 0
+        for grader in self._sub_graders():
+            if grader.max_log_bytes is None:
+                grader.max_log_bytes = value
+
     def _sub_graders(self) -> Sequence[LoggingCore]:
         """The graders this one runs, which share its bounds (none for a leaf grader)."""
         return ()
@@ -75,22 +106,42 @@ class LoggingCore:
             raise InvalidTypeError(
                 f"add_log takes a dict, not {type(log).__name__}; e.g. add_log({{'score': 1.0}})"
             )
+        text_limit = self._max_log_bytes
+        if text_limit is not None:
+            log, size = kept_text(log)
+            self._text_bytes += size
         logs.append(log)  # type: ignore[arg-type]
         buffer.add(log)
         limit = self._max_log_records
         if limit is not None and len(logs) > limit:
             self._fold(limit // 2)
+        elif text_limit is not None and self._text_bytes > text_limit:
+            self._fold(self._newest_within(text_limit // 2))
+
+    def _newest_within(self, budget: int) -> int:
+        """How many of the newest records have texts that fit in ``budget`` bytes (>= 1)."""
+        kept, total = 0, 0
+        for record in reversed(self._logs):
+            total += text_bytes((record,))
+            if total > budget:
+                break
+            kept += 1
+        return max(kept, 1)
 
     def _fold(self, keep: int) -> None:
         """Fold all but the ``keep`` newest records into running statistics."""
         logs = self._logs
         cut = len(logs) - keep
+        if cut <= 0:
+            return
         older = LogBuffer(logs[:cut]).state()
         self._folded = older if self._folded is None else self._folded.merge(older)
         # Each fold handles about max_log_records records once every max_log_records / 2
         # calls, so logging stays O(1) per record.
         self._logs = logs[cut:]
         self._log_buffer = LogBuffer(self._logs)
+        if self._max_log_bytes is not None:
+            self._text_bytes = text_bytes(self._logs)
 
     def log_state(self, *, clear: bool = False) -> LogState:
         """The mergeable statistics of the logged records (for several ranks or workers).
@@ -138,6 +189,7 @@ class LoggingCore:
         self._logs = []
         self._log_buffer = LogBuffer(self._logs)
         self._folded = None
+        self._text_bytes = 0
 
     def get_sample_tables(
         self,
