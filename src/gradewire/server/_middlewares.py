@@ -44,6 +44,8 @@ class ServerSettings:
     failure_reward: float
     max_concurrency: int
     allowed_hosts: frozenset[str]
+    body_timeout: float
+    max_log_bytes: int | None
 
 
 SETTINGS = web.AppKey("gradewire_settings", ServerSettings)
