@@ -12,7 +12,7 @@ from aiohttp import hdrs, web
 from gradewire.core._errors import GradewireError
 from gradewire.core._grader import BaseGrader
 from gradewire.core._thread import StringThread
-from gradewire.server._connections import answer_in_time
+from gradewire.server._connections import answer_in_time, within
 from gradewire.server._middlewares import (
     LOGGED,
     SETTINGS,
@@ -78,7 +78,10 @@ async def _body(request: web.Request, *, optional: bool = False) -> Any:
             max_size=settings.max_body_bytes, actual_size=request.content_length
         )
     try:
-        raw = await asyncio.wait_for(request.read(), settings.body_timeout)
+        if request.content.is_eof():  # all of it is here already: reading cannot wait
+            raw = await request.read()
+        else:
+            raw = await within(settings.body_timeout, request.read())
     except web.RequestPayloadError:
         # Its message quotes nothing of the request today, but is aiohttp's to change.
         raise RequestError(

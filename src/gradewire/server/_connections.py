@@ -4,8 +4,8 @@ A client that opens connections and sends nothing, or a header line now and then
 file descriptor each; enough of them and the server cannot accept anyone. So:
 
 - a connection must send a complete request head within ``header_timeout`` of opening
-  (or of its first byte after an answer), and an idle keep-alive connection is closed
-  after ``keepalive_timeout`` (aiohttp's own timer);
+  (or of its first byte after an answer; checked a few times per deadline), and an idle
+  keep-alive connection is closed after ``keepalive_timeout`` (aiohttp's own timer);
 - at most ``max_connections`` are open: a new one makes room by closing the connection
   that has been idle (no request being handled) the longest, and is refused with a 503
   only when every open connection is in the middle of a request;
@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import http_exceptions, web
 from aiohttp.typedefs import Middleware
@@ -28,9 +29,12 @@ from aiohttp.web_request import BaseRequest
 from gradewire.server._log_limit import LogLimiter
 from gradewire.server._middlewares import error_answer, json_answer
 
-__all__ = ["Connection", "Connections", "answer_in_time"]
+__all__ = ["Connection", "Connections", "answer_in_time", "within"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_T = TypeVar("_T")
+# Below asyncio's default high-water mark (64 KiB) for socket transports.
+_SMALL_ANSWER = 32 * 1024
 
 _NOT_READ = (
     "; the request was not read (header values are not repeated in answers or logs). "
@@ -56,27 +60,29 @@ class Connection(web.RequestHandler):
     def __init__(self, connections: Connections, manager: web.Server, **options: Any) -> None:
         super().__init__(manager, **options)
         self._connections = connections
-        self._deadline: asyncio.TimerHandle | None = None
+        # When the head of the next request started (open, or its first byte); None while
+        # a request is handled or the connection waits for the next one.
+        self.head_since: float | None = None
         self._busy = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        self._arm()
+        self.head_since = self._loop.time()
 
     def data_received(self, data: bytes) -> None:
-        if self._deadline is None and not self._busy:
-            self._arm()  # the first bytes of the next request: its head has a deadline
+        if self.head_since is None and not self._busy:
+            self.head_since = self._loop.time()  # the first bytes of the next request
         super().data_received(data)
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self._disarm()
+        self.head_since = None
         self._connections.lost(self)
         super().connection_lost(exc)
 
     def request_started(self) -> None:
         """A request head arrived and is being handled: no deadline, not to be closed."""
         self._busy = True
-        self._disarm()
+        self.head_since = None
         self._connections.busy(self)
 
     def request_finished(self) -> None:
@@ -112,18 +118,9 @@ class Connection(web.RequestHandler):
         response.force_close()
         return response
 
-    def _arm(self) -> None:
-        self._deadline = self._loop.call_later(
-            self._connections.header_timeout, self._head_too_slow
-        )
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _head_too_slow(self) -> None:
-        self._deadline = None
+    def head_too_slow(self) -> None:
+        """Close the connection: its request head did not arrive in time."""
+        self.head_since = None
         if not self._busy:
             self.force_close()
 
@@ -170,9 +167,26 @@ class Connections:
     def __len__(self) -> int:
         return len(self._idle) + len(self._busy)
 
+    async def enforce_head_deadline(self) -> None:
+        """Close connections whose request head is late, for as long as the server runs.
+
+        One sweep over the idle connections a few times per deadline, rather than a timer
+        per request: the deadline is kept within a quarter of itself (at most 1 s late).
+        """
+        loop = asyncio.get_running_loop()
+        period = min(self.header_timeout / 4, 1.0)
+        while True:
+            await asyncio.sleep(period)
+            late = loop.time() - self.header_timeout
+            for connection in list(self._idle):
+                since = connection.head_since
+                if since is not None and since <= late:
+                    connection.head_too_slow()
+
     def __call__(self) -> asyncio.BaseProtocol:
         if len(self) >= self.max_connections:
-            if not self._idle:
+            oldest = next(iter(self._idle), None)
+            if oldest is None:
                 self.log.log(
                     "refused-connection",
                     logging.WARNING,
@@ -181,7 +195,6 @@ class Connections:
                     self.max_connections,
                 )
                 return _Refusal(self._refusal)
-            oldest = next(iter(self._idle))
             del self._idle[oldest]
             self.log.log(
                 "closed-idle-connection",
@@ -250,8 +263,11 @@ def answer_in_time(body_timeout: float) -> Middleware:
             connection.request_started()
         try:
             response = await handler(request)
+            if _cannot_wait(request, response):
+                await _send(request, response)
+                return response
             try:
-                await asyncio.wait_for(_send(request, response), body_timeout)
+                await within(body_timeout, _send(request, response))
             except asyncio.TimeoutError:
                 # The client does not read its answer: drop what is left of it unsent
                 # (closing would wait until it is all sent) and the connection with it.
@@ -264,6 +280,33 @@ def answer_in_time(body_timeout: float) -> Middleware:
                 connection.request_finished()
 
     return middleware
+
+
+if sys.version_info >= (3, 11):
+
+    async def within(seconds: float, awaitable: Awaitable[_T]) -> _T:
+        """``await awaitable``, or `asyncio.TimeoutError` after ``seconds``."""
+        async with asyncio.timeout(seconds):  # no task per call, unlike wait_for
+            return await awaitable
+
+else:
+
+    async def within(seconds: float, awaitable: Awaitable[_T]) -> _T:
+        """``await awaitable``, or `asyncio.TimeoutError` after ``seconds``."""
+        return await asyncio.wait_for(awaitable, seconds)
+
+
+def _cannot_wait(request: web.Request, response: web.StreamResponse) -> bool:
+    """Whether sending ``response`` is sure not to wait on the client (so needs no timer).
+
+    Nothing of an earlier answer is queued, and this one is below the transport's
+    high-water mark: writing it never waits for the client to read.
+    """
+    transport = request.transport
+    if transport is None or transport.get_write_buffer_size():
+        return False
+    body = response.body if isinstance(response, web.Response) else None
+    return isinstance(body, bytes) and len(body) < _SMALL_ANSWER
 
 
 async def _send(request: web.Request, response: web.StreamResponse) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 from collections.abc import Callable
@@ -66,6 +67,7 @@ async def listen(
 
     loop.set_exception_handler(quiet_accept_errors)
     server: asyncio.Server | None = None
+    deadlines: asyncio.Future[None] | None = None
     try:
         assert runner.server is not None
         connections = Connections(
@@ -75,6 +77,7 @@ async def listen(
             handler_options=options,
             log=log,
         )
+        deadlines = asyncio.ensure_future(connections.enforce_head_deadline())
         server = await loop.create_server(connections, host, port, backlog=_BACKLOG)
         if on_ready is not None:
             bound = server.sockets[0].getsockname()
@@ -83,6 +86,10 @@ async def listen(
     finally:
         if server is not None:
             server.close()
+        if deadlines is not None:
+            deadlines.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deadlines
         await runner.cleanup()  # answers requests in flight, then closes every connection
         if server is not None:
             try:

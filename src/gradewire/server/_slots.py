@@ -47,6 +47,12 @@ class GradingSlots:
         `BaseGrader.grade_many`'s own path (each sample through the grader's attempt, which
         logs abstentions and errors), with the reason kept instead of None.
         """
+        if len(samples) == 1:  # /v1/grade: no workers to set up
+            await self._acquire()
+            try:
+                return [await grader._attempt(samples[0])]
+            finally:
+                self._release()
         outcomes: list[Outcome] = [IgnoreGradeException("not graded")] * len(samples)
         pending = iter(enumerate(samples))
 
