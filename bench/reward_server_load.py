@@ -5,15 +5,17 @@ header deadline, a connection cap that closes the connection idle the longest, a
 server-wide grading cap) and the same application served with aiohttp's defaults (no cap,
 no deadline before the first request: how ``gradewire serve`` ran before). The client,
 in this process, keeps 200 keep-alive connections busy with ``POST /v1/grade`` and, in the
-second scenario, holds 2,000 more connections open that send nothing (``--reconnect``:
-reopening any the server closes, as an attacker would). Each scenario runs with the
-machine's open-file limit and with the server limited to 1,024 files, the common default.
+second scenario, holds 2,000 more connections open that send nothing, each reopened a
+second after the server closes it (``--reopen-after 0``: at once, a connection flood).
+Each scenario runs with the machine's open-file limit and with the server limited to
+1,024 files, the common default.
 
 Printed per run: requests per second, latency p50 / p99, the server's CPU per request,
 failed requests, idle connections the server closed, the bytes it logged, and its resident
 memory at the start and end of the measured window. Linux only (/proc, setrlimit).
 
     python bench/reward_server_load.py [--seconds 20] [--clients 200] [--idle 2000]
+        [--rounds 1] [--reopen-after 1] [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
@@ -149,8 +151,11 @@ async def client(port: int, run: Run, until: float, measure_from: float) -> None
         connection[1].close()
 
 
-async def idle_holder(port: int, run: Run, until: float, reconnect: bool) -> None:
-    """An idle connection for the whole run (reopened when the server closes it, if asked)."""
+async def idle_holder(port: int, run: Run, until: float, pause: float | None) -> None:
+    """An idle connection for the whole run, reopened ``pause`` s after the server closes it.
+
+    None: never reopened; 0: reopened at once, as a connection flood would.
+    """
     while time.perf_counter() < until:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)
@@ -164,18 +169,19 @@ async def idle_holder(port: int, run: Run, until: float, reconnect: bool) -> Non
             pass
         finally:
             writer.close()
-        if not reconnect:
+        if pause is None:
             return
+        await asyncio.sleep(pause)
 
 
 async def drive(
-    pid: int, port: int, clients: int, idle: int, seconds: float, reconnect: bool
+    pid: int, port: int, clients: int, idle: int, seconds: float, pause: float | None
 ) -> Run:
     run = Run()
     warmup = 2.0
     start = time.perf_counter()
     until = start + warmup + seconds
-    holders = [asyncio.ensure_future(idle_holder(port, run, until, reconnect)) for _ in range(idle)]
+    holders = [asyncio.ensure_future(idle_holder(port, run, until, pause)) for _ in range(idle)]
     await asyncio.sleep(0.5 if idle else 0)
     measure_from = time.perf_counter() + warmup
     workers = [
@@ -196,6 +202,7 @@ async def drive(
 
 
 def report(kind: str, idle: int, files: str, run: Run, seconds: float, log: Path) -> float:
+    """Print one run's line; returns its requests per second."""
     rate = len(run.latencies) / seconds
     if len(run.latencies) >= 100:
         cuts = statistics.quantiles(run.latencies, n=100)
@@ -220,7 +227,14 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--idle", type=int, default=2000)
     parser.add_argument(
-        "--reconnect", action="store_true", help="reopen idle connections the server closes"
+        "--reopen-after",
+        type=float,
+        default=1.0,
+        help="seconds before an idle connection the server closed is reopened (default: 1; "
+        "0: at once, a connection flood; -1: never)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs of each case, servers in turn; medians"
     )
     parser.add_argument(
         "--baseline",
@@ -242,7 +256,8 @@ def main() -> None:
         f"{'server':>17} {'idle':>5} {'files':>6} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'CPU ms':>7} {'failed':>7} {'closed':>7} {'log kB':>8}   RSS MB start → end"
     )
-    rates: dict[tuple[str, int, str], float] = {}
+    pause = None if args.reopen_after < 0 else args.reopen_after
+    rates: dict[tuple[str, int, str], list[float]] = {}
     servers = [*SERVERS, "baseline serve"] if args.baseline else list(SERVERS)
     with tempfile.TemporaryDirectory() as folder:
         spec_path = Path(folder) / "graders.json"
@@ -250,29 +265,36 @@ def main() -> None:
         for files in (None, 1024):
             shown = "1024" if files else str(soft)
             for idle in (0, args.idle):
-                for kind in servers:
-                    log = Path(folder) / "server.log"
-                    process, port = start(kind, spec_path, files, log, args.baseline)
-                    try:
-                        run = asyncio.run(
-                            drive(
-                                process.pid, port, args.clients, idle, args.seconds, args.reconnect
+                for round_ in range(args.rounds):
+                    # A different server first each round: the machine's load drifts.
+                    turn = servers[round_ % len(servers) :] + servers[: round_ % len(servers)]
+                    for kind in turn:
+                        log = Path(folder) / "server.log"
+                        process, port = start(kind, spec_path, files, log, args.baseline)
+                        try:
+                            run = asyncio.run(
+                                drive(process.pid, port, args.clients, idle, args.seconds, pause)
                             )
-                        )
-                    finally:
-                        process.terminate()
-                        with contextlib.suppress(subprocess.TimeoutExpired):
-                            process.wait(timeout=30)
-                        if process.stdout is not None:
-                            process.stdout.close()
-                    rates[kind, idle, shown] = report(kind, idle, shown, run, args.seconds, log)
+                        finally:
+                            process.terminate()
+                            with contextlib.suppress(subprocess.TimeoutExpired):
+                                process.wait(timeout=30)
+                            if process.stdout is not None:
+                                process.stdout.close()
+                        rate = report(kind, idle, shown, run, args.seconds, log)
+                        rates.setdefault((kind, idle, shown), []).append(rate)
     print()
-    for (kind, idle, files), rate in rates.items():
-        if kind == SERVERS[0]:
-            for other_kind in servers[1:]:
-                other = rates[other_kind, idle, files]
-                ratio = f"{rate / other:.2f}x" if other else "inf (the other served nothing)"
-                print(f"gradewire serve / {other_kind}, {idle} idle, {files} files: {ratio}")
+    for (kind, idle, files), runs in rates.items():
+        if kind != SERVERS[0]:
+            continue
+        rate = statistics.median(runs)
+        for other_kind in servers[1:]:
+            other = statistics.median(rates[other_kind, idle, files])
+            ratio = f"{rate / other:.2f}x" if other else "inf (the other served nothing)"
+            print(
+                f"gradewire serve / {other_kind}, {idle} idle, {files} files: {ratio} "
+                f"(median req/s {rate:.0f} / {other:.0f})"
+            )
 
 
 if __name__ == "__main__":
