@@ -10,8 +10,9 @@ metrics each, the script prints the time the loop spends:
    takes to drain the queue: the network time the loop no longer waits for);
 3. inside ``BackgroundSink.log()`` while the tracker is down (the worker retries and spills
    to disk in the background, competing for the GIL);
-4. inside ``BackgroundSink.log()`` when the queue is full and every step is spilled from the
-   caller's thread (a local JSON append: the worst case of ``log()``).
+4. inside ``BackgroundSink.log()`` when memory is full (``max_queue=1``) while the tracker
+   hangs: every step waits for the worker to write it to disk (a local JSON append and a
+   thread hand-off, never the network: the worst case of ``log()``).
 
 Run: ``python bench/background_sink_overhead.py [--steps 5000] [--metrics 20]
 [--latency-ms 2]``. Absolute times drift on a shared machine; compare the ratios.

@@ -13,7 +13,8 @@ and shared by its tests, so `make_sink` must not depend on a function-scoped fix
 A sink that documents another treatment of NaN overrides `check_nan`.
 
 The contract checked here: numbers round-trip (bools as 0/1), tables round-trip on headers
-and rows (floats within a tolerance, None and NaN interchangeable), config keys of several
+and rows (floats within a tolerance, None and NaN interchangeable), histograms on edges and
+counts, config keys of several
 calls are all kept (as values or their ``str``), `close()` is idempotent and final (a
 later `log` or `log_config` raises `SinkError`), steps must not decrease (a lower step
 raises `InvalidInputError` and writes nothing; the same step again adds to it), bad input
@@ -46,7 +47,7 @@ from typing import Any
 
 import pytest
 
-from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
+from gradewire import Histogram, InvalidInputError, InvalidTypeError, SinkError, Table
 from gradewire.core._logging_core import LogValue
 from gradewire.sinks._sink import Sink
 
@@ -57,6 +58,7 @@ HEADERS = ["Prompt", "Completion", "Q&A", "Score"]
 CONFIG_FIRST: dict[str, Any] = {"grader": "judge", "learning_rate": 1e-5}
 CONFIG_SECOND: dict[str, Any] = {"epochs": 3, "use_cache": True}
 NAN_AT = (2, "judge/score/std")
+HISTOGRAM_AT = (5, "judge/score/histogram")
 
 
 def canonical_steps() -> list[tuple[int, dict[str, LogValue]]]:
@@ -94,6 +96,9 @@ def canonical_steps() -> list[tuple[int, dict[str, LogValue]]]:
                 "judge/score/mean": 1.0,
                 "judge/score/count": 2,
                 "judge/score/scored_samples": second,
+                "judge/score/histogram": Histogram.of(
+                    [0.1, 0.6, 0.6, 0.9, 1.0], edges=[0.0, 0.25, 0.5, 0.75, 1.0]
+                ),
             },
         ),
     ]
@@ -107,12 +112,14 @@ class Readback:
         config: The run configuration as stored (values may be their ``str``).
         metrics: step -> key -> number.
         tables: (key, step) -> table, as stored.
+        histograms: (key, step) -> histogram, as stored (edges and counts).
         html: Every HTML page the sink rendered, if any.
     """
 
     config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[int, dict[str, float]] = field(default_factory=dict)
     tables: dict[tuple[str, int], Table] = field(default_factory=dict)
+    histograms: dict[tuple[str, int], Histogram] = field(default_factory=dict)
     html: list[str] = field(default_factory=list)
 
     @classmethod
@@ -128,6 +135,8 @@ class Readback:
             for key, value in logs.items():
                 if isinstance(value, Table):
                     readback.tables[(key, step)] = value
+                elif isinstance(value, Histogram):
+                    readback.histograms[(key, step)] = value
                 else:
                     readback.metrics.setdefault(step, {})[key] = float(value)
         return readback
@@ -219,7 +228,7 @@ class SinkConformance:
         metrics = recorded.readback.metrics
         for step, logs in canonical_steps():
             for key, value in logs.items():
-                if isinstance(value, Table) or (step, key) == NAN_AT:
+                if isinstance(value, Table | Histogram) or (step, key) == NAN_AT:
                     continue
                 assert key in metrics.get(step, {}), f"{key!r} missing at step {step}"
                 assert math.isclose(metrics[step][key], float(value), rel_tol=1e-9), (step, key)
@@ -237,6 +246,17 @@ class SinkConformance:
                 if isinstance(value, Table):
                     assert (key, step) in tables, f"table {key!r} missing at step {step}"
                     assert_table_matches(tables[(key, step)], value, f"{key} @ {step}")
+
+    def test_histograms_round_trip(self, recorded: Recorded) -> None:
+        # Edges and counts: what every tracker can hold (W&B shows no out-of-range counts).
+        step, key = HISTOGRAM_AT
+        expected = canonical_steps()[2][1][key]
+        assert isinstance(expected, Histogram)
+        stored = recorded.readback.histograms.get((key, step))
+        assert stored is not None, f"histogram {key!r} missing at step {step}"
+        assert stored.edges == pytest.approx(expected.edges)
+        assert stored.counts == expected.counts
+        assert recorded.readback.metrics[step].keys() == {"judge/score/mean", "judge/score/count"}
 
     def test_config_keys_of_every_call_are_kept(self, recorded: Recorded) -> None:
         config = recorded.readback.config
@@ -261,7 +281,7 @@ class SinkConformance:
             assert list(logs) == list(old_logs)
             for key, value in logs.items():
                 before = old_logs[key]
-                if isinstance(value, Table):
+                if isinstance(value, Table | Histogram):
                     assert value == before, key
                 else:
                     assert type(value) is type(before), key

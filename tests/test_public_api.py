@@ -39,6 +39,8 @@ STAGES = (
     "sinks.background",
     "specs",
     "server",
+    "train",
+    "eval",
 )
 
 

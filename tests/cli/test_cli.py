@@ -1,9 +1,12 @@
 import json
 import logging
+import re
 import subprocess
 import sys
 
-from gradewire import read_jsonl
+import pytest
+
+from gradewire import StringThread, read_jsonl
 from gradewire.cli._demo import build_demo_grader, load_demo_samples, run_demo
 from gradewire.cli._main import main
 
@@ -55,3 +58,31 @@ def test_module_entry_point_and_version():
     )
     assert out.stdout.strip() == "0.1.0"
     assert main([]) == 2
+
+
+async def test_demo_writes_samples_holding_half_an_emoji(tmp_path):
+    """Model text is not always valid UTF-8: a lone surrogate is written, not a crash."""
+    cut = StringThread(
+        [
+            ("user", "What is 2 + 2? \ud83d"),
+            ("assistant", 'It is 4 \ude00 {"reasoning": "\ud83d", "answer": 4}'),
+        ],
+        metadata={"answer": 4},
+    )
+    result = await run_demo(tmp_path, [cut, *load_demo_samples()[:3]])
+    assert result.summary["score/count"] == 4
+    page = (tmp_path / "score__scored_samples.html").read_text(encoding="utf-8")
+    assert "What is 2 + 2? &#55357;" in page  # shown as U+FFFD by a browser
+    run = read_jsonl(tmp_path / "logs.jsonl")
+    assert run.steps[0][1]["score/count"] == 4
+
+
+def test_demo_help_names_the_files_the_demo_writes(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    shown = capsys.readouterr().out
+    named = set(re.findall(r"\b[\w-]+\.jsonl?\b", shown))
+    assert "logs.jsonl" in named
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    for name in named:
+        assert (tmp_path / name).is_file(), f"demo --help names {name}, which it never writes"

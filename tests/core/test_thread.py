@@ -198,3 +198,11 @@ def test_json_round_trip_property(turns, metadata):
     thread = StringThread(turns, metadata=metadata)
     assert StringThread.from_json(thread.to_json()) == thread
     assert StringThread.from_messages(thread.to_messages(), metadata) == thread
+
+
+def test_to_json_is_writable_with_half_an_emoji(tmp_path):
+    thread = StringThread([("user", "héllo"), ("assistant", "cut \ud83d")], {"note": "\ude00"})
+    path = tmp_path / "thread.json"
+    path.write_text(thread.to_json(), encoding="utf-8")
+    assert StringThread.from_json(path.read_text(encoding="utf-8")) == thread
+    assert "héllo" in StringThread([("user", "héllo")]).to_json()  # no escapes when not needed

@@ -597,3 +597,24 @@ def test_deep_nesting_raises_parser_errors(depth, opener, closed):
     text = opener * depth + (closer * depth if closed else "")
     with pytest.raises(OutputParserException):
         pydantic_parse(text, Loose)
+
+
+class _Text(BaseModel):
+    text: str
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ('{"text": "cut \\ud83d"}', "cut \ufffd"),
+        ('{"text": "\\ude00 low half first"}', "\ufffd low half first"),
+        ('```json\n{"text": "x\\ud83d\\ud83d y"}\n```', "x\ufffd\ufffd y"),
+        ('{"text": "raw \ud83d"}', "raw \ufffd"),
+        ("{'text': 'python \\ud83d'}", "python \ufffd"),
+        ('{"text": "pair \\ud83d\\ude00 kept"}', "pair \U0001f600 kept"),
+        ('{"text": "cut at the end \\ud83d', "cut at the end "),
+    ],
+)
+def test_lone_surrogate_escapes_are_read(output: str, expected: str) -> None:
+    """Half an emoji (valid JSON, refused by pydantic's JSON mode) becomes U+FFFD."""
+    assert pydantic_parse(output, _Text).text == expected

@@ -257,11 +257,13 @@ async def test_the_command_reads_an_empty_stdin():
 
 async def test_a_timeout_scores_zero_and_ends_the_command(tmp_path):
     pid_file = tmp_path / "pid"
-    command = f"echo $$ > {pid_file}; echo started; sleep 60"
-    result = await BashGrader.grade(weight=1.0, command=command, timeout_seconds=0.5)
+    # "started" is written before the pid file, so once the pid file is there the output
+    # must hold it; 2 s leaves a loaded machine time to start bash.
+    command = f"echo started; echo $$ > {pid_file}; sleep 60"
+    result = await BashGrader.grade(weight=1.0, command=command, timeout_seconds=2)
     assert result.value == 0.0
     info = result.info
-    assert (info["timed_out"], info["exit_code"], info["timeout"]) == (True, None, 0.5)
+    assert (info["timed_out"], info["exit_code"], info["timeout"]) == (True, None, 2)
     assert info["stdout"] == "started\n"  # what it wrote before the kill is kept
     assert not group_running(int(pid_file.read_text()))
 

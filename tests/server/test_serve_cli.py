@@ -169,6 +169,7 @@ def test_serve_refuses_a_public_host_without_a_token(tmp_path, capsys, monkeypat
     [
         (["--max-log-records", "1"], "max_log_records must be an int >= 2"),
         (["--allow-host", "http://rm-node"], "allowed_hosts takes host names"),
+        (["--label-key", " "], "label_key must not be empty"),
     ],
 )
 def test_serve_refuses_bad_settings(tmp_path, capsys, monkeypatch, options, message):

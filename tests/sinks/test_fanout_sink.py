@@ -148,3 +148,10 @@ def test_only_sinks_are_accepted() -> None:
 
 def test_repr() -> None:
     assert repr(FanOutSink(MemorySink())) == "FanOutSink(MemorySink(steps=0, closed=False))"
+
+
+@pytest.mark.parametrize("wrap", [list, tuple])
+def test_a_list_of_sinks_gets_the_call_that_works(wrap: type) -> None:
+    sinks = wrap([MemorySink(), MemorySink()])
+    with pytest.raises(InvalidTypeError, match=r"FanOutSink\(a, b\).*FanOutSink\(\*sinks\)"):
+        FanOutSink(sinks)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mlflow import MlflowClient
 
-from gradewire import Sink
+from gradewire import Histogram, Sink
 from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, local_store, read_run
@@ -29,6 +29,13 @@ def _readback(sink: MlflowSink, scratch: Path) -> Readback:
     readback = Readback(config=dict(contents.params), html=list(contents.html.values()))
     readback.metrics = contents.metrics_by_step()
     readback.tables = contents.tables_by_step()
+    # A histogram is stored as the table of its bins, with no HTML page.
+    for where, table in list(readback.tables.items()):
+        if table.headers == ["bin_start", "bin_end", "count"]:
+            del readback.tables[where]
+            rows = [row for row in table.rows if row[0] is not None and row[1] is not None]
+            edges = (*(float(r[0]) for r in rows), float(rows[-1][1]))
+            readback.histograms[where] = Histogram(edges, tuple(int(r[2]) for r in rows))
     # Every table step has its HTML page too.
     for key, step in readback.tables:
         assert f"tables/{key}/step_{step:08d}.html" in contents.html

@@ -24,7 +24,7 @@ from typing import Any
 
 from wandb.proto import wandb_internal_pb2 as pb
 
-from gradewire import Table
+from gradewire import Histogram, Table
 
 __all__ = ["Logged", "OfflineRun", "iter_records", "logged", "read_run", "run_dirs"]
 
@@ -155,11 +155,12 @@ class Logged:
     """A run's history as gradewire sees it (see `logged`).
 
     Attributes:
-        steps: ``(step, logs)`` per history row: numbers as floats, tables as `Table`.
+        steps: ``(step, logs)`` per history row: numbers as floats, tables as `Table`
+            (an incremental table: the rows that step added), histograms as `Histogram`.
         html: ``(step, key, page)`` for every HTML page, read as UTF-8 text.
     """
 
-    steps: list[tuple[int, dict[str, float | Table]]] = field(default_factory=list)
+    steps: list[tuple[int, dict[str, float | Table | Histogram]]] = field(default_factory=list)
     html: list[tuple[int, str, str]] = field(default_factory=list)
 
 
@@ -173,13 +174,15 @@ def logged(run: OfflineRun, step_key: str = "_step") -> Logged:
         if step_key not in row:
             continue
         step = int(row[step_key])
-        logs: dict[str, float | Table] = {}
+        logs: dict[str, float | Table | Histogram] = {}
         for key, value in row.items():
             if key.startswith("_") or key == step_key:
                 continue
             kind = value.get("_type") if isinstance(value, dict) else None
-            if kind == "table-file":
+            if kind in ("table-file", "incremental-table-file"):
                 logs[key] = Table.from_dict(run.table_json(value))
+            elif kind == "histogram":
+                logs[key] = Histogram(tuple(value["bins"]), tuple(value["values"]))
             elif kind == "html-file":
                 out.html.append((step, key, run.media(value).read_text(encoding="utf-8")))
             else:

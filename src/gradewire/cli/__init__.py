@@ -1,4 +1,4 @@
-"""The ``gradewire`` command line: ``gradewire demo`` and ``gradewire serve``.
+"""The ``gradewire`` command line: ``demo``, ``serve``, ``eval`` and ``compare``.
 
 The top layer: it may import every other folder, and nothing imports it.
 """

@@ -112,6 +112,9 @@ def _write_tables(tables: dict[str, list[tuple[int, Table]]], out: Path) -> list
             "<!doctype html>\n<meta charset='utf-8'>\n"
             f"<title>gradewire: {html.escape(key)}</title>\n{merged.to_html()}\n",
             encoding="utf-8",
+            # Half an emoji from a model (a lone surrogate) is no UTF-8: it is written as a
+            # character reference, which a browser shows as U+FFFD.
+            errors="xmlcharrefreplace",
         )
         pages.append(page)
     return pages

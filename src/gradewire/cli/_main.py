@@ -28,11 +28,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=Path("gradewire-demo"),
-        help="directory for logs.json and the HTML tables (default: ./gradewire-demo)",
+        help=(
+            "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
+        ),
     )
+    from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
+    from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
 
     add_serve_parser(commands)
+    add_eval_parser(commands)
+    add_compare_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -43,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _demo(args.out)
     if args.command == "serve":
         return run_serve(args)
+    if args.command == "eval":
+        return run_eval_command(args)
+    if args.command == "compare":
+        return run_compare_command(args)
     parser.print_help(sys.stderr)
     return 2
 

@@ -22,6 +22,7 @@ from gradewire.core._evaluation_result import EvaluationResult
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, GradeFunction, LogValue
+from gradewire.core._histogram import Histogram
 from gradewire.core._stats import LogState, Stats
 from gradewire.core._subscore import SubScore
 from gradewire.core._sync import run_sync
@@ -36,6 +37,7 @@ __all__ = [
     "GradeFunction",
     "GradewireError",
     "GradingError",
+    "Histogram",
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",

@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from gradewire.core._batch import thread_batch
 from gradewire.core._errors import (
     GradewireError,
     IgnoreGradeException,
@@ -127,8 +128,11 @@ class BaseGrader(LoggingCore, ABC):
         Args:
             samples: The samples to grade.
             max_concurrency: How many `grade()` calls may be in flight at once.
+
+        Raises:
+            InvalidTypeError: A sample is not a `StringThread` (checked before any is graded).
         """
-        outcomes = await self._attempt_many(samples, max_concurrency)
+        outcomes = await self._attempt_many(thread_batch(samples), max_concurrency)
         return [o if isinstance(o, Grade) else None for o in outcomes]
 
     async def _attempt_many(

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
+from gradewire.core._histogram import Histogram
 from gradewire.core._log_buffer import LogBuffer
 from gradewire.core._log_text import TEXT_VALUE_CHARS, kept_text, text_bytes
 from gradewire.core._sample_tables import sample_tables, split_records
@@ -14,8 +15,12 @@ from gradewire.core._table import Table
 
 __all__ = ["LogValue", "LoggingCore"]
 
-LogValue = float | Table
-"""A value of `BaseGrader.get_logs()`: a number (counts are ints) or a `Table`."""
+LogValue = float | Table | Histogram
+"""A logged value: a number (counts are ints), a `Table`, or a `Histogram`.
+
+Graders' `get_logs()` give numbers and tables; training drivers add histograms. Every sink
+takes all three.
+"""
 
 
 class LoggingCore:
@@ -212,4 +217,4 @@ class LoggingCore:
             ``score/unscored_samples`` (Prompt, Error; only when there are failures),
             ``score/scored_samples_count`` and ``score/unscored_samples_count``.
         """
-        return sample_tables(successful, failed)
+        return dict(sample_tables(successful, failed))

@@ -23,12 +23,20 @@ def run_sync(awaitable: Awaitable[_T]) -> _T:
     Example:
         >>> grades = run_sync(grader.grade_many(samples))  # doctest: +SKIP
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if not _loop_running():
+        # Called outside the `except` block: an error from the awaitable must not carry
+        # "RuntimeError: no running event loop" as its context into every traceback.
         return asyncio.run(_await(awaitable))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradewire-run-sync") as pool:
         return pool.submit(asyncio.run, _await(awaitable)).result()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _await(awaitable: Awaitable[_T]) -> _T:

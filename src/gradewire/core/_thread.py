@@ -162,9 +162,18 @@ class StringThread:
         return {"turns": self.to_messages(), "metadata": dict(self.metadata)}
 
     def to_json(self) -> str:
-        """The thread as JSON; metadata values must be JSON-serialisable."""
+        r"""The thread as JSON; metadata values must be JSON-serialisable.
+
+        The text encodes as UTF-8 whatever the turns hold: a lone surrogate (an emoji cut
+        in half by a token limit) is written as a ``\u`` escape, and reads back the same.
+        """
         try:
-            return json.dumps(self.to_dict(), ensure_ascii=False)
+            text = json.dumps(self.to_dict(), ensure_ascii=False)
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return json.dumps(self.to_dict())
+            return text
         except (TypeError, ValueError) as exc:
             raise InvalidInputError(
                 f"the thread's metadata cannot be written as JSON ({exc}); "

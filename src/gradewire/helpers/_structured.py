@@ -205,7 +205,7 @@ class _Search(Generic[M]):
 
     def _validate(self, value: object) -> M | None:
         try:
-            payload = json.dumps(value)
+            payload = _json_text(value)
         except (TypeError, ValueError, RecursionError):
             return None
         try:
@@ -251,6 +251,22 @@ class _Search(Generic[M]):
             f"a JSON object matching {name} (output {shown})",
             llm_output=self.text,
         )
+
+
+def _json_text(value: object) -> str:
+    r"""``value`` as JSON that pydantic's parser accepts: lone surrogates become U+FFFD.
+
+    Output cut inside an emoji leaves half a surrogate pair (``"\ud83d"``, or the raw
+    character). `json` reads it but pydantic's JSON mode refuses it, so it is replaced the
+    way a UTF-8 decoder replaces a cut character, and the rest of the answer is kept.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Through UTF-16, so two halves that do make a pair become their one character.
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _snippet(text: str, limit: int) -> str:

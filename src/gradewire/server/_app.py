@@ -172,7 +172,7 @@ async def _get_reward(request: web.Request) -> web.Response:
         if name is None and isinstance(data, Mapping):
             name = data.get("grader")
         grader = pick_grader(settings.graders, name)
-        return grader, *openrlhf_request(data, settings.max_batch)
+        return grader, *openrlhf_request(data, settings.max_batch, settings.label_key)
 
     grader, threads, mismatched = _read(request, read)
     outcomes = await request.app[SLOTS].attempt_all(grader, threads)

@@ -17,6 +17,7 @@ __all__ = [
     "connection_settings",
     "default_max_connections",
     "finite",
+    "label_key_checked",
     "log_bytes",
     "log_cap",
     "positive_int",
@@ -148,3 +149,14 @@ def finite(value: object) -> float:
     if not math.isfinite(value):
         raise InvalidInputError(f"failure_reward must be finite, not {value!r}")
     return float(value)
+
+
+def label_key_checked(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"label_key must be a str, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(
+            "label_key must not be empty; it names the metadata key of each sample's label, "
+            "e.g. 'answer'"
+        )
+    return value

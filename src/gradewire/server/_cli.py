@@ -87,6 +87,12 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="reward /get_reward gives a sample that abstained or failed (default: 0.0)",
     )
     serve.add_argument(
+        "--label-key",
+        default="label",
+        help="metadata key /get_reward puts each sample's label under, as the graders read "
+        "it: e.g. --label-key answer for metadata['answer'] (default: label)",
+    )
+    serve.add_argument(
         "--max-concurrency",
         type=int,
         default=64,
@@ -166,6 +172,7 @@ def run_serve(args: argparse.Namespace) -> int:
             "max_log_records": max_log_records,
             "max_log_bytes": args.max_log_bytes or None,  # 0: unbounded
             "allowed_hosts": args.allow_host,
+            "label_key": args.label_key,
             "body_timeout": args.body_timeout,
         }
         connections: dict[str, Any] = {

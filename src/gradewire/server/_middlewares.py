@@ -46,6 +46,7 @@ class ServerSettings:
     allowed_hosts: frozenset[str]
     body_timeout: float
     max_log_bytes: int | None
+    label_key: str = "label"
 
 
 SETTINGS = web.AppKey("gradewire_settings", ServerSettings)

@@ -17,6 +17,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._table import Table
 from gradewire.core._thread import StringThread
+from gradewire.helpers._special_tokens import strip_end_tokens
 
 __all__ = [
     "Outcome",
@@ -126,12 +127,17 @@ def batch_request(
     return grader, [_thread(item, f"threads[{i}]") for i, item in enumerate(raw)]
 
 
-def openrlhf_request(data: object, max_batch: int) -> tuple[list[StringThread], list[bool]]:
+def openrlhf_request(
+    data: object, max_batch: int, label_key: str = "label"
+) -> tuple[list[StringThread], list[bool]]:
     """Read OpenRLHF's ``{"query": [...], "prompts": [...], "labels": [...]}``.
 
     Each thread is ``[("user", prompt), ("assistant", response)]`` with the label in
-    ``metadata["label"]``; the response is ``query[len(prompt):]`` when the query starts with
-    the prompt, else the whole query (flagged in the second list). Other fields (OpenRLHF
+    ``metadata[label_key]`` (``"label"`` unless the server was started with another
+    ``--label-key``, such as ``answer`` for graders that read ``metadata["answer"]``). The
+    response is ``query[len(prompt):]`` when the query starts with the prompt, else the
+    whole query (flagged in the second list), with a trailing end-of-turn marker such as
+    ``</s>`` cut off (OpenRLHF decodes with special tokens kept). Other fields (OpenRLHF
     forks send more) are ignored.
     """
     if not isinstance(data, Mapping):
@@ -162,8 +168,9 @@ def openrlhf_request(data: object, max_batch: int) -> tuple[list[StringThread], 
     mismatched: list[bool] = []
     for i, (text, prompt) in enumerate(zip(query, prompts, strict=True)):
         matches = text.startswith(prompt)
-        response = text[len(prompt) :] if matches else text
-        metadata = {} if labels is None else {"label": labels[i]}
+        # OpenRLHF decodes with special tokens kept: cut the end marker off the response.
+        response = strip_end_tokens(text[len(prompt) :] if matches else text)
+        metadata = {} if labels is None else {label_key: labels[i]}
         threads.append(StringThread([("user", prompt), ("assistant", response)], metadata))
         mismatched.append(not matches)
     return threads, mismatched

@@ -10,8 +10,10 @@ Endpoints (JSON in and out; every error is ``{"error": message}`` with a 4xx sta
 - ``POST /v1/grade_batch``: ``{"grader": key, "threads": [...]}`` →
   ``{"grades": [...]}``, each as above; one failing sample never fails the batch.
 - ``POST /get_reward``: OpenRLHF's remote reward model protocol (``--remote_rm_url``; pick a
-  grader with ``?grader=KEY``). A sample that abstains or fails gets ``failure_reward``
-  (default 0.0) and is flagged in ``extra_logs`` (``reward_abstained``, ``reward_failed``).
+  grader with ``?grader=KEY``). Each label goes in ``metadata[label_key]`` (default
+  ``"label"``; ``--label-key answer`` for graders reading ``metadata["answer"]``). A sample
+  that abstains or fails gets ``failure_reward`` (default 0.0), is flagged in ``extra_logs``
+  (``reward_abstained``, ``reward_failed``) and has its reason in ``errors``.
 - ``GET /v1/logs``: every grader's `get_logs()`, read only.
 - ``POST /v1/logs/clear``: every grader's `get_logs()`, then empties them.
 
@@ -52,6 +54,7 @@ from gradewire.server._checks import (
     checked_token,
     connection_settings,
     finite,
+    label_key_checked,
     log_bytes,
     log_cap,
     positive_int,
@@ -85,6 +88,7 @@ def create_app(
     max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     allowed_hosts: Iterable[str] = (),
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    label_key: str = "label",
 ) -> web.Application:
     """The reward server as an `aiohttp.web.Application` (to run, mount or test).
 
@@ -118,6 +122,9 @@ def create_app(
             List only names you control; with a token, every host is answered anyway.
         body_timeout: Seconds a request's body may take to arrive (408 after), and an
             answer to be sent (the connection is closed after: the client does not read).
+        label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
+            (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``"answer"`` for
+            graders that read ``metadata["answer"]``.
 
     Raises:
         MissingDependencyError: aiohttp is not installed (``pip install 'gradewire[serve]'``).
@@ -135,6 +142,7 @@ def create_app(
         allowed_hosts=allowed_host_names(allowed_hosts),
         body_timeout=seconds(body_timeout, "body_timeout"),
         max_log_bytes=log_bytes(max_log_bytes),
+        label_key=label_key_checked(label_key),
     )
     cap = log_cap(max_log_records)
     # After every check: a refused configuration leaves the graders as they were.
@@ -164,6 +172,7 @@ async def serve(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    label_key: str = "label",
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
 ) -> None:
@@ -192,6 +201,7 @@ async def serve(
             when it opens or sends the first byte of its next request; then it is closed.
         keepalive_timeout: Seconds an idle keep-alive connection stays open.
         body_timeout: See `create_app`.
+        label_key: See `create_app`.
         stop: Set it to shut down; requests in flight are answered first.
         on_ready: Called with the bound host and port once the server accepts requests.
 
@@ -216,6 +226,7 @@ async def serve(
         max_log_bytes=max_log_bytes,
         allowed_hosts=allowed_hosts,
         body_timeout=body_timeout,
+        label_key=label_key,
     )
     from gradewire.server._listener import listen
 

@@ -16,6 +16,7 @@ from gradewire.sinks._table_policy import PolicyState, TablePolicy
 from gradewire.sinks.background import (
     BackgroundSink,
     DeliveryReport,
+    Rejection,
     read_spill,
     read_spill_configs,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Logs",
     "MemorySink",
     "PolicyState",
+    "Rejection",
     "Sink",
     "StepLogs",
     "TablePolicy",

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._rank import process_rank
@@ -49,7 +50,7 @@ def check_logs(logs: object) -> dict[str, LogValue]:
             )
         if isinstance(value, np.generic):
             value = value.item()
-        if isinstance(value, Table):
+        if isinstance(value, Table | Histogram):
             out[key] = value
         elif isinstance(value, bool):
             out[key] = int(value)
@@ -60,8 +61,9 @@ def check_logs(logs: object) -> dict[str, LogValue]:
         else:
             raise InvalidTypeError(
                 f"logs[{key!r}] is a {type(value).__name__}; a sink takes numbers (int, float, "
-                "bool) and gradewire.Table values: convert a tensor or array with float(value) "
-                "or value.item(), put text in a Table, and drop keys that have no value"
+                "bool), gradewire.Table and gradewire.Histogram values: convert a tensor or "
+                "array with float(value) or value.item(), put text in a Table, and drop keys "
+                "that have no value"
             )
     return out
 
@@ -87,8 +89,8 @@ class BaseSink(ABC):
     What every BaseSink does for its subclass:
 
     - Checks input: ``step`` is an int >= 0, ``logs`` a mapping of str keys to numbers
-      (bools become ints, numpy scalars plain numbers) or `Table` values; anything else
-      raises `InvalidTypeError` naming the key. Nothing is written for a bad call.
+      (bools become ints, numpy scalars plain numbers), `Table` or `Histogram` values;
+      anything else raises `InvalidTypeError` naming the key. Nothing is written for a bad call.
     - Steps must not decrease: a step lower than the last one written raises
       `InvalidInputError` (W&B would drop it). The same step again is allowed and adds to
       that step. A write that raises leaves the step position unchanged, so the same

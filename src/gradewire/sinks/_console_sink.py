@@ -8,17 +8,28 @@ import sys
 from typing import IO, Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._table_policy import TablePolicy
 
-__all__ = ["ConsoleSink", "format_number", "printable"]
+__all__ = ["ConsoleSink", "format_number", "format_value", "printable"]
 
 # Control characters in untrusted text could move the cursor or recolour the terminal
 # (ANSI escapes); they are shown escaped instead.
 _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
 _CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def format_value(value: float | Histogram) -> str:
+    """A number as `format_number` writes it; a histogram as its counts over its range."""
+    if isinstance(value, Histogram):
+        counts = " ".join(str(c) for c in value.counts)
+        outside = value.below + value.above
+        extra = f", {outside} outside" if outside else ""
+        return f"histogram [{value.edges[0]:g}, {value.edges[-1]:g}]: {counts}{extra}"
+    return format_number(value)
 
 
 def format_number(value: float) -> str:
@@ -121,7 +132,7 @@ class ConsoleSink(BaseSink):
         numbers = [(printable(k), v) for k, v in logs.items() if not isinstance(v, Table)]
         pad = max((len(k) for k, _ in numbers), default=0)
         lines = [f"--- step {step} ---"]
-        lines.extend(f"  {key.ljust(pad)}  {format_number(value)}" for key, value in numbers)
+        lines.extend(f"  {key.ljust(pad)}  {format_value(value)}" for key, value in numbers)
         for key, value in logs.items():
             if isinstance(value, Table):
                 lines.append(

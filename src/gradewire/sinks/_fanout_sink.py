@@ -41,6 +41,11 @@ class FanOutSink(BaseSink):
             InvalidTypeError: An argument lacks ``log``, ``log_config`` or ``close``.
         """
         for i, sink in enumerate(sinks):
+            if isinstance(sink, list | tuple | set | frozenset):
+                raise InvalidTypeError(
+                    f"FanOutSink argument {i} is a {type(sink).__name__}: pass the sinks as "
+                    "separate arguments, FanOutSink(a, b), or unpack a list, FanOutSink(*sinks)"
+                )
             if not isinstance(sink, Sink):
                 raise InvalidTypeError(
                     f"FanOutSink argument {i} is a {type(sink).__name__}, not a sink: pass "

@@ -15,6 +15,7 @@ from typing import IO, Any
 import numpy as np
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import BaseSink
@@ -46,7 +47,7 @@ def _jsonable(value: object, depth: int = 0) -> Any:
         return _token(value)
     if depth > 50:  # a cycle or absurd nesting: keep a readable trace instead of failing
         return str(value)
-    if isinstance(value, Table):
+    if isinstance(value, Table | Histogram):
         return _jsonable(value.to_dict(), depth + 1)
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
@@ -70,8 +71,11 @@ class JsonlSink(BaseSink):
     ``{"config": {...}}``. The JSON is strict: a non-finite float is written as the
     string "NaN", "Infinity" or "-Infinity" (table cells holding one are listed under
     ``"nonfinite": {key: [[row, column], ...]}``), and `read_jsonl` turns them back into
-    floats. Each line is flushed when written, so a crash loses at most that line; an
-    append to a file whose last line was cut starts on a new line.
+    floats. Histograms go under ``"histograms": {key: {"edges": [...], "counts": [...],
+    "below": 0, "above": 0, "nonfinite": 0}}`` (only in steps that have one), as counts,
+    so histograms of several files add up exactly. Each line is flushed when written, so a
+    crash loses at most that line; an append to a file whose last line was cut starts on a
+    new line.
 
     Example:
         >>> sink = JsonlSink("runs/eval.jsonl")  # doctest: +SKIP
@@ -151,6 +155,7 @@ class JsonlSink(BaseSink):
 def _step_record(logs: Mapping[str, LogValue], step: int) -> dict[str, Any]:
     metrics: dict[str, float | str] = {}
     tables: dict[str, Any] = {}
+    histograms: dict[str, Any] = {}
     nonfinite: dict[str, list[list[int]]] = {}
     for key, value in logs.items():
         if isinstance(value, Table):
@@ -161,6 +166,8 @@ def _step_record(logs: Mapping[str, LogValue], step: int) -> dict[str, Any]:
                         row[c] = _token(cell)
                         nonfinite.setdefault(key, []).append([r, c])
             tables[key] = data
+        elif isinstance(value, Histogram):
+            histograms[key] = value.to_dict()
         else:
             metrics[key] = _token(value) if isinstance(value, float) else value
     record: dict[str, Any] = {
@@ -169,6 +176,8 @@ def _step_record(logs: Mapping[str, LogValue], step: int) -> dict[str, Any]:
         "metrics": metrics,
         "tables": tables,
     }
+    if histograms:
+        record["histograms"] = histograms
     if nonfinite:
         record["nonfinite"] = nonfinite
     return record
@@ -258,4 +267,6 @@ def _parse_step(record: object) -> tuple[int, dict[str, LogValue]]:
         for r, c in nonfinite.get(key, []):
             data["data"][r][c] = _TOKENS[data["data"][r][c]]
         logs[key] = Table.from_dict(data)
+    for key, data in record.get("histograms", {}).items():
+        logs[key] = Histogram.from_dict(data)
     return step, logs

@@ -9,7 +9,7 @@ from typing import Any
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import BaseSink
-from gradewire.sinks._console_sink import format_number
+from gradewire.sinks._console_sink import format_value
 from gradewire.sinks._step_history import StepHistory
 from gradewire.sinks._table_policy import TablePolicy
 
@@ -71,7 +71,7 @@ class MemorySink(BaseSink, StepHistory):
                 parts.append(
                     f'<tr><td style="padding: 2px 8px">{html.escape(key)}</td>'
                     f'<td style="padding: 2px 8px; text-align: right">'
-                    f"{html.escape(format_number(value))}</td></tr>"
+                    f"{html.escape(format_value(value))}</td></tr>"
                 )
         parts.append("</table>")
         for key, value in logs.items():

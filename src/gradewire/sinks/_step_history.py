@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 
@@ -9,7 +10,7 @@ __all__ = ["StepHistory"]
 
 
 class StepHistory:
-    """``metric(key)`` and ``table(key)`` over a ``steps`` list of ``(step, logs)`` pairs."""
+    """``metric``, ``table`` and ``histogram`` over a ``steps`` list of ``(step, logs)`` pairs."""
 
     steps: list[tuple[int, dict[str, LogValue]]]
 
@@ -18,11 +19,19 @@ class StepHistory:
         return [
             (step, value)
             for step, logs in self.steps
-            if key in logs and not isinstance(value := logs[key], Table)
+            if key in logs and not isinstance(value := logs[key], Table | Histogram)
         ]
 
     def table(self, key: str) -> list[tuple[int, Table]]:
         """Every ``(step, table)`` logged under ``key`` ([] if none)."""
         return [
             (step, value) for step, logs in self.steps if isinstance(value := logs.get(key), Table)
+        ]
+
+    def histogram(self, key: str) -> list[tuple[int, Histogram]]:
+        """Every ``(step, histogram)`` logged under ``key`` ([] if none)."""
+        return [
+            (step, value)
+            for step, logs in self.steps
+            if isinstance(value := logs.get(key), Histogram)
         ]

@@ -8,7 +8,6 @@ timings: every delay is configured tiny.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -19,12 +18,20 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from background_doubles import (
+    FAST,
+    BatchingFlakySink,
+    FlakySink,
+    gradewire_threads,
+    numbers,
+    on_disk,
+    same,
+    wait_until,
+)
 
 from gradewire import (
     BackgroundSink,
@@ -34,6 +41,7 @@ from gradewire import (
     InvalidTypeError,
     JsonlSink,
     MemorySink,
+    Rejection,
     Sink,
     SinkError,
     Table,
@@ -42,139 +50,6 @@ from gradewire import (
     read_spill_configs,
 )
 from sink_conformance import Readback, SinkConformance
-
-FAST = {
-    "flush_interval": 0.001,
-    "initial_retry_delay": 0.001,
-    "max_retry_delay": 0.005,
-    "close_timeout": 10.0,
-    "exit_timeout": None,
-}
-
-
-class FlakySink:
-    """Records every call with its thread; can be switched down, gated, or made to misbehave."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[str, int, dict[str, Any]]] = []
-        self.configs: list[tuple[str, dict[str, Any]]] = []
-        self.threads: set[str] = set()
-        self.down = False
-        self.failures = 0
-        self.gate: threading.Event | None = None
-        self.closed_on: str | None = None
-        self.close_error: Exception | None = None
-        self.refuse: set[int] = set()
-        self.lose_reply_once: set[int] = set()
-        self.events: list[str] = []  # "step N" / "config", in the order they were accepted
-
-    def _enter(self) -> str:
-        name = threading.current_thread().name
-        self.threads.add(name)
-        if self.gate is not None:
-            self.gate.wait()
-        if self.down:
-            self.failures += 1
-            raise ConnectionError("tracker unreachable")
-        return name
-
-    def _record(self, name: str, step: int, logs: Mapping[str, Any]) -> None:
-        if step in self.refuse:
-            raise InvalidInputError(f"step {step} is not acceptable")
-        self.records.append((name, step, dict(logs)))
-        self.events.append(f"step {step}")
-        if step in self.lose_reply_once:
-            # Delivered, but the caller hears of a failure (a reply lost on the way back).
-            self.lose_reply_once.discard(step)
-            raise ConnectionError("connection reset after the request was sent")
-
-    def log(self, logs: Mapping[str, Any], step: int) -> None:
-        self._record(self._enter(), step, logs)
-
-    def log_config(self, config: Mapping[str, Any]) -> None:
-        self.configs.append((self._enter(), dict(config)))
-        self.events.append("config")
-
-    def close(self) -> None:
-        self.threads.add(threading.current_thread().name)
-        self.closed_on = threading.current_thread().name
-        if self.close_error is not None:
-            raise self.close_error
-
-    @property
-    def steps(self) -> list[int]:
-        return [step for _, step, _ in self.records]
-
-
-class BatchingFlakySink(FlakySink):
-    """The same, plus log_many: a batch is recorded entry by entry, like a sink that loops."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batch_sizes: list[int] = []
-
-    def log_many(self, entries: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
-        name = self._enter()
-        self.batch_sizes.append(len(entries))
-        refused = [step for step, _ in entries if step in self.refuse]
-        if refused:  # checked before anything is recorded, as BaseSink does
-            raise InvalidInputError(f"step {refused[0]} is not acceptable")
-        for step, logs in entries:
-            self._record(name, step, logs)
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    """Poll a condition (a liveness guard, not a timing assertion)."""
-    deadline = time.monotonic() + 20
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for: {what}"
-        time.sleep(0.001)
-
-
-def gradewire_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name.startswith("gradewire-")}
-
-
-@pytest.fixture
-def make(tmp_path: Path) -> Iterator[Callable[..., BackgroundSink]]:
-    """Build BackgroundSinks with tiny delays; close them and check their threads ended."""
-    before = gradewire_threads()
-    made: list[tuple[BackgroundSink, FlakySink]] = []
-
-    def build(sink: FlakySink, **options: Any) -> BackgroundSink:
-        background = BackgroundSink(sink, **{"spill_dir": tmp_path / "spill", **FAST, **options})
-        made.append((background, sink))
-        return background
-
-    yield build
-    for background, sink in made:
-        sink.down = False
-        if sink.gate is not None:
-            sink.gate.set()
-        with contextlib.suppress(SinkError):  # a test that wanted it to fail checked that
-            background.close()
-    for thread in gradewire_threads() - before:
-        thread.join(10)
-        assert not thread.is_alive(), thread.name
-
-
-@pytest.fixture(params=[FlakySink, BatchingFlakySink], ids=["log", "log_many"])
-def sink(request: pytest.FixtureRequest) -> FlakySink:
-    sink: FlakySink = request.param()
-    return sink
-
-
-def same(a: object, b: object) -> bool:
-    """Equality where NaN equals NaN and types must match (1 != 1.0 != True)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
-def numbers(logs: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in logs.items() if not isinstance(value, Table)}
 
 
 def test_log_returns_while_the_sink_is_busy_and_only_the_worker_calls_it(make, sink):
@@ -282,21 +157,26 @@ def test_without_log_many_only_the_step_whose_call_raised_is_resent(make):
     assert sink.steps == [0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9]
 
 
-def test_a_full_queue_spills_from_the_callers_thread_and_is_delivered_later(make, sink, tmp_path):
+def test_a_full_queue_goes_to_disk_while_the_sink_hangs_and_is_delivered_later(
+    make, sink, tmp_path
+):
     sink.gate = threading.Event()
     background = make(sink, max_queue=2, batch_size=4)
     background.log({"step": 0}, 0)
     wait_until(lambda: sink.threads, "the worker inside a call")  # it holds step 0
     for step in range(1, 20):
-        background.log({"step": step}, step)
-    (overflow,) = (tmp_path / "spill").glob("*.overflow.jsonl")
-    assert [step for step, _ in read_spill(overflow)] == list(range(3, 20))
+        background.log({"step": step}, step)  # would hang if it waited on the sink
+    # Memory never holds more than max_queue entries: the rest went to disk, oldest first
+    # (the entry of the hanging call too: it may never return).
+    kept = on_disk(tmp_path / "spill")
+    assert kept == list(range(len(kept)))
+    assert len(kept) >= 18
     assert threading.current_thread().name not in sink.threads
     sink.gate.set()
     report = background.flush(timeout=20)
     assert report.ok
     assert report.delivered == 20
-    assert sink.steps == list(range(20))
+    assert sink.steps == list(range(20))  # step 0 once, though it was on disk as well
     wait_until(lambda: not list((tmp_path / "spill").glob("*.jsonl")), "the spill removed")
 
 
@@ -306,9 +186,9 @@ def test_a_full_queue_during_an_outage_keeps_order_across_both_spills(make, sink
     background = make(sink, max_queue=3, batch_size=2)
     background.log({"step": 0}, 0)
     wait_until(lambda: sink.threads, "the worker inside a call")  # a call that will fail
-    for step in range(1, 20):  # 1..3 queue up, 4..19 go to the overflow file
+    for step in range(1, 20):  # memory holds 3, the rest goes to disk
         background.log({"step": step}, step)
-    assert list((tmp_path / "spill").glob("*.overflow.jsonl"))
+    assert len(on_disk(tmp_path / "spill")) >= 16
     sink.gate.set()
     wait_until(lambda: sink.failures >= 3, "retries while down")
     for step in range(20, 30):  # behind everything kept so far
@@ -469,11 +349,16 @@ def test_an_entry_the_sink_refuses_for_good_is_set_aside_not_retried_forever(mak
     report = background.flush(timeout=20)
     assert report.pending == 1
     assert report.rejected == 1
+    assert report.rejections == (Rejection(3, "InvalidInputError: step 3 is not acceptable"),)
     assert sink.steps == [0, 1, 2, 4, 5, 6, 7]
     background.close()
-    assert background.report is not None
-    assert background.report.spill_path is not None
-    assert read_spill(background.report.spill_path) == [(3, {"x": 3})]
+    report = background.report
+    assert report is not None
+    assert report.spill_path is None  # nothing waits: the refused entry is apart
+    assert report.rejected_path is not None
+    assert read_spill(report.rejected_path) == [(3, {"x": 3})]
+    (line,) = report.rejected_path.read_text().splitlines()
+    assert json.loads(line)["error"] == "InvalidInputError: step 3 is not acceptable"
 
 
 def test_a_sink_stuck_in_a_call_at_close_still_keeps_the_queue_on_disk(make, sink):
@@ -490,13 +375,14 @@ def test_a_sink_stuck_in_a_call_at_close_still_keeps_the_queue_on_disk(make, sin
     assert report.last_error is not None
     assert "did not return" in report.last_error
     assert report.pending == 4
-    sink.gate.set()  # the call returns: the worker finishes the spill file and closes the sink
-    (worker,) = (t for t in gradewire_threads() if t.name in sink.threads)
-    worker.join(20)
-    assert sink.steps == [0]
+    # The spill file holds the entry of the hanging call too (it might never return).
     assert report.spill_path is not None
-    assert read_spill(report.spill_path) == [(s, {"x": s}) for s in range(1, 4)]
-    assert sink.closed_on == worker.name
+    assert read_spill(report.spill_path) == [(s, {"x": s}) for s in range(4)]
+    sink.gate.set()  # the call returns; the wrapped sink is closed after it
+    (caller,) = (t for t in gradewire_threads() if t.name in sink.threads)
+    caller.join(20)
+    assert sink.steps == [0]
+    assert sink.closed_on == caller.name
 
 
 def test_an_inactive_sink_starts_no_thread_and_is_never_called(make):

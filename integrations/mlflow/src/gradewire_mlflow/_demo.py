@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 from gradewire_mlflow._sink import MlflowSink
@@ -19,7 +22,16 @@ def demo_sink(out: Path) -> tuple[MlflowSink, list[str]]:
         run_name="demo",
         artifact_location=(folder / "mlartifacts").as_uri(),
     )
+    ui = [*_mlflow_command(), "ui", "--backend-store-uri", uri]
     return sink, [
         f"logged every step to MLflow ({uri})",
-        f"  open it with: mlflow ui --backend-store-uri {uri}",
+        f"  open it with: {shlex.join(ui)}",
     ]
+
+
+def _mlflow_command() -> list[str]:
+    """This interpreter's `mlflow` command by its full path: it runs with no venv active."""
+    beside = shutil.which("mlflow", path=str(Path(sys.executable).parent))
+    if beside is not None:
+        return [str(Path(beside).absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "mlflow"]

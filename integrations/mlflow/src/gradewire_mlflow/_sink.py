@@ -11,6 +11,7 @@ from typing import Any
 
 from gradewire import (
     BaseSink,
+    Histogram,
     InvalidInputError,
     InvalidTypeError,
     LogValue,
@@ -88,6 +89,9 @@ class MlflowSink(BaseSink):
       Each file is listed once in the run's ``mlflow.loggedArtifacts`` tag (as
       ``log_table`` does; that tag holds about a hundred files, so keep table keys few).
 
+    **Histograms** become tables of their bins (``bin_start``, ``bin_end``, ``count``),
+    appended to ``tables/<k>/rows.json`` with the step like any table, without HTML pages.
+
     **Config** becomes params (nested mappings flattened with ``/``, values ``str()``-ed,
     100 per request). A value over 6,000 characters is cut, with a WARNING, and kept whole
     in ``params/<key>.txt``. MLflow params cannot change: a key logged again with another
@@ -97,10 +101,15 @@ class MlflowSink(BaseSink):
     **Errors.** A failed request raises `SinkError` (`InvalidInputError` when MLflow
     refuses the data as invalid) and changes nothing in the sink, so the same call can be
     repeated: wrap the sink in `gradewire.BackgroundSink` to retry in the background while
-    training goes on. MLflow's HTTP client retries on its own first (7 times, minutes in
-    all, by default): with a BackgroundSink, set ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=1`` (the
-    first retry is immediate: it replaces a dropped keep-alive connection) and a shorter
-    ``MLFLOW_HTTP_REQUEST_TIMEOUT``, so that an outage is handed to it within moments.
+    training goes on. MLflow's HTTP client retries a dead server on its own first (7 times,
+    about four minutes, by default), and MLflow 3.17 offers no per-client setting for it
+    (``MLFLOW_HTTP_REQUEST_*`` are read from the process environment at every call); the
+    BackgroundSink does not wait for it: a call that has not returned after its
+    ``stall_timeout`` (5 s) counts as an outage, and the steps in memory go to disk
+    meanwhile, whatever the environment says. ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=1`` (its
+    one retry is immediate and replaces a dropped keep-alive connection) and a shorter
+    ``MLFLOW_HTTP_REQUEST_TIMEOUT`` still help: the sink then notices the server is back,
+    and `close()` during an outage returns, within seconds instead of minutes.
 
     Example:
         >>> from gradewire import BackgroundSink  # doctest: +SKIP
@@ -215,6 +224,11 @@ class MlflowSink(BaseSink):
         for step, logs in entries:
             timestamp = self._timestamps.setdefault(step, now)
             for raw, value in logs.items():
+                # A histogram is a small table of its bins: rows in the key's JSON table
+                # only (an HTML page per step and histogram would crowd the artifacts).
+                page = not isinstance(value, Histogram)
+                if isinstance(value, Histogram):
+                    value = value.to_table()
                 if not isinstance(value, Table):
                     metrics.append((self._metric_keys(raw), _as_float(value), timestamp, step))
                     continue
@@ -222,7 +236,8 @@ class MlflowSink(BaseSink):
                 state = changed.get(key)
                 if state is None:
                     state = changed[key] = self._tables.get(key, TableState(key)).clone()
-                pages.append((state.next_page(step), html_page(value)))
+                if page:
+                    pages.append((state.next_page(step), html_page(value)))
                 if state.add(value, step):
                     self._warn_once(
                         ("step column", key),

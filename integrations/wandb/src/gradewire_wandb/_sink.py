@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradewire import (
     BaseSink,
+    Histogram,
     InvalidInputError,
     InvalidTypeError,
     LogValue,
@@ -16,6 +17,8 @@ from gradewire import (
     Table,
     TablePolicy,
 )
+from gradewire_wandb._incremental import IncrementalTables
+from gradewire_wandb._names import clean_text, config_key_problem, key_problem
 from gradewire_wandb._run_source import PURPOSE, RunSource, call_wandb, update_config
 from gradewire_wandb._tables import sample_rows, text_for_mixed_columns, to_wandb_table
 
@@ -89,7 +92,14 @@ class WandbSink(BaseSink):
         referenced from that step's history row (W&B's default IMMUTABLE tables), so
         every step's table stays readable; the W&B workspace shows the latest one.
         ``html=True`` also logs ``wandb.Html(table.to_html(), inject=False)`` under
-        ``<key>_html``: the escaped HTML byte for byte, with no stylesheet added.
+        ``<key>_html``: the escaped HTML byte for byte, with no stylesheet added. With
+        ``incremental_tables=True`` each key is instead one ``INCREMENTAL`` W&B table to
+        which every step adds its rows, with the step in a first ``step`` column, so all
+        steps stay in view in one panel (shown by W&B Server 0.70+ and W&B's cloud).
+
+    Histograms:
+        A `Histogram` becomes ``wandb.Histogram(np_histogram=(counts, edges))``: its
+        counts over its fixed edges, as given (values outside the edges are not shown).
 
     Rows:
         The sink applies `DEFAULT_TABLE_POLICY` (100 rows, 2000-char cells) unless given
@@ -102,7 +112,10 @@ class WandbSink(BaseSink):
         Only rank 0 logs unless ``all_ranks=True``; on other ranks every call is a
         no-op, wandb is not imported and no run is started.
 
-    `log_many` makes one ``run.log`` per step in order: W&B has no batch call.
+    `log_many` makes one ``run.log`` per step in order (W&B has no batch call), after
+    checking the names of all of them. A name W&B cannot take (a table key with a ``..``
+    segment or an absolute start, a NUL in a table key, a lone surrogate in any key) raises
+    `InvalidInputError`; the HTML page has lone surrogates as character references.
     Failures of W&B itself are raised as `SinkError`.
 
     Example:
@@ -125,6 +138,7 @@ class WandbSink(BaseSink):
         prefix: str | None = None,
         step_metric: str | None = None,
         html: bool = False,
+        incremental_tables: bool = False,
         table_policy: TablePolicy | None = DEFAULT_TABLE_POLICY,
         all_ranks: bool = False,
     ) -> None:
@@ -144,6 +158,8 @@ class WandbSink(BaseSink):
             step_metric: Log the step as this metric and use it as the x axis of the
                 sink's keys, instead of passing ``step=`` (see the class docs).
             html: Also log each table as an escaped HTML page under ``<key>_html``.
+            incremental_tables: Add each step's table rows to one growing W&B table per
+                key (with a ``step`` column) instead of a new table per step.
             table_policy: Applied before sending; None sends tables as they are (yet
                 never longer than ``wandb.Table.MAX_ROWS``).
             all_ranks: Log from every process, not only rank 0.
@@ -170,6 +186,11 @@ class WandbSink(BaseSink):
         if self.step_metric in _RESERVED:
             raise InvalidInputError(f"step_metric={step_metric!r} is a name W&B keeps for itself")
         self.html = html
+        if not isinstance(incremental_tables, bool):
+            raise InvalidTypeError(
+                f"incremental_tables must be True or False, not {incremental_tables!r}"
+            )
+        self._incremental = IncrementalTables() if incremental_tables else None
         # The oversize fallback ranks rows like the sink's own policy would.
         policy = table_policy if table_policy is not None else DEFAULT_TABLE_POLICY
         self._sort_by = policy.sort_by
@@ -214,21 +235,34 @@ class WandbSink(BaseSink):
                         f"logs[{key!r}] would be logged as {used!r}, a name that W&B or this "
                         "sink's step_metric uses; rename the key or set prefix=..."
                     )
+                problem = key_problem(used, file=isinstance(value, Table))
+                if problem is not None:
+                    raise InvalidInputError(
+                        f"logs[{key!r}] cannot be logged to W&B as {used!r}: it {problem}; "
+                        "rename the key"
+                    )
 
-    def _payload(self, logs: dict[str, LogValue]) -> dict[str, Any]:
+    def _payload(self, logs: dict[str, LogValue], step: int) -> dict[str, Any]:
         wandb_module = self._source.module
         limit = int(wandb_module.Table.MAX_ROWS)
         payload: dict[str, Any] = {}
         for key, value in logs.items():
             name = self._name(key)
+            if isinstance(value, Histogram):
+                histogram = (list(value.counts), list(value.edges))
+                payload[name] = wandb_module.Histogram(np_histogram=histogram)
+                continue
             if not isinstance(value, Table):
                 payload[name] = value
                 continue
             table = text_for_mixed_columns(name, value, self._told)
             table = sample_rows(name, table, limit, self._sort_by)
-            payload[name] = to_wandb_table(wandb_module, table)
+            if self._incremental is not None:
+                payload[name] = self._incremental.add(wandb_module, name, table, step)
+            else:
+                payload[name] = to_wandb_table(wandb_module, table)
             if self.html:
-                page = wandb_module.Html(table.to_html(), inject=False)
+                page = wandb_module.Html(clean_text(table.to_html()), inject=False)
                 payload[name + HTML_SUFFIX] = page
         return payload
 
@@ -250,7 +284,7 @@ class WandbSink(BaseSink):
         run = self._ensure_run()
         if self.step_metric is None:
             self._check_run_step(run, step)
-        payload = call_wandb(f"prepare step {step} for", lambda: self._payload(logs))
+        payload = call_wandb(f"prepare step {step} for", lambda: self._payload(logs, step))
         if self.step_metric is None:
             call_wandb(f"log step {step} to", lambda: run.log(payload, step=step))
             return
@@ -266,7 +300,17 @@ class WandbSink(BaseSink):
         payload[self.step_metric] = step
         call_wandb(f"log step {step} to", lambda: run.log(payload))
 
+    def _write_many(self, entries: list[tuple[int, dict[str, LogValue]]]) -> None:
+        # Every name is checked before the first step goes out, so that a refused key
+        # refuses the whole call: nothing of it reaches W&B, and it can be retried apart.
+        for _, logs in entries:
+            self._check_names(logs)
+        super()._write_many(entries)
+
     def _write_config(self, config: dict[str, Any]) -> None:
+        problem = config_key_problem(config)
+        if problem is not None:
+            raise InvalidInputError(f"{problem}; rename the key")
         run = self._ensure_run()
         call_wandb("add the config to", lambda: update_config(run, config))
 

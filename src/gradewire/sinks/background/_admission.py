@@ -1,53 +1,74 @@
 """Admission: how a `BackgroundSink` takes entries in, on its callers' threads.
 
-Each entry gets the next sequence number and goes on the in-memory queue, or, when the queue
-is full (``max_queue``), to the spill store's overflow file, written from the caller's thread
-so that nothing is dropped and nothing waits on the network. Steps must not decrease. One
-lock guards all of it, the closed flag too, and is shared with the worker.
+Each entry gets the next sequence number and goes into memory, newest last; the worker
+delivers the oldest, and while the tracker is down or slow it moves them to disk. Memory
+holds at most ``max_queue`` entries. When it is full, `put` waits for the worker to make
+room, which takes a disk write, never the network; only when the spill file cannot be
+written either (a full disk) does ``when_full`` decide: drop the newest entry (counted and
+warned about), raise `SinkError`, or keep waiting. One lock guards all of it and is shared
+with the worker and its caller thread; each waits on a condition of its own.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from typing import Any
+from collections import deque
 
 from gradewire.core._errors import InvalidInputError, SinkError
-from gradewire.core._logging_core import LogValue
+from gradewire.sinks.background._checks import Item, Options
 from gradewire.sinks.background._spill_format import Entry
-from gradewire.sinks.background._spill_store import SpillStore
-from gradewire.sinks.background._worker import Worker
 
-__all__ = ["Admission", "Item"]
+__all__ = ["Admission"]
 
 logger = logging.getLogger("gradewire")
 
-
-Item = tuple[int | None, dict[str, LogValue] | None, dict[str, Any] | None]
-"""What `Admission.put` takes: (step, logs, None) for a step, (None, None, config) for a config."""
+_RECHECK = 1.0  # seconds: a waiting put() looks again even if no one wakes it
 
 
 class Admission:
-    """The producer side of a `BackgroundSink`: its queue, sequence numbers and step order.
+    """The producer side of a `BackgroundSink`: memory, sequence numbers, step order.
 
     Attributes:
-        queue: The worker's queue, bounded by `put` (not by the queue itself).
-        lock: Guards everything here and the store's overflow file; the worker takes it too.
-        closed: Whether `close` was called; `put` refuses entries from then on.
+        lock: Guards everything here; the worker and the caller thread take it too.
+        work: The worker waits on it; `put` wakes it when there is something to do.
+        progress: `flush()` and a waiting `put` wait on it; the worker wakes them.
+        memory: Pending entries not on disk, oldest first.
         seq: Entries admitted so far (the sequence number of the newest).
+        dropped: Entries `put` could not keep (``when_full="drop_newest"``).
+        drop_reason: Why the last one was dropped.
+        spill_error: Set by the worker while the spill file cannot be written.
+        waiting: `put` calls waiting for room.
+        flush_target: The worker sends partial batches until this entry is settled.
+        closed: Whether `close` was called; `put` refuses entries from then on.
         owner: The `BackgroundSink`'s repr, which every message names.
     """
 
-    def __init__(self, store: SpillStore, max_queue: int, owner: str) -> None:
-        self.queue: queue.Queue[object] = queue.Queue()  # bounded by put()
+    def __init__(self, options: Options, owner: str, where: str) -> None:
         self.lock = threading.Lock()
-        self.closed = False
+        self.work = threading.Condition(self.lock)
+        self.progress = threading.Condition(self.lock)
+        self.memory: deque[Entry] = deque()
         self.seq = 0
-        self._last_step: int | None = None
-        self._store = store
-        self._max_queue = max_queue
+        self.dropped = 0
+        self.drop_reason: str | None = None
+        self.spill_error: str | None = None
+        self.waiting = 0
+        self.flush_target = 0
+        self.closed = False
         self.owner = owner
+        self._where = where  # the spill directory, for messages
+        self._max_queue = options.max_queue
+        self._high_water = max(1, options.max_queue * 3 // 4)  # the worker spills from here
+        self._batch_size = options.batch_size
+        self._when_full = options.when_full
+        self._last_step: int | None = None
+        self._dropping = 0  # entries dropped since memory was last below max_queue
+
+    @property
+    def logged(self) -> int:
+        """Entries `put` accepted: admitted, or dropped after it returned normally."""
+        return self.seq + self.dropped
 
     def close(self) -> bool:
         """Refuse entries from now on; False if that was already so."""
@@ -55,6 +76,7 @@ class Admission:
             if self.closed:
                 return False
             self.closed = True
+            self.progress.notify_all()  # a put() waiting for room gives up
             return True
 
     def check_open(self) -> None:
@@ -66,7 +88,6 @@ class Admission:
 
     def put(self, items: list[Item]) -> None:
         """Admit ``items`` in order; the step order of all of them is checked before any."""
-        started_overflow = False
         with self.lock:
             self.check_open()
             last = self._last_step
@@ -80,31 +101,57 @@ class Admission:
                     )
                 last = step if step is not None else last
             for step, logs, config in items:
-                entry = Entry(self.seq + 1, step, logs, config)
-                # Once anything is in the overflow file, later entries follow it there until the
-                # worker adopts the file, so the queue never holds entries newer than the file.
-                if self._store.overflow_count == 0 and self.queue.qsize() < self._max_queue:
-                    self.queue.put_nowait(entry)
-                else:
-                    try:
-                        self._store.write_overflow(entry)
-                    except OSError as exc:
-                        raise SinkError(
-                            f"the queue of {self._max_queue} entries is full and the spill file "
-                            f"in {self._store.directory} cannot be written ({exc}), so step "
-                            f"{step} was NOT kept: free disk space or pass spill_dir= a "
-                            "writable directory, or a larger max_queue"
-                        ) from exc
-                    started_overflow = started_overflow or self._store.overflow_count == 1
-                self.seq += 1
                 if step is not None:
                     self._last_step = step
-        if started_overflow:
-            self.queue.put_nowait(Worker.WAKE)  # so that the worker adopts the file soon
-            logger.warning(
-                "%s: the queue of %d entries is full (the tracker is slower than the training "
-                "loop); newer entries go to %s until the worker catches up",
-                self.owner,
-                self._max_queue,
-                self._store.directory,
+                if len(self.memory) >= self._max_queue and not self._make_room(step):
+                    continue
+                if self._dropping:
+                    self._end_dropping()
+                self.seq += 1
+                self.memory.append(Entry(self.seq, step, logs, config))
+                size = len(self.memory)
+                if size == 1 or size % self._batch_size == 0 or size >= self._high_water:
+                    self.work.notify()
+
+    def _make_room(self, step: int | None) -> bool:
+        """Wait until memory has room (True), or apply ``when_full`` (False: dropped)."""
+        what = "the config" if step is None else f"step {step}"
+        while len(self.memory) >= self._max_queue:
+            self.check_open()
+            if self.spill_error is None or self._when_full == "block":
+                self.waiting += 1
+                self.work.notify()
+                self.progress.wait(_RECHECK)
+                self.waiting -= 1
+                continue
+            reason = (
+                f"the queue of {self._max_queue} entries was full and the spill file in "
+                f"{self._where} could not be written ({self.spill_error})"
             )
+            if self._when_full == "raise":
+                raise SinkError(
+                    f"{reason}, so {what} was NOT kept: free disk space or pass spill_dir= a "
+                    "writable directory; when_full='block' waits instead, 'drop_newest' drops"
+                )
+            self.dropped += 1
+            self.drop_reason = reason
+            if not self._dropping:
+                logger.warning(
+                    "%s: %s, so %s and later ones are dropped until there is room; the "
+                    "delivery report counts them (lost)",
+                    self.owner,
+                    reason,
+                    what,
+                )
+            self._dropping += 1
+            return False
+        return True
+
+    def _end_dropping(self) -> None:
+        logger.warning(
+            "%s: room again; %d entries were dropped meanwhile (%d in all)",
+            self.owner,
+            self._dropping,
+            self.dropped,
+        )
+        self._dropping = 0

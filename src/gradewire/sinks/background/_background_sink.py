@@ -11,6 +11,7 @@ from gradewire.sinks._base_sink import check_config
 from gradewire.sinks._sink import Logs, Sink, StepLogs
 from gradewire.sinks.background._admission import Admission
 from gradewire.sinks.background._checks import (
+    WhenFull,
     check_options,
     check_seconds,
     step_entries,
@@ -20,7 +21,7 @@ from gradewire.sinks.background._delivery import (
     delivered,
     make_report,
     report_close,
-    spill_store,
+    spill_files,
     start_worker,
     stop_and_report,
 )
@@ -33,59 +34,61 @@ __all__ = ["BackgroundSink"]
 
 
 class BackgroundSink:
-    """Wrap any sink so that `log()` only enqueues and a worker thread does the delivering.
+    """Wrap any sink so that `log()` only enqueues and worker threads do the delivering.
 
-    A training step never waits on a tracker: `log()` snapshots the logs (tables are
-    copied) and puts them on a bounded in-memory queue. If the queue is full, the entry is
-    appended to a local spill file from the caller's thread instead: nothing is dropped and
-    nothing touches the network. One daemon worker thread, named ``gradewire-<Sink>-<n>``,
-    takes entries in batches (up to ``batch_size``, or what arrived within
-    ``flush_interval``) and hands them to the wrapped sink: ``sink.log_many(batch)`` when
-    the sink has it, else ``sink.log(logs, step)`` per step, and ``sink.log_config`` for
-    configs. **The wrapped sink is only ever called from that worker thread** (`close()`
-    too), so it needs no locking of its own.
+    `log()` snapshots the logs (tables are copied) into memory (at most ``max_queue``
+    entries). A worker thread, ``gradewire-<Sink>-<n>-spool``, batches them (up to
+    ``batch_size``, or what arrived within ``flush_interval``) for a second thread,
+    ``gradewire-<Sink>-<n>``, which calls the wrapped sink: ``log_many(batch)`` when it has
+    it, else ``log(logs, step)`` per step, and ``log_config`` for configs. **The wrapped sink
+    is only ever called from that one thread** (`close()` too), and the worker stays free
+    while a call hangs.
 
-    When a call raises (any `Exception`), the worker retries with exponential backoff and
-    full jitter (a random wait in ``[0, min(max_retry_delay, initial_retry_delay * 2**n)]``).
-    Meanwhile the failed entries and everything logged after them go to a spill file
-    (strict JSON lines, see `read_spill`) under ``spill_dir``, so memory stays bounded however
-    long the tracker is away. Retries send one entry per call (a probe); once one
-    succeeds, the spill is replayed in chunks read from disk before any newer entry, and
-    removed when it is empty. If the wrapped sink raises `InvalidInputError` for a single
-    entry, that entry can never succeed: it is set aside (kept for the final spill file,
-    counted in `DeliveryReport.rejected`) instead of blocking everything behind it.
+    **Outages.** When a call raises (any `Exception`) or has not returned after
+    ``stall_timeout`` (a tracker client retrying for minutes on its own, a server that never
+    answers), the sink counts as down: memory, the hanging call's entries included, goes to
+    spill files (strict JSON lines, see `read_spill`) in ``spill_dir``, and so does what is
+    logged after, every ``flush_interval``. Retries back off exponentially with full jitter
+    (a random wait in ``[0, min(max_retry_delay, initial_retry_delay * 2**n)]``) and carry
+    one entry (a probe); once one succeeds the spill is replayed, oldest first, and removed.
+    An entry is written whole or not at all and leaves memory only once delivered or
+    written; spill segments are fsynced as the next one starts and at `close()`.
+
+    **Refusals.** An entry the wrapped sink refuses alone with `InvalidInputError`, or one
+    that failed ``max_attempts`` times in a row and fails again while the entry after it
+    goes through, is set aside (``report.rejected_path``, ``report.rejections``; never
+    retried) and delivery goes on.
+
+    **A full disk.** Entries that cannot be written stay in memory and are retried; once
+    memory is full too, ``when_full`` applies to each new entry: ``"drop_newest"`` (counted
+    in ``report.lost`` with the reason, and a WARNING), ``"raise"`` (`SinkError` from
+    `log()`) or ``"block"`` (`log()` waits). With a writable disk, a full memory only makes
+    `log()` wait for a disk write, never for the network.
 
     Guarantees:
         - **Order**: entries reach the wrapped sink in the order `log()`/`log_config()`
-          were called, outage or not. `log()` refuses a step lower than the last one (as
-          every gradewire sink does), so that is step order, stable for equal steps: the
-          spill is replayed in it without re-sorting, one chunk in memory at a time. A
-          config is delivered before every step logged after it.
-        - **No loss**: once `close()` returns, every entry was delivered or is in the file
-          ``report.spill_path``. Until then an entry is in memory (at most ``max_queue`` in
-          the queue and ``batch_size`` in the worker's hands) or on disk; a normal exit runs
-          the `atexit` hook below. A killed process (SIGKILL, ``os._exit``) loses what was
-          in memory; what was on disk stays in ``spill_dir`` as ``<stem>.*.jsonl`` files,
-          readable with `read_spill` (a file being replayed may still hold a few entries
-          that were already delivered).
-        - **Duplicates**: exactly once for a sink whose calls are all-or-nothing (one HTTP
-          request per call, as MLflow's ``log_batch``). In general at-least-once: an entry
-          can be sent twice only if it was part of a call that raised after the sink had
-          already passed it on. The first call after any failure carries one entry, and a
-          sink without ``log_many`` is always called one entry at a time, so only the entry
-          whose call raised can be re-sent; with ``log_many``, a call carries at most
-          ``batch_size`` entries, so a failure re-sends at most that many. Use
-          ``batch_size=1`` where even that is unacceptable (at the cost of one call per step).
+          were called, outage or not (set-aside entries aside). `log()` refuses a step lower
+          than the last one, so that is step order, stable for equal steps.
+        - **No silent loss**: once `close()` returns, every entry was delivered, or is in
+          ``report.spill_paths`` (normally the one ``report.spill_path``), or set aside, or
+          counted in ``report.lost`` with the reason. A killed process (SIGKILL) loses what
+          was in memory: while the tracker answers, what is not delivered yet; while it is
+          down or hanging, what was logged in the last ``flush_interval`` (in the first
+          ``stall_timeout`` of an outage: since it began). The rest stays in ``spill_dir``
+          as ``<stem>.*.jsonl`` files that `read_spill` reads (a file being replayed may
+          hold entries already delivered).
+        - **Duplicates**: none for a sink whose calls are all-or-nothing (one HTTP request
+          per call, as MLflow's ``log_batch``), but for a call still hanging at `close()`,
+          whose entries are in the spill file too. Otherwise an entry is sent twice only
+          if a call raised after the sink had passed it on: the first call after a failure
+          carries one entry, so at most ``batch_size`` entries (1 without ``log_many``).
 
     Ranks: if the wrapped sink has a bool attribute ``active`` that is False (a non-zero
-    rank), no worker starts and `log`/`log_config`/`flush`/`close` do nothing, the wrapped
-    sink included (logging after `close()` still raises `SinkError`, as on rank 0).
+    rank), no thread starts and `log`/`log_config`/`flush`/`close` do nothing.
 
-    Process exit: unless ``exit_timeout=None``, each instance registers (in ``__init__``,
-    not at import) an `atexit` hook that closes it, giving delivery and then the wrapped
-    sink's close ``exit_timeout`` seconds each, so a script that forgets `close()` still
-    delivers or spills what is pending. `close()` unregisters it (until then the hook keeps
-    the instance alive).
+    Process exit: unless ``exit_timeout=None``, each instance registers (in ``__init__``)
+    an `atexit` hook that closes it, giving delivery and then the wrapped sink's close
+    ``exit_timeout`` seconds each; `close()` unregisters it.
 
     Example:
         >>> with BackgroundSink(sink, spill_dir="spill") as background:  # doctest: +SKIP
@@ -106,22 +109,31 @@ class BackgroundSink:
         max_retry_delay: float = 30.0,
         close_timeout: float = 30.0,
         exit_timeout: float | None = 5.0,
+        stall_timeout: float = 5.0,
+        max_attempts: int = 5,
+        when_full: WhenFull = "drop_newest",
     ) -> None:
         """Start the worker (unless the wrapped sink is inactive on this rank).
 
         Args:
-            sink: Any `Sink`; it is called only from the worker thread from now on.
-            max_queue: Entries held in memory before `log()` spills to disk.
+            sink: Any `Sink`; it is called only from the delivery thread from now on.
+            max_queue: Most entries held in memory (the batch being delivered included).
             batch_size: Most entries per ``log_many`` call.
-            flush_interval: Seconds the worker waits for a batch to fill before sending.
-            spill_dir: Directory for spill files (created when first needed; several
-                BackgroundSinks may share it). Default: ``gradewire-spill-<pid>-<Sink>-<n>``
-                in the system temp directory. The path is in every warning.
+            flush_interval: Seconds the worker waits for a batch to fill before sending,
+                and, while the sink is down, between two writes to the spill file.
+            spill_dir: Directory for spill files (made when needed; may be shared).
+                Default: ``gradewire-spill-<pid>-<Sink>-<n>`` in the system temp directory.
             initial_retry_delay: Backoff scale in seconds for the first retry (> 0).
             max_retry_delay: Cap on any single backoff wait, in seconds.
-            close_timeout: Seconds `close()` waits for delivery by default, and at most for
-                the worker to finish (spill file written, wrapped sink closed).
+            close_timeout: Seconds `close()` waits for delivery by default, then at most for
+                a call in progress, and then for the wrapped sink's ``close()``.
             exit_timeout: Seconds the `atexit` hook gives `close()`; None registers no hook.
+            stall_timeout: Seconds a call may take before the sink counts as down and
+                memory goes to disk (the call is not interrupted).
+            max_attempts: Failed attempts in a row after which an entry is tried past: if
+                the entry after it goes through, it is set aside.
+            when_full: What `log()` does when memory is full and the disk cannot be written:
+                ``"drop_newest"``, ``"raise"`` or ``"block"`` (see above).
 
         Raises:
             InvalidTypeError: ``sink`` lacks ``log``/``log_config``/``close``, or an option
@@ -138,19 +150,24 @@ class BackgroundSink:
             max_retry_delay=max_retry_delay,
             close_timeout=close_timeout,
             exit_timeout=exit_timeout,
+            stall_timeout=stall_timeout,
+            max_attempts=max_attempts,
+            when_full=when_full,
         )
         self._close_timeout = options.close_timeout
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        self._name, self._store = spill_store(sink, spill_dir)
-        self._admission = Admission(self._store, options.max_queue, repr(self))
+        self._name, self._store, self._aside = spill_files(sink, spill_dir)
+        self._admission = Admission(options, repr(self), str(self._store.directory))
         self._report: DeliveryReport | None = None
         self._worker: Worker | None = None
         self._exit_hook: ExitHook | None = None
         if not self._active:
             return
-        self._worker = start_worker(sink, self._admission, self._store, options, name=self._name)
+        self._worker = start_worker(
+            sink, self._admission, self._store, self._aside, options, name=self._name
+        )
         self._exit_hook = register_exit_hook(self, options.exit_timeout)
 
     # -- producer side -----------------------------------------------------------------------
@@ -165,8 +182,8 @@ class BackgroundSink:
             InvalidTypeError: A key, a value or the step has a type a sink cannot take.
             InvalidInputError: The step is negative, or lower than the last one logged
                 (gradewire's sinks refuse those, and W&B drops them).
-            SinkError: `close()` was called, or the queue is full and the spill file cannot
-                be written (the step was not kept: the message says why).
+            SinkError: `close()` was called, or (with ``when_full="raise"``) memory is full
+                and the spill file cannot be written: the step was not kept.
         """
         if not self._active:
             self._admission.check_open()
@@ -189,8 +206,8 @@ class BackgroundSink:
     def log_config(self, config: Mapping[str, Any]) -> None:
         """Enqueue the run's configuration; it is delivered before every later step.
 
-        The config is copied into plain JSON shapes (tuples become lists), which is what the
-        wrapped sink receives, so it can be kept on disk while the tracker is down.
+        It is copied into plain JSON shapes (tuples become lists), which is what the wrapped
+        sink receives, so that it can be kept on disk.
 
         Raises:
             InvalidTypeError: ``config`` is not a mapping with str keys, or holds a value
@@ -227,7 +244,7 @@ class BackgroundSink:
     @property
     def pending(self) -> int:
         """Entries logged but not delivered yet (approximate while the worker runs)."""
-        return self._admission.seq - self.delivered
+        return self._admission.logged - self.delivered
 
     @property
     def delivered(self) -> int:
@@ -236,8 +253,8 @@ class BackgroundSink:
 
     @property
     def is_healthy(self) -> bool:
-        """Whether the last call to the wrapped sink succeeded (True before the first)."""
-        return True if self._worker is None else self._worker.health.healthy
+        """Whether the last call succeeded and none is hanging (True before the first)."""
+        return True if self._worker is None else self._worker.healthy
 
     @property
     def report(self) -> DeliveryReport | None:
@@ -261,17 +278,16 @@ class BackgroundSink:
             target = self._admission.seq
         if self._worker is not None:
             self._worker.wait_settled(target, seconds)
-        return make_report(self._worker, self._store, self._admission.seq, None)
+        return make_report(self._worker, self._aside, self._admission)
 
     def close(self, timeout: float | None = None) -> None:
         """Stop accepting logs, deliver what is pending, close the wrapped sink; set `report`.
 
-        Waits up to ``timeout`` seconds (default ``close_timeout``) for delivery. Then the
-        worker stops: it finishes the call it is in, writes whatever is still undelivered to
-        one spill file (``report.spill_path``) and closes the wrapped sink; that part gets up
-        to ``close_timeout`` seconds (``close(timeout=0)`` skips waiting for delivery but
-        still writes the spill file). A WARNING is logged (`logging`, logger ``gradewire``)
-        when the report is not ok. A second call does nothing.
+        Waits up to ``timeout`` seconds (default ``close_timeout``) for delivery; then up to
+        ``close_timeout`` for a call in progress, writes what is undelivered to one spill
+        file (``report.spill_path``), and gives the wrapped sink's ``close()`` as long
+        again. A WARNING (logger ``gradewire``) says so when the report is not ok. A second
+        call does nothing.
 
         Raises:
             SinkError: Only when the wrapped sink's ``close()`` raised; the error has the
@@ -287,12 +303,12 @@ class BackgroundSink:
         self._exit_hook = None
         worker = self._worker
         if worker is None:
-            self._report = make_report(None, self._store, self._admission.seq, None)
+            self._report = make_report(None, self._aside, self._admission)
             return
         self.flush(delivery_timeout)
-        report = stop_and_report(worker, self._store, self._admission, self._sink, stop_timeout)
+        report = stop_and_report(worker, self._aside, self._admission, stop_timeout)
         self._report = report
-        report_close(self, self._sink, worker, report, self._admission.seq)
+        report_close(self, self._sink, worker, report, self._admission.logged)
 
     def __enter__(self) -> BackgroundSink:
         return self

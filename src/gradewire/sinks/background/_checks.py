@@ -5,17 +5,31 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import check_logs, check_step
 from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._sink import Sink, StepLogs
-from gradewire.sinks.background._admission import Item
 from gradewire.sinks.background._spill_format import copy_table
 
-__all__ = ["Options", "check_options", "check_seconds", "step_entries", "step_entry"]
+__all__ = [
+    "Item",
+    "Options",
+    "WhenFull",
+    "check_options",
+    "check_seconds",
+    "step_entries",
+    "step_entry",
+]
+
+Item = tuple[int | None, dict[str, LogValue] | None, dict[str, Any] | None]
+"""What `Admission.put` takes: (step, logs, None) for a step, (None, None, config) for a config."""
+
+WhenFull = Literal["drop_newest", "raise", "block"]
+"""What `BackgroundSink.log` does when memory is full and the spill file cannot be written."""
 
 
 class Options(NamedTuple):
@@ -28,6 +42,12 @@ class Options(NamedTuple):
     max_retry_delay: float
     close_timeout: float
     exit_timeout: float | None
+    stall_timeout: float
+    max_attempts: int
+    when_full: WhenFull
+
+
+_WHEN_FULL: tuple[WhenFull, ...] = ("drop_newest", "raise", "block")
 
 
 def check_options(
@@ -41,6 +61,9 @@ def check_options(
     max_retry_delay: object,
     close_timeout: object,
     exit_timeout: object,
+    stall_timeout: object,
+    max_attempts: object,
+    when_full: object,
 ) -> Options:
     """Check `BackgroundSink`'s arguments, the sink first; return its numeric options."""
     if not isinstance(sink, Sink):
@@ -72,7 +95,16 @@ def check_options(
         )
     close_seconds = check_seconds("close_timeout", close_timeout)
     exit_seconds = None if exit_timeout is None else check_seconds("exit_timeout", exit_timeout)
-    return Options(queue_size, batch, interval, retry, cap, close_seconds, exit_seconds)
+    stall = check_seconds("stall_timeout", stall_timeout)
+    attempts = _check_count("max_attempts", max_attempts)
+    if when_full not in _WHEN_FULL:
+        raise InvalidInputError(
+            f"when_full must be one of {', '.join(map(repr, _WHEN_FULL))}, not {when_full!r}"
+        )
+    mode: WhenFull = when_full  # narrowed by the check above
+    return Options(
+        queue_size, batch, interval, retry, cap, close_seconds, exit_seconds, stall, attempts, mode
+    )
 
 
 def check_seconds(name: str, value: object) -> float:

@@ -1,4 +1,4 @@
-"""The delivery side of a `BackgroundSink`: its spill store and worker, set up and stopped.
+"""The delivery side of a `BackgroundSink`: its spill files and worker, set up and stopped.
 
 Also its reports: the `DeliveryReport` of `flush()` and `close()`, the warning when entries
 are left undelivered, and the error when the wrapped sink's ``close()`` raised.
@@ -17,6 +17,8 @@ from pathlib import Path
 from gradewire.core._errors import SinkError
 from gradewire.sinks._sink import Sink
 from gradewire.sinks.background._admission import Admission
+from gradewire.sinks.background._append_file import SpillDir
+from gradewire.sinks.background._aside import SetAside
 from gradewire.sinks.background._checks import Options
 from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._spill_store import SpillStore
@@ -26,7 +28,7 @@ __all__ = [
     "delivered",
     "make_report",
     "report_close",
-    "spill_store",
+    "spill_files",
     "start_worker",
     "stop_and_report",
 ]
@@ -36,37 +38,36 @@ logger = logging.getLogger("gradewire")
 _instances = itertools.count()
 
 
-def spill_store(sink: Sink, spill_dir: str | os.PathLike[str] | None) -> tuple[str, SpillStore]:
-    """A new instance's name, ``<Sink>-<n>``, and its spill store.
+def spill_files(
+    sink: Sink, spill_dir: str | os.PathLike[str] | None
+) -> tuple[str, SpillStore, SetAside]:
+    """A new instance's name, ``<Sink>-<n>``, its spill store and its file of refused entries.
 
-    The store is in ``spill_dir``, or else in a directory of its own in the system temp directory.
+    They are in ``spill_dir``, or else in a directory of its own in the system temp directory.
     """
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", type(sink).__name__)
     number, pid = next(_instances), os.getpid()
     if spill_dir is None:
-        directory = Path(tempfile.gettempdir()) / f"gradewire-spill-{pid}-{name}-{number}"
+        path = Path(tempfile.gettempdir()) / f"gradewire-spill-{pid}-{name}-{number}"
     else:
-        directory = Path(spill_dir)
+        path = Path(spill_dir)
+    directory = SpillDir(path)
     stem = f"{name}-{time.strftime('%Y%m%dT%H%M%S')}-{pid}-{number}"
-    return f"{name}-{number}", SpillStore(directory, stem)
+    return f"{name}-{number}", SpillStore(directory, stem), SetAside(directory, stem)
 
 
 def start_worker(
-    sink: Sink, admission: Admission, store: SpillStore, options: Options, *, name: str
+    sink: Sink,
+    admission: Admission,
+    store: SpillStore,
+    aside: SetAside,
+    options: Options,
+    *,
+    name: str,
 ) -> Worker:
-    """Start the thread ``gradewire-<name>`` that delivers what ``admission`` takes in."""
-    worker = Worker(
-        sink,
-        admission.queue,
-        store,
-        admission.lock,
-        name=f"gradewire-{name}",
-        label=f"{type(sink).__name__} behind {admission.owner}",
-        batch_size=options.batch_size,
-        flush_interval=options.flush_interval,
-        initial_retry_delay=options.initial_retry_delay,
-        max_retry_delay=options.max_retry_delay,
-    )
+    """Start the threads ``gradewire-<name>`` (calls the sink) and ``gradewire-<name>-spool``."""
+    label = f"{type(sink).__name__} behind {admission.owner}"
+    worker = Worker(sink, admission, store, aside, options, name=name, label=label)
     worker.start()
     return worker
 
@@ -78,47 +79,48 @@ def delivered(worker: Worker | None) -> int:
 
 def make_report(
     worker: Worker | None,
-    store: SpillStore,
-    logged: int,
-    spill_path: Path | None,
-    close_ok: bool = True,
+    aside: SetAside,
+    admission: Admission,
+    *,
+    final: bool = False,
 ) -> DeliveryReport:
-    """The delivery state now, of ``logged`` entries (only `close()` passes a ``spill_path``)."""
+    """The delivery state now (``final``: after the worker finished, with the spill files)."""
     # One read: the worker may deliver between two, and the report must add up.
     done = delivered(worker)
+    logged = admission.logged
+    lost = admission.dropped + (0 if worker is None else worker.ledger.lost)
+    reasons = [admission.drop_reason, None if worker is None else worker.ledger.lost_reason]
+    paths = tuple(worker.spill_paths) if final and worker is not None else ()
+    close_ok = (
+        worker is None or not final or (worker.close_error is None and not worker.close_stuck)
+    )
     return DeliveryReport(
         delivered=done,
         pending=logged - done,
-        rejected=store.rejected,
-        spill_path=spill_path,
-        last_error=None if worker is None else worker.health.last_error,
-        failed_attempts=0 if worker is None else worker.health.failed_attempts,
+        rejected=aside.count,
+        spill_path=paths[0] if paths else None,
+        last_error=None if worker is None else worker.last_error,
+        failed_attempts=0 if worker is None else worker.failed_attempts,
         ok=logged == done and close_ok,
+        lost=lost,
+        lost_reason="; ".join(r for r in reasons if r) or None,
+        rejected_path=worker.rejected_path if final and worker is not None else None,
+        rejections=tuple(aside.listed),
+        spill_paths=paths,
     )
 
 
 def stop_and_report(
-    worker: Worker, store: SpillStore, admission: Admission, sink: Sink, stop_timeout: float
+    worker: Worker, aside: SetAside, admission: Admission, stop_timeout: float
 ) -> DeliveryReport:
-    """Stop ``worker`` (waiting ``stop_timeout`` at most) and make the final report."""
+    """Stop ``worker`` (a call in progress gets ``stop_timeout``) and make the final report."""
     worker.stop(stop_timeout)
-    if worker.is_alive():
-        # The wrapped sink is stuck inside a call: keep the queue on disk, since the
-        # worker may never come back; when it does, it finishes the spill file itself.
-        with admission.lock:
-            worker.spill_queue_unless_finished()
+    if worker.is_alive():  # only if the disk itself hangs
         worker.note_error(
-            f"TimeoutError: {type(sink).__name__} did not return from a call within "
-            f"{stop_timeout}s of close(); what it holds stays in memory until it returns, "
-            f"everything else is on disk in {store.directory}"
+            f"TimeoutError: the delivery thread did not finish writing the spill file in "
+            f"{worker.spill_directory} after close()"
         )
-    return make_report(
-        worker,
-        store,
-        admission.seq,
-        store.final_path if worker.spilled or worker.is_alive() else None,
-        close_ok=worker.close_error is None and not worker.is_alive(),
-    )
+    return make_report(worker, aside, admission, final=True)
 
 
 def report_close(
@@ -129,14 +131,20 @@ def report_close(
     The error has ``report`` as its ``report`` attribute and the sink's error as its cause.
     """
     if not report.ok:
+        where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
         logger.warning(
-            "%r closed with %d of %d entries undelivered (last error: %s); they are kept "
-            "in %s: read them back with gradewire.read_spill(path)",
+            "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
+            "last error: %s); the rest is kept in %s: read it back with "
+            "gradewire.read_spill(path)",
             owner,
             report.pending,
             logged,
+            report.rejected,
+            report.rejected_path,
+            report.lost,
+            f": {report.lost_reason}" if report.lost_reason else "",
             report.last_error,
-            report.spill_path,
+            where,
         )
     if worker.close_error is not None:
         error = SinkError(

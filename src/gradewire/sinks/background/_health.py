@@ -38,6 +38,9 @@ class SinkHealth:
         """When the next attempt is due (`time.monotonic`)."""
         self.probing = False
         """Send one entry per call: the sink is being tested, or a refused entry sought."""
+        self._head_seq = 0  # the entry that last failed in a call of its own
+        self.head_failures = 0
+        """How often in a row that entry failed alone."""
 
     def succeeded(self, *, backlog: int) -> None:
         """A call went through; ``backlog`` is how many entries still wait on disk."""
@@ -45,6 +48,7 @@ class SinkHealth:
         self._attempt = 0
         self.retry_at = 0.0
         self.probing = False
+        self.head_failures = 0
         if self._outage_logged and not backlog:
             self._outage_logged = False
             logger.info("%s: delivering again; everything kept on disk was replayed", self._label)
@@ -54,6 +58,11 @@ class SinkHealth:
         self.healthy = False
         self.failed_attempts += 1
         self.last_error = describe(error)
+
+    def failed_alone(self, seq: int) -> None:
+        """The entry ``seq`` failed in a call of its own (again, if it was the last to)."""
+        self.head_failures = self.head_failures + 1 if seq == self._head_seq else 1
+        self._head_seq = seq
 
     def back_off(self, directory: Path) -> None:
         """Wait before the next attempt (jittered, doubling up to the cap) and probe then."""
@@ -73,3 +82,15 @@ class SinkHealth:
             )
         else:
             logger.debug("%s failed again: %s", self._label, self.last_error)
+
+    def stalled(self, seconds: float, directory: Path) -> None:
+        """A call has not returned for ``seconds``: count the sink as down until it does."""
+        self.healthy = False
+        if not self._outage_logged:
+            self._outage_logged = True
+            logger.warning(
+                "%s has not answered for %gs; steps logged meanwhile are kept in %s until it does",
+                self._label,
+                seconds,
+                directory,
+            )

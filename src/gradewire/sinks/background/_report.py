@@ -5,28 +5,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DeliveryReport"]
+__all__ = ["DeliveryReport", "Rejection"]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One entry the wrapped sink refused for good, as a `DeliveryReport` lists it.
+
+    Attributes:
+        step: The step of the refused `log()` call, or None for a `log_config()` call.
+        error: Why, as ``"Type: message"``.
+    """
+
+    step: int | None
+    error: str
 
 
 @dataclass(frozen=True)
 class DeliveryReport:
     """The delivery state of a `BackgroundSink`, from `flush()` or `close()`.
 
-    An *entry* is one `log()` step or one `log_config()` call.
+    An *entry* is one `log()` step or one `log_config()` call. Every entry logged is either
+    delivered or pending, and after `close()` every pending entry is in exactly one place:
+    set aside in ``rejected_path``, lost (counted, with the reason), or waiting in
+    ``spill_paths`` (``pending == rejected + lost + entries in the spill files``).
 
     Attributes:
         delivered: Entries the wrapped sink accepted.
-        pending: Entries not delivered (still queued, on disk, or rejected).
-        rejected: Of the pending entries, those the wrapped sink refused for good (it raised
-            `InvalidInputError` for that entry alone); they are never retried.
-        spill_path: Set by `close()` when ``pending > 0``: the JSONL file that holds every
-            undelivered entry, oldest first (read it with `read_spill`). It is never deleted.
-            None from `flush()`: while the sink is open, its spill is still in use under
-            `BackgroundSink.spill_dir`.
+        pending: Entries not delivered (queued, on disk, set aside or lost).
+        rejected: Of the pending entries, those set aside for good: the wrapped sink raised
+            `InvalidInputError` for that entry alone, or it kept failing while the entries
+            after it went through (see ``max_attempts``). They are never retried.
+        spill_path: Set by `close()` when entries wait on disk: the JSONL file that holds
+            them, oldest first (read it with `read_spill`). It is never deleted. None from
+            `flush()`: while the sink is open, its spill is in use under `spill_dir`.
         last_error: The most recent delivery error as ``"Type: message"``, or None if no
             delivery ever failed; a recovered outage leaves it set while ``ok`` is True.
         failed_attempts: Calls to the wrapped sink that raised.
         ok: True when nothing is pending (and, after `close()`, the wrapped sink closed).
+        lost: Of the pending entries, those kept nowhere: logged while memory was full
+            (``max_queue``) and the spill file could not be written (``when_full=
+            "drop_newest"``), cut from a spill file from outside, or still in memory at
+            `close()` with the disk unwritable. Never silent: ``lost_reason`` says why, and
+            a WARNING was logged when it happened.
+        lost_reason: Why the most recent loss happened, or None.
+        rejected_path: After `close()`, the file of the set-aside entries (spill records with
+            an ``error`` field; `read_spill` reads them), or None if there are none.
+        rejections: The set-aside entries (the first 1000), oldest first, with their errors.
+        spill_paths: After `close()`, every file that holds waiting entries, in order:
+            ``spill_path`` alone, unless merging the segments into it failed (a full disk),
+            in which case the segments left unmerged follow it.
     """
 
     delivered: int
@@ -36,3 +64,8 @@ class DeliveryReport:
     last_error: str | None
     failed_attempts: int
     ok: bool
+    lost: int = 0
+    lost_reason: str | None = None
+    rejected_path: Path | None = None
+    rejections: tuple[Rejection, ...] = ()
+    spill_paths: tuple[Path, ...] = ()

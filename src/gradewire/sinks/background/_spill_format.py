@@ -7,7 +7,8 @@ Every line is strict JSON (no NaN tokens), so any JSON reader can open the file:
 
 ``seq`` is the order in which the entries were logged. A value that JSON cannot hold is
 wrapped in a one-key object: ``{"$float": "nan" | "inf" | "-inf"}``, ``{"$table": {"columns":
-[...], "data": [[...]]}}`` (`Table.to_dict`, cells encoded the same way), and in configs
+[...], "data": [[...]]}}`` (`Table.to_dict`, cells encoded the same way), ``{"$histogram":
+{...}}`` (`Histogram.to_dict`), and in configs
 ``{"$dict": {...}}`` for a user dict that itself has a single key starting with ``$``.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 from gradewire.sinks._sink import StepLogs
@@ -127,6 +129,8 @@ def _encode_log_value(value: LogValue) -> Any:
     if isinstance(value, Table):
         data = [[_encode_cell(cell) for cell in row] for row in value.rows]
         return {"$table": {"columns": value.headers, "data": data}}
+    if isinstance(value, Histogram):
+        return {"$histogram": value.to_dict()}
     return _encode_float(value) if isinstance(value, float) else value
 
 
@@ -143,9 +147,11 @@ def _encode_config(value: Any) -> Any:
     return value
 
 
-def encode_entry(entry: Entry) -> bytes:
-    """One spill line (UTF-8, ending in a newline) for ``entry``."""
+def encode_entry(entry: Entry, error: str | None = None) -> bytes:
+    """One spill line (UTF-8, ending in a newline) for ``entry``; ``error``: why it was refused."""
     record: dict[str, Any] = {"v": _VERSION, "seq": entry.seq}
+    if error is not None:
+        record["error"] = error
     if entry.config is not None:
         record["config"] = _encode_config(entry.config)
     else:
@@ -166,6 +172,8 @@ def _decode_log_value(value: Any) -> LogValue:
         table = value["$table"]
         data = [[_decode_float(cell) for cell in row] for row in table["data"]]
         return Table.from_dict({"columns": table["columns"], "data": data})
+    if isinstance(value, dict) and set(value) == {"$histogram"}:
+        return Histogram.from_dict(value["$histogram"])
     decoded = _decode_float(value)
     if isinstance(decoded, bool) or not isinstance(decoded, int | float):
         raise ValueError(f"not a number or a table: {value!r}")

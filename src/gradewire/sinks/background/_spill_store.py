@@ -1,194 +1,234 @@
-"""SpillStore: the files where a `BackgroundSink` keeps entries it could not deliver yet.
+"""SpillStore: the oldest pending entries of a `BackgroundSink`, on disk, in order.
 
-The pending entries of a BackgroundSink are always, oldest first: the *segments* on disk
-(replayed from the first), the worker's batch in hand, the in-memory queue, then the
-*overflow* file. Two writers keep that order without waiting on each other:
+Only the worker thread uses it. The pending entries are always the ones on disk (oldest)
+followed by the ones in memory, so the disk holds one run of sequence numbers, appended
+in order to *segments* (``<stem>.part-000001.jsonl``, ...). Delivery reads them back from
+the first; a segment whose entries are all settled (delivered or set aside) is removed.
 
-- the producer appends to the overflow file when the queue is full (and keeps doing so
-  until the worker adopts the file, so the queue never holds newer entries than it);
-- the worker appends to the last segment, and, when the queue is empty, adopts the
-  overflow file by renaming it into the next segment.
-
-Overflow methods are called under the BackgroundSink's lock; segment methods only from its
-worker thread. Writes are flushed to the operating system but not fsynced: a killed process
-keeps them, a power cut may not.
+Durability: every append is whole records or nothing (`AppendFile`), so an entry counts as
+spilled only once its line is entirely in the file; a process killed at any moment leaves
+only whole lines. A segment is fsynced when the next one starts (every
+``segment_records`` entries or ``segment_bytes`` bytes) and at `close`, so a power cut
+loses at most the newest segment's unsynced tail. Reading skips, with a warning, a line
+cut short or garbled from outside; the worker counts the entries that went missing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import shutil
+import logging
+import os
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from gradewire.sinks.background._append_file import AppendFile, SpillDir
 from gradewire.sinks.background._spill_format import Entry, decode_entry, encode_entry
 
 __all__ = ["SpillStore"]
 
+logger = logging.getLogger("gradewire")
+
+
+@dataclass
+class _Segment:
+    path: Path
+    last_seq: int  # 0 while empty
+    file: AppendFile | None  # set while it is the segment being written
+
 
 class SpillStore:
-    """Ordered spill segments plus an overflow file, all named ``<stem>.*.jsonl`` in one dir."""
+    """Ordered spill segments in one directory, all named ``<stem>.*.jsonl``.
 
-    def __init__(self, directory: Path, stem: str) -> None:
-        self.directory = directory
-        self.final_path = directory / f"{stem}.jsonl"
+    Attributes:
+        last_seq: The newest sequence number on disk (0 before the first spill).
+        close_error: Why `close` could not merge every segment into one file, if it could not.
+    """
+
+    def __init__(
+        self,
+        directory: SpillDir,
+        stem: str,
+        *,
+        segment_records: int = 1000,
+        segment_bytes: int = 16 << 20,
+    ) -> None:
+        self.dir = directory
+        self.final_path = directory.path / f"{stem}.jsonl"
         self._stem = stem
-        self._made_dir = False
-        self._segments: deque[Path] = deque()
-        self._segment_number = 0
-        self._tail: BinaryIO | None = None
+        self._segment_records = segment_records
+        self._segment_bytes = segment_bytes
+        self._segments: deque[_Segment] = deque()
+        self._number = 0
+        self.last_seq = 0
+        self.close_error: str | None = None
+        # Reading: the segment being read (an index into _segments), its file, and the
+        # entries read ahead with the offset where each line starts.
+        self._read_index = 0
         self._reader: BinaryIO | None = None
-        self._peeked: deque[Entry] = deque()
-        self._backlog = 0
-        self._overflow_path = directory / f"{stem}.overflow.jsonl"
-        self._overflow: BinaryIO | None = None
-        self._overflow_count = 0
-        self._rejected_path = directory / f"{stem}.rejected.jsonl"
-        self._rejected: BinaryIO | None = None
-        self.rejected = 0
+        self._buffer: deque[tuple[Entry, _Segment, int]] = deque()
 
     @property
-    def backlog(self) -> int:
-        """Entries in the segments, not yet delivered."""
-        return self._backlog
+    def directory(self) -> Path:
+        return self.dir.path
 
-    @property
-    def overflow_count(self) -> int:
-        """Entries in the overflow file, not yet adopted."""
-        return self._overflow_count
+    # -- writing --------------------------------------------------------------------------
 
-    def _open(self, path: Path) -> BinaryIO:
-        if not self.directory.is_dir():
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._made_dir = True
-        return open(path, "ab")  # kept open across calls, closed by the store
+    def _tail(self) -> _Segment:
+        tail = self._segments[-1] if self._segments else None
+        if tail is not None and tail.file is not None:
+            file = tail.file
+            full = file.records >= self._segment_records or file.size >= self._segment_bytes
+            if file.intact() and not full:
+                return tail
+            self._seal(tail)
+        self.dir.ensure()
+        self._number += 1
+        path = self.dir.path / f"{self._stem}.part-{self._number:06d}.jsonl"
+        tail = _Segment(path, 0, AppendFile(path))
+        self._segments.append(tail)
+        return tail
 
-    # -- producer side, under the BackgroundSink's lock --------------------------------------
-
-    def write_overflow(self, entry: Entry) -> None:
-        """Append ``entry`` to the overflow file."""
-        line = encode_entry(entry)
-        if self._overflow is None:
-            self._overflow = self._open(self._overflow_path)
-        self._overflow.write(line)
-        self._overflow.flush()
-        self._overflow_count += 1
-
-    def adopt_overflow(self) -> None:
-        """Make the overflow file the newest segment (call only when the queue is empty)."""
-        if self._overflow is None:
+    def _seal(self, segment: _Segment) -> None:
+        file, segment.file = segment.file, None
+        if file is None:
             return
-        self._overflow.close()
-        self._overflow = None
-        self._close_tail()
-        segment = self._next_segment_path()
-        self._overflow_path.rename(segment)
-        self._segments.append(segment)
-        self._backlog += self._overflow_count
-        self._overflow_count = 0
-
-    # -- worker side ------------------------------------------------------------------------
-
-    def _next_segment_path(self) -> Path:
-        self._segment_number += 1
-        return self.directory / f"{self._stem}.part-{self._segment_number:06d}.jsonl"
-
-    def _close_tail(self) -> None:
-        if self._tail is not None:
-            self._tail.close()
-            self._tail = None
+        try:
+            file.close()
+        except OSError as exc:  # the data was written; only its durability is in doubt
+            logger.warning("could not fsync spill segment %s: %s", file.path, exc)
+        self.dir.sync()
 
     def append(self, entries: list[Entry]) -> None:
-        """Append ``entries`` (newer than everything stored) to the last segment."""
+        """Append ``entries`` (newer than everything stored) as whole lines.
+
+        Raises:
+            OSError: Nothing was stored (e.g. the disk is full); the caller keeps them.
+        """
         if not entries:
             return
         data = b"".join(encode_entry(entry) for entry in entries)
-        if self._tail is None:
-            if not self._segments:
-                self._segments.append(self._next_segment_path())
-            self._tail = self._open(self._segments[-1])
-        self._tail.write(data)
-        self._tail.flush()
-        self._backlog += len(entries)
+        tail = self._tail()
+        assert tail.file is not None
+        tail.file.append(data, len(entries))
+        tail.last_seq = self.last_seq = entries[-1].seq
 
-    def reject(self, entry: Entry) -> None:
-        """Keep an entry the sink refused for good, apart from those still to be retried."""
-        if self._rejected is None:
-            self._rejected = self._open(self._rejected_path)
-        self._rejected.write(encode_entry(entry))
-        self._rejected.flush()
-        self.rejected += 1
+    # -- reading --------------------------------------------------------------------------
 
-    def peek(self, count: int) -> list[Entry]:
-        """The oldest ``count`` (or fewer) entries of the backlog, read in one chunk."""
-        while len(self._peeked) < count and self._segments:
+    def read(self, after: int, count: int) -> list[Entry]:
+        """The oldest ``count`` (or fewer) stored entries with a sequence number above ``after``.
+
+        Raises:
+            OSError: A segment could not be read (the caller tries again later).
+        """
+        self._drop_buffered(after)
+        while len(self._buffer) < count and self._read_index < len(self._segments):
+            segment = self._segments[self._read_index]
             if self._reader is None:
-                self._reader = open(self._segments[0], "rb")  # noqa: SIM115
+                self._reader = open(segment.path, "rb")  # noqa: SIM115  # kept across calls
+            start = self._reader.tell()
             line = self._reader.readline()
-            if line:
-                self._peeked.append(decode_entry(line))
-                continue
-            in_use = len(self._segments) == 1 and self._tail is not None
-            if in_use or self._peeked:
-                # Reached what the worker has written so far, or the end of a file whose
-                # peeked entries are not delivered yet: the file stays until they are.
-                break
-            self._reader.close()
-            self._reader = None
-            self._segments.popleft().unlink()
-        return list(self._peeked)[:count]
-
-    def advance(self, count: int) -> None:
-        """Forget the oldest ``count`` peeked entries: they were delivered."""
-        for _ in range(count):
-            self._peeked.popleft()
-        self._backlog -= count
-        if self._backlog == 0:
-            # Nothing is left on disk: drop the files so that the next outage starts afresh.
-            if self._reader is not None:
+            if not line:
+                if segment.file is not None:
+                    break  # all that was written so far
                 self._reader.close()
                 self._reader = None
-            self._close_tail()
-            while self._segments:
-                self._segments.popleft().unlink(missing_ok=True)
+                self._read_index += 1
+                continue
+            entry = self._decode(segment.path, line)
+            if entry is not None and entry.seq > after:
+                self._buffer.append((entry, segment, start))
+        return [entry for entry, _, _ in list(self._buffer)[:count]]
 
-    def consolidate(self) -> Path | None:
-        """Put every stored entry into `final_path`, oldest first; None if nothing is stored.
+    def _drop_buffered(self, settled: int) -> None:
+        while self._buffer and self._buffer[0][0].seq <= settled:
+            self._buffer.popleft()
 
-        Call after the last `append` and `adopt_overflow`. Rejected entries come first (they
-        are older than anything still pending); the other files are removed.
+    def _decode(self, path: Path, line: bytes) -> Entry | None:
+        if line.endswith(b"\n"):
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                return decode_entry(line)
+        logger.warning(
+            "%s holds a line that is cut short or garbled (changed from outside?); skipped",
+            path,
+        )
+        return None
+
+    def discard(self, settled: int) -> None:
+        """Remove the segments whose entries are all settled (up to ``settled``)."""
+        self._drop_buffered(settled)
+        while self._segments and self._segments[0].last_seq <= settled:
+            segment = self._segments.popleft()
+            if self._read_index == 0:
+                self._close_reader()
+            else:
+                self._read_index -= 1
+            if segment.file is not None:
+                with contextlib.suppress(OSError):
+                    segment.file.close()
+                segment.file = None
+            segment.path.unlink(missing_ok=True)
+
+    def _close_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    # -- the end --------------------------------------------------------------------------
+
+    def _head_offset(self) -> int:
+        """Where the first pending line of the first segment starts (call after `discard`)."""
+        first = self._segments[0]
+        if self._buffer and self._buffer[0][1] is first:
+            return self._buffer[0][2]
+        if self._read_index == 0 and self._reader is not None:
+            return self._reader.tell()  # every line read so far was settled
+        return 0
+
+    def close(self, settled: int) -> list[Path]:
+        """Keep every stored entry above ``settled`` in one file if possible; return the files.
+
+        The files are, in order: `final_path` (``<stem>.jsonl``) and, only if merging failed
+        (e.g. the disk is full), the segments that could not be merged into it. Segments
+        are renamed rather than copied where possible, so merging needs little free space.
         """
-        self._close_tail()
-        if self._rejected is not None:
-            self._rejected.close()
-            self._rejected = None
-        if self._backlog == 0 and self.rejected == 0:
-            self._remove_dir_if_empty()
-            return None
-        with open(self.final_path, "xb") as out:
-            if self.rejected:
-                with open(self._rejected_path, "rb") as rejected:
-                    shutil.copyfileobj(rejected, out)
-                self._rejected_path.unlink()
-            out.writelines(encode_entry(entry) for entry in self._peeked)
-            self._peeked.clear()
-            first = True
+        for segment in self._segments:
+            self._seal(segment)
+        self.discard(settled)
+        if not self._segments:
+            self._close_reader()
+            self.dir.remove_if_empty()
+            return []
+        head_offset = self._head_offset()
+        self._close_reader()
+        self._buffer.clear()
+        final = AppendFile(self.final_path)
+        try:
+            first = self._segments[0]
+            if head_offset == 0:
+                os.rename(first.path, self.final_path)
+            else:  # its head was delivered already: copy the rest
+                final.copy_from(first.path, head_offset)
+                first.path.unlink()
+            self._segments.popleft()
             while self._segments:
-                segment = self._segments.popleft()
-                if first and self._reader is not None:
-                    shutil.copyfileobj(self._reader, out)  # the rest, past what was replayed
-                    self._reader.close()
-                    self._reader = None
-                else:
-                    with open(segment, "rb") as file:
-                        shutil.copyfileobj(file, out)
-                segment.unlink()
-                first = False
-        return self.final_path
-
-    def _remove_dir_if_empty(self) -> None:
-        if self._made_dir:
-            # Not empty: it holds other files, which are not ours to remove.
+                final.copy_from(self._segments[0].path)
+                self._segments.popleft().path.unlink()
+        except OSError as exc:
+            self.close_error = f"{type(exc).__name__}: {exc}"
+            logger.warning(
+                "could not merge the spill segments into %s (%s); the rest stays in %s",
+                self.final_path,
+                exc,
+                ", ".join(str(s.path) for s in self._segments),
+            )
+        finally:
             with contextlib.suppress(OSError):
-                self.directory.rmdir()
+                final.close()
+            self.dir.sync()
+        paths = [self.final_path] if self.final_path.exists() else []
+        if paths and self.final_path.stat().st_size == 0 and self._segments:
+            self.final_path.unlink()
+            paths = []
+        return paths + [segment.path for segment in self._segments]

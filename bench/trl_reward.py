@@ -1,0 +1,249 @@
+"""What trl_reward costs inside a TRL step, and how close a judge batch gets to the ideal.
+
+1. Per-completion cost, 512 completions a step: `trl_reward` around a `from_function`
+   grader (attached to a `GradewireCallback`, so each batch is also recorded, and the
+   window drained once per step as at a logging step) beside a hand-written TRL reward
+   function doing the same check (the answer in the completion). Both are called the way
+   GRPOTrainer calls them: the sync one directly, the async one on a background event
+   loop through ``run_coroutine_threadsafe``. Their difference is then set against a GRPO
+   step of the tiny CPU model of the tests at the same 512 completions a step (64 prompts x
+   8 generations of 8 tokens; timed here, median of a few steps).
+   Target: the adapter adds under 1% to the step.
+2. A judge batch: `BinaryJudgeGrader` through `trl_reward` against a loopback judge that
+   answers after 50 ms (``tests/judge_server.py`` in its own process), 256 distinct
+   completions at concurrency 64, beside the ideal 256 / 64 x 50 ms = 200 ms.
+   Target: within 1.15x the ideal.
+
+Run: ``python bench/trl_reward.py [--rounds 20] [--steps 4]``. Figures move on a loaded
+machine; compare the rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
+from gradewire_transformers import GradewireCallback, trl_reward
+
+BATCH = 512
+LATENCY = 0.05
+JUDGE_BATCH = 256
+CONCURRENCY = 64
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
+TESTS = Path(__file__).resolve().parent.parent / "integrations" / "transformers" / "tests"
+
+
+def batch(step: int) -> dict[str, Any]:
+    prompts = [f"What is {i} + {i}?" for i in range(BATCH)]
+    completions = [f"The answer is {2 * i + (step + i) % 2}." for i in range(BATCH)]
+    return {
+        "prompts": prompts,
+        "completions": completions,
+        "completion_ids": [[0] * (10 + i % 7) for i in range(BATCH)],
+        "answer": [str(2 * i) for i in range(BATCH)],
+        "trainer_state": None,
+        "log_extra": lambda column, values: None,
+        "log_metric": lambda name, value: None,
+    }
+
+
+def handwritten(
+    prompts: list[str], completions: list[str], answer: list[str], **kwargs: Any
+) -> list[float]:
+    return [float(a in c) for c, a in zip(completions, answer, strict=True)]
+
+
+def check(sample: StringThread) -> float:
+    return float(sample.metadata["answer"] in (sample.completion() or ""))
+
+
+class Loop:
+    """A background event loop, as GRPOTrainer runs its async reward functions."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+
+
+def per_completion(rounds: int) -> tuple[float, float]:
+    """Microseconds per completion: the hand-written function, and trl_reward."""
+    loop = Loop()
+    reward = trl_reward(BaseGrader.from_function("exact", check))
+    callback = GradewireCallback(reward)
+    batches = [batch(step) for step in range(rounds)]
+    expected = [handwritten(**b) for b in batches]
+    for b, want in zip(batches, expected, strict=True):  # warm-up, and the same answers
+        assert loop.run(reward(**b)) == want
+    callback.logs_at(0, main=True)
+    plain: list[float] = []
+    adapter: list[float] = []
+    for step, b in enumerate(batches, start=1):
+        start = time.perf_counter()
+        handwritten(**b)
+        plain.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        loop.run(reward(**b))
+        callback.logs_at(step, main=True)  # the logging step's drain, every step here
+        adapter.append(time.perf_counter() - start)
+    loop.close()
+    return (
+        statistics.median(plain) / BATCH * 1e6,
+        statistics.median(adapter) / BATCH * 1e6,
+    )
+
+
+def grpo_step_seconds(steps: int) -> float:
+    """Median seconds of a GRPO step of the tests' tiny model (plain reward function)."""
+    sys.path.insert(0, str(TESTS))
+    import tempfile
+
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from trl_support import standard_dataset, tiny_model
+
+    class Clock(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.starts: list[float] = []
+            self.durations: list[float] = []
+
+        def on_step_begin(self, *args: Any, **kwargs: Any) -> None:
+            self.starts.append(time.perf_counter())
+
+        def on_step_end(self, *args: Any, **kwargs: Any) -> None:
+            self.durations.append(time.perf_counter() - self.starts[-1])
+
+    model, tokenizer = tiny_model()
+    clock = Clock()
+    with tempfile.TemporaryDirectory() as out, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer = GRPOTrainer(
+            model=model,
+            processing_class=tokenizer,
+            reward_funcs=[handwritten],
+            args=GRPOConfig(
+                output_dir=out,
+                use_cpu=True,
+                per_device_train_batch_size=BATCH,
+                num_generations=8,
+                max_completion_length=8,
+                max_steps=steps + 1,
+                report_to=[],
+                save_strategy="no",
+                disable_tqdm=True,
+            ),
+            train_dataset=standard_dataset(BATCH),
+            callbacks=[clock],
+        )
+        trainer.train()
+    return statistics.median(clock.durations[1:])  # the first step warms up
+
+
+@contextlib.contextmanager
+def judge_server() -> Iterator[str]:
+    answer = json.dumps({"reasoning": "checked", "verdict": "PASS"})
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--latency", str(LATENCY), "--text", answer],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield f"http://127.0.0.1:{int(process.stdout.readline())}/v1"
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
+def judge_batches(repeats: int) -> tuple[float, float]:
+    """Best seconds for JUDGE_BATCH distinct completions: grade_many, then trl_reward."""
+    with judge_server() as base_url:
+        loop = Loop()
+        model = OpenAIChatModel("bench", base_url=base_url, api_key="bench")
+        grader = BinaryJudgeGrader("judge", model, "The answer is correct.", sample_tables=False)
+        reward = trl_reward(grader, max_concurrency=CONCURRENCY)
+        direct: list[float] = []
+        adapter: list[float] = []
+        for round_ in range(repeats + 1):
+            for times, through_trl in ((direct, False), (adapter, True)):
+                kwargs = batch(round_)
+                tag = "trl" if through_trl else "direct"
+                # Distinct completions: identical ones would share one judge call.
+                kwargs["completions"] = [
+                    f"{c} ({tag} {round_})" for c in kwargs["completions"][:JUDGE_BATCH]
+                ]
+                for name in ("prompts", "completion_ids", "answer"):
+                    kwargs[name] = kwargs[name][:JUDGE_BATCH]
+                if through_trl:
+                    call = reward(**kwargs)
+                else:
+                    samples = reward.threads(
+                        kwargs["prompts"], kwargs["completions"], {"answer": kwargs["answer"]}
+                    )
+                    call = grader.grade_many(samples, max_concurrency=CONCURRENCY)
+                start = time.perf_counter()
+                values = loop.run(call)
+                elapsed = time.perf_counter() - start
+                assert len(values) == JUDGE_BATCH
+                assert all(v is not None for v in values)
+                if round_:  # round 0 warms up the connections
+                    times.append(elapsed)
+        loop.close()
+    return min(direct), min(adapter)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    plain_us, adapter_us = per_completion(args.rounds)
+    step = grpo_step_seconds(args.steps)
+    added = (adapter_us - plain_us) * BATCH / 1e6
+    print(f"reward function, {BATCH} completions a step (median of {args.rounds} steps):")
+    print(f"  hand-written TRL function   {plain_us:8.2f} us/completion")
+    print(f"  trl_reward + callback       {adapter_us:8.2f} us/completion")
+    print(f"  added per step              {added * 1e3:8.2f} ms")
+    print(f"GRPO step of the tiny model   {step * 1e3:8.1f} ms (median of {args.steps})")
+    print(f"  adapter's share of a step   {added / step:8.2%}   (target < 1%)")
+
+    ideal = JUDGE_BATCH / CONCURRENCY * LATENCY
+    direct, adapter = judge_batches(args.repeats)
+    print(
+        f"judge batch: {JUDGE_BATCH} completions, {CONCURRENCY} at once, "
+        f"{LATENCY * 1e3:.0f} ms judge (best of {args.repeats})"
+    )
+    print(f"  ideal                       {ideal * 1e3:8.1f} ms")
+    print(f"  grader.grade_many           {direct * 1e3:8.1f} ms  = {direct / ideal:.3f}x ideal")
+    print(
+        f"  trl_reward(BinaryJudge)     {adapter * 1e3:8.1f} ms  = {adapter / ideal:.3f}x ideal"
+        "   (target <= 1.15x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""Eval runs in MLflow the way MLflow's own GenAI evaluation logs them.
+
+One MLflow run per run folder; one trace per sample inside it (the conversation as the
+trace's request, the completion as its response); each grader's grade attached to the
+trace as a Feedback assessment (value, rationale, source; an error as the feedback's
+error); the statistics as run metrics; the report, config and summary as artifacts; the
+run tagged ``mlflow.runType = genai_evaluate``. MLflow's evaluation views then list the
+samples with their scores, and `mlflow.search_traces` reads them back.
+
+Feedback is attached while each trace is still open, so it is exported with the trace in
+one write (attaching it afterwards costs a request per grade, and only works once the
+asynchronous export has been flushed). Traces are flushed in batches well under the
+export queue's 1,000 entries: past that MLflow drops traces with only a warning.
+Re-running an eval logs traces only for samples whose outcomes changed, and deletes the
+traces they replace; ``mlflow.json`` in the run folder remembers the run and its traces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gradewire.eval import EvalRun, GraderSummary, SampleRecord
+from gradewire_mlflow._run import default_tracking_uri
+
+__all__ = ["MlflowEvalTracker", "eval_tracker"]
+
+STATE = "mlflow.json"
+SAMPLE_TAG = "gradewire.sample_id"
+DEFAULT_EXPERIMENT = "gradewire-eval"
+BATCH = 400
+_FLUENT_ENV = ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
+_JUDGE_TYPES = {"binary_judge", "prebuilt_judge", "rubric_judge", "range_judge"}
+
+
+@contextlib.contextmanager
+def _fluent(uri: str) -> Iterator[None]:
+    """MLflow's fluent API pointed at ``uri``, and put back as it was afterwards.
+
+    Tracing only works through the fluent API, which keeps the tracking URI and the active
+    experiment in globals and environment variables; the caller's are restored.
+    """
+    import mlflow
+    from mlflow.tracking import fluent
+
+    saved_env = {name: os.environ.get(name) for name in _FLUENT_ENV}
+    from mlflow.tracking._tracking_service import utils
+
+    # The URI set in code, not one read from the environment (restored apart, below).
+    previous = getattr(utils, "_tracking_uri", None)
+    experiment = getattr(fluent, "_active_experiment_id", None)
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(previous)  # type: ignore[arg-type]
+        fluent._active_experiment_id = experiment
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _fingerprint(record: SampleRecord, spec_hashes: Mapping[str, str]) -> str:
+    outcomes = {
+        key: record.outcomes[key].to_json()
+        for key in spec_hashes
+        if key in record.outcomes and record.outcomes[key].spec_hash == spec_hashes[key]
+    }
+    for outcome in outcomes.values():
+        outcome.pop("seconds", None)
+    text = json.dumps([record.input_hash, outcomes], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class MlflowEvalTracker:
+    """Logs eval runs and comparisons to MLflow (the ``mlflow`` eval tracker)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        tracking_uri: str | None = None,
+        experiment_name: str | None = None,
+    ) -> None:
+        """Set up the tracker.
+
+        Args:
+            folder: The run folder (holds ``mlflow.json``, the run and trace ids).
+            tracking_uri: Default: ``MLFLOW_TRACKING_URI``, else ``./mlflow.db`` (sqlite).
+            experiment_name: Default: ``MLFLOW_EXPERIMENT_NAME``, else ``gradewire-eval``.
+        """
+        import mlflow  # fail here, with the extra's message, if MLflow is missing
+
+        del mlflow
+        self.folder = folder
+        self.tracking_uri = (
+            tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
+        )
+        self.experiment_name = (
+            experiment_name or os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_EXPERIMENT
+        )
+
+    def _state(self) -> dict[str, Any]:
+        path = self.folder / STATE
+        if path.exists():
+            state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            if state.get("tracking_uri") == self.tracking_uri:
+                return state
+        return {"tracking_uri": self.tracking_uri, "run_id": None, "traces": {}}
+
+    def _save(self, state: Mapping[str, Any]) -> None:
+        path = self.folder / STATE
+        path.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+
+    def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
+        """Log the run: traces with feedback for new or changed samples, metrics, artifacts."""
+        with _fluent(self.tracking_uri):
+            return self._log_run(run)
+
+    def _log_run(self, run: EvalRun) -> list[str]:
+        import mlflow
+        from mlflow import MlflowClient
+
+        state = self._state()
+        client = MlflowClient(self.tracking_uri)
+        experiment = self._experiment(client)
+        run_id = state.get("run_id")
+        if run_id is not None:
+            try:
+                client.get_run(run_id)
+            except Exception:  # deleted, or another store: start afresh
+                run_id, state["traces"] = None, {}
+        traces: dict[str, list[str]] = state["traces"]
+        with mlflow.start_run(run_id=run_id, run_name=None if run_id else run.name) as active:
+            state["run_id"] = active.info.run_id
+            mlflow.set_tag("mlflow.runType", "genai_evaluate")
+            self._save(state)
+            todo = [
+                (record, fingerprint)
+                for record in run.records
+                if traces.get(record.id, [None, None])[1]
+                != (fingerprint := _fingerprint(record, run.spec_hashes))
+            ]
+            stale = [traces[r.id][0] for r, _ in todo if r.id in traces]
+            for start in range(0, len(stale), 100):
+                client.delete_traces(experiment.experiment_id, trace_ids=stale[start : start + 100])
+            sources = _sources(run)
+            for start in range(0, len(todo), BATCH):
+                batch = todo[start : start + BATCH]
+                for record, fingerprint in batch:
+                    traces[record.id] = [_log_trace(record, run.spec_hashes, sources), fingerprint]
+                mlflow.flush_trace_async_logging()
+                self._save(state)
+            metrics = run.metrics()
+            steps = len(run.config.get("invocations", [])) or 1
+            mlflow.log_metrics(metrics, step=steps - 1)
+            mlflow.log_params(_params(run))
+            for name in ("report.html", "summary.json", "config.json"):
+                if run.folder is not None and (run.folder / name).exists():
+                    mlflow.log_artifact(str(run.folder / name), artifact_path="gradewire")
+        return [
+            f"MLflow: {len(todo)} trace(s) logged to run {state['run_id']} "
+            f"(experiment {self.experiment_name!r}) at {self.tracking_uri}",
+            f"  view it: mlflow ui --backend-store-uri {self.tracking_uri}",
+        ]
+
+    def _experiment(self, client: Any) -> Any:
+        """The experiment, made active.
+
+        A new experiment on a sqlite store keeps its artifacts beside the database, not in
+        ``./mlruns`` of whatever folder the command ran in.
+        """
+        import mlflow
+
+        if client.get_experiment_by_name(
+            self.experiment_name
+        ) is None and self.tracking_uri.startswith("sqlite:///"):
+            folder = Path(self.tracking_uri[len("sqlite:///") :]).parent
+            # Made meanwhile by another process? Then that one is used.
+            with contextlib.suppress(Exception):
+                client.create_experiment(
+                    self.experiment_name, artifact_location=(folder / "mlartifacts").as_uri()
+                )
+        return mlflow.set_experiment(self.experiment_name)
+
+    def log_comparison(self, comparison: Any, html: str) -> list[str]:
+        """Log a comparison as its own MLflow run: the figures as metrics, the report."""
+        from mlflow import MlflowClient
+
+        with _fluent(self.tracking_uri):
+            self._experiment(MlflowClient(self.tracking_uri))
+            return self._log_comparison(comparison, html)
+
+    def _log_comparison(self, comparison: Any, html: str) -> list[str]:
+        import mlflow
+
+        from gradewire.eval._trackers import comparison_metrics
+
+        name = f"compare {comparison.run_b} vs {comparison.run_a}"
+        with mlflow.start_run(run_name=name[:250]) as active:
+            mlflow.set_tags(
+                {
+                    "gradewire.compare.run_a": comparison.run_a[:5000],
+                    "gradewire.compare.run_b": comparison.run_b[:5000],
+                }
+            )
+            mlflow.log_metrics(comparison_metrics(comparison))
+            mlflow.log_text(html, "gradewire/compare.html")
+            mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
+        return [f"MLflow: comparison logged as run {active.info.run_id} at {self.tracking_uri}"]
+
+
+def _sources(run: EvalRun) -> dict[str, str]:
+    kinds = {}
+    for spec in run.config.get("graders", []):
+        if isinstance(spec, Mapping) and isinstance(spec.get("key"), str):
+            kinds[spec["key"]] = "LLM_JUDGE" if spec.get("type") in _JUDGE_TYPES else "CODE"
+    return {key: kinds.get(key, "CODE") for key in run.spec_hashes}
+
+
+def _params(run: EvalRun) -> dict[str, str]:
+    data = run.config.get("data") or {}
+    params = {
+        "gradewire.graders": ", ".join(run.graders)[:6000],
+        "gradewire.samples": str(len(run.records)),
+        "gradewire.data": str(data.get("path"))[:6000],
+        "gradewire.data_sha256": str(data.get("sha256")),
+    }
+    if run.cluster_key:
+        params["gradewire.cluster_key"] = run.cluster_key
+    return params
+
+
+def _log_trace(
+    record: SampleRecord, spec_hashes: Mapping[str, str], sources: Mapping[str, str]
+) -> str:
+    import mlflow
+    from mlflow.entities import AssessmentError, AssessmentSource
+
+    turns = list(record.input.get("turns") or [])
+    prompt = turns[:-1] if turns and turns[-1].get("role") == "assistant" else turns
+    with mlflow.start_span(name="gradewire_sample", span_type="CHAIN") as span:
+        span.set_inputs({"messages": prompt, "metadata": dict(record.metadata)})
+        span.set_outputs({"completion": record.completion()})
+        tags = {SAMPLE_TAG: record.id}
+        for key, spec in spec_hashes.items():
+            outcome = record.outcomes.get(key)
+            if outcome is None or outcome.spec_hash != spec:
+                continue
+            source = AssessmentSource(source_type=sources[key], source_id=f"gradewire:{key}")
+            if outcome.status == "ok" and outcome.grade is not None:
+                mlflow.log_feedback(
+                    trace_id=span.trace_id,
+                    name=key,
+                    value=outcome.value,
+                    rationale=outcome.grade.get("reasoning") or None,
+                    source=source,
+                    metadata={"gradewire.spec_hash": spec},
+                    span_id=span.span_id,
+                )
+            elif outcome.status == "error":
+                code, _, message = (outcome.message or "error").partition(": ")
+                mlflow.log_feedback(
+                    trace_id=span.trace_id,
+                    name=key,
+                    error=AssessmentError(
+                        error_code=code[:100] or "error", error_message=message or code
+                    ),
+                    source=source,
+                    metadata={"gradewire.spec_hash": spec},
+                    span_id=span.span_id,
+                )
+            else:  # an abstention is no score and no error: it is noted on the trace
+                tags[f"gradewire.abstained.{key}"] = (outcome.message or "abstained")[:4000]
+        mlflow.update_current_trace(
+            tags=tags, metadata={SAMPLE_TAG: record.id, "gradewire.input_hash": record.input_hash}
+        )
+    return str(span.trace_id)
+
+
+def eval_tracker(folder: Path) -> MlflowEvalTracker:
+    """The ``gradewire.eval_trackers`` entry point: an `MlflowEvalTracker` for ``folder``."""
+    return MlflowEvalTracker(folder)

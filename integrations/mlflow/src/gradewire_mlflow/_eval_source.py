@@ -1,0 +1,135 @@
+"""MLflow runs as eval runs: `gradewire compare` takes an MLflow run id.
+
+Each trace of the run is a sample: its id is the ``gradewire.sample_id`` tag (a run
+gradewire logged) or a hash of the trace's request (any other run whose traces carry
+Feedback, such as one of ``mlflow.genai.evaluate``); each Feedback is a grader's outcome.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
+from gradewire_mlflow._eval import SAMPLE_TAG, _fluent
+from gradewire_mlflow._run import default_tracking_uri
+
+__all__ = ["read_mlflow_run"]
+
+_RUN_ID = re.compile(r"^(?:runs:/)?([0-9a-f]{32})/?$")
+# Feedback from another run is not tied to a gradewire spec: one marker for all of it.
+MLFLOW_SPEC = "mlflow"
+
+
+def _value(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "pass", "fail"):
+        return 1.0 if value.strip().lower() in ("yes", "pass") else 0.0
+    return None
+
+
+def _outcome(assessment: Any) -> GradeOutcome | None:
+    feedback = getattr(assessment, "feedback", None)
+    if feedback is None:
+        return None  # an expectation (a label), not a grade
+    error = getattr(feedback, "error", None)
+    if error is not None:
+        message = f"{error.error_code}: {error.error_message or ''}"
+        return GradeOutcome("error", MLFLOW_SPEC, None, message)
+    value = _value(feedback.value)
+    if value is None:
+        return GradeOutcome("error", MLFLOW_SPEC, None, f"not a number: {feedback.value!r}")
+    grade = {
+        "value": value,
+        "grader_key": assessment.name,
+        "reasoning": assessment.rationale,
+        "weight": 1.0,
+        "children": [],
+        "info": {},
+    }
+    return GradeOutcome("ok", MLFLOW_SPEC, grade)
+
+
+def _input(trace: Any) -> dict[str, Any]:
+    request = trace.data.request if trace.data is not None else None
+    response = trace.data.response if trace.data is not None else None
+    inputs = json.loads(request) if isinstance(request, str) else request
+    outputs = json.loads(response) if isinstance(response, str) else response
+    turns: list[dict[str, str]] = []
+    metadata: dict[str, Any] = {}
+    if isinstance(inputs, Mapping) and isinstance(inputs.get("messages"), list):
+        turns = [dict(turn) for turn in inputs["messages"]]
+        metadata = dict(inputs.get("metadata") or {})
+    elif inputs is not None:
+        turns = [{"role": "user", "content": json.dumps(inputs, sort_keys=True, default=str)}]
+    if isinstance(outputs, Mapping) and "completion" in outputs:
+        turns.append({"role": "assistant", "content": str(outputs["completion"])})
+    elif outputs is not None:
+        turns.append({"role": "assistant", "content": json.dumps(outputs, default=str)})
+    return {"turns": turns, "metadata": metadata}
+
+
+def read_mlflow_run(ref: str) -> EvalRun | None:
+    """The ``gradewire.eval_sources`` entry point: the MLflow run ``ref`` names, or None.
+
+    The tracking store is ``MLFLOW_TRACKING_URI`` (default ``./mlflow.db``).
+    """
+    match = _RUN_ID.match(ref.strip())
+    if match is None:
+        return None
+    import mlflow
+    from mlflow import MlflowClient
+
+    uri = os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
+    client = MlflowClient(uri)
+    run_id = match.group(1)
+    try:
+        info = client.get_run(run_id).info
+    except Exception:  # not a run of this store
+        return None
+    with _fluent(uri):
+        # Newest first, so a sample logged twice keeps its latest trace.
+        traces = mlflow.search_traces(
+            run_id=run_id,
+            return_type="list",
+            order_by=["timestamp_ms DESC"],
+            locations=[info.experiment_id],
+        )
+    records: list[SampleRecord] = []
+    keys: dict[str, None] = {}
+    seen: set[str] = set()
+    for trace in traces:
+        data = _input(trace)
+        sample_id = trace.info.tags.get(SAMPLE_TAG)
+        if sample_id is None:
+            sample_id = (
+                "h"
+                + hashlib.sha256(
+                    json.dumps(data["turns"][:-1], sort_keys=True).encode()
+                ).hexdigest()[:16]
+            )
+        if sample_id in seen:
+            continue  # an older trace of a sample logged again
+        seen.add(sample_id)
+        outcomes: dict[str, GradeOutcome] = {}
+        for assessment in trace.info.assessments or ():
+            outcome = _outcome(assessment)
+            if outcome is not None:
+                outcomes[assessment.name] = outcome
+                keys[assessment.name] = None
+        records.append(SampleRecord(sample_id, data, "", outcomes))
+    records.reverse()  # back to the order they were logged in
+    name = info.run_name or run_id
+    return EvalRun(
+        name=f"{name} ({run_id[:8]})",
+        records=records,
+        spec_hashes=dict.fromkeys(keys, MLFLOW_SPEC),
+        config={"mlflow_run_id": run_id},
+    )

@@ -1,0 +1,186 @@
+"""Eval runs in MLflow, read back from a real tracking server: traces, feedback, metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import mlflow
+import pytest
+from mlflow import MlflowClient
+
+import gradewire as gw
+from gradewire.eval import load_run, run_eval
+from gradewire.eval._compare import compare_runs
+from gradewire_mlflow._eval import SAMPLE_TAG, MlflowEvalTracker
+from gradewire_mlflow._eval_source import read_mlflow_run
+
+TESTS = Path(__file__).resolve().parents[3] / "tests"
+
+
+def write_data(path: Path, n: int) -> Path:
+    rows = [
+        {
+            "id": f"q{i}",
+            "prompt": f"What is {i} + {i}? <b>",
+            "completion": str(2 * i + (i % 3 == 0)),
+            "answer": 2 * i,
+            **({} if i % 7 else {"skip": True}),
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def graders(broken: set[int]):
+    def correct(sample):
+        if sample.metadata.get("skip"):
+            return None  # abstain
+        return gw.numeric_match(sample.completion() or "", sample.metadata["answer"])
+
+    def judge(sample):
+        i = int(sample.metadata["answer"]) // 2
+        if i in broken:
+            raise gw.ModelCallError("judge down")
+        return gw.Grade(0.5 + (i % 2) / 2, "judge", reasoning=f"reason {i}")
+
+    return [
+        gw.BaseGrader.from_function("correct", correct),
+        gw.BaseGrader.from_function("judge", judge),
+    ]
+
+
+@pytest.fixture
+def experiment() -> str:
+    return f"eval-{uuid.uuid4().hex[:8]}"
+
+
+async def test_one_trace_per_sample_with_each_graders_feedback(
+    tmp_path, mlflow_server, experiment, monkeypatch
+):
+    data = write_data(tmp_path / "d.jsonl", 30)
+    out = tmp_path / "run"
+    result = await run_eval(data, graders({4, 5}), out)
+    tracker = MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment)
+    notes = tracker.log_run(result.run, result.summaries)
+    assert "30 trace(s) logged" in notes[0]
+    run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
+    assert not mlflow.is_tracking_uri_set()  # the tracker put MLflow's globals back
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.url)
+    where = [MlflowClient(mlflow_server.url).get_run(run_id).info.experiment_id]
+    traces = mlflow.search_traces(run_id=run_id, return_type="list", locations=where)
+    assert len(traces) == 30
+    by_id = {t.info.tags[SAMPLE_TAG]: t for t in traces}
+    assert set(by_id) == {f"q{i}" for i in range(30)}
+    q1 = {a.name: a for a in by_id["q1"].info.assessments}
+    assert q1["correct"].feedback.value == 1.0
+    assert q1["judge"].feedback.value == 1.0
+    assert q1["judge"].rationale == "reason 1"
+    assert q1["judge"].source.source_type == "CODE"
+    q4 = {a.name: a for a in by_id["q4"].info.assessments}
+    assert q4["judge"].feedback.error.error_code == "ModelCallError"
+    assert q4["judge"].feedback.error.error_message == "judge down"
+    q7 = {a.name for a in by_id["q7"].info.assessments}
+    assert q7 == {"judge"}  # abstained on "correct": no score, noted on the trace
+    assert by_id["q7"].info.tags["gradewire.abstained.correct"]
+    assert json.loads(by_id["q3"].data.request)["messages"][0]["content"] == "What is 3 + 3? <b>"
+    client = MlflowClient(mlflow_server.url)
+    logged = client.get_run(run_id)
+    assert logged.data.tags["mlflow.runType"] == "genai_evaluate"
+    for key, value in result.run.metrics().items():
+        assert logged.data.metrics[key] == pytest.approx(value), key
+    assert logged.data.metrics["judge/score/error_count"] == 2
+    files = {f.path for f in client.list_artifacts(run_id, "gradewire")}
+    assert {"gradewire/report.html", "gradewire/summary.json", "gradewire/config.json"} <= files
+
+    # Resume with the judge fixed: only the two retried samples get new traces.
+    fixed = await run_eval(data, graders(set()), out, retry_errors=True)
+    notes = MlflowEvalTracker(
+        out, tracking_uri=mlflow_server.url, experiment_name=experiment
+    ).log_run(fixed.run, fixed.summaries)
+    assert "2 trace(s) logged" in notes[0]
+    traces = mlflow.search_traces(run_id=run_id, return_type="list", locations=where)
+    assert len(traces) == 30
+    q4 = {a.name: a for t in traces if t.info.tags[SAMPLE_TAG] == "q4" for a in t.info.assessments}
+    assert q4["judge"].feedback.value == 0.5
+    assert client.get_run(run_id).data.metrics["judge/score/error_count"] == 0
+
+    # The MLflow run reads back as an eval run, and compares equal to its folder.
+    from_mlflow = read_mlflow_run(run_id)
+    assert from_mlflow is not None
+    assert len(from_mlflow.records) == 30
+    comparison = compare_runs(load_run(out), from_mlflow)
+    assert [(g.grader, g.n_pairs, g.diff) for g in comparison.graders] == [
+        ("correct", 25, 0.0),
+        ("judge", 30, 0.0),
+    ]
+    assert read_mlflow_run("not-a-run-id") is None
+
+
+def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experiment):
+    data = write_data(tmp_path / "d.jsonl", 8)
+    graders_file = tmp_path / "g.toml"
+    graders_file.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n'
+    )
+    env = {
+        **os.environ,
+        "MLFLOW_TRACKING_URI": mlflow_server.url,
+        "MLFLOW_EXPERIMENT_NAME": experiment,
+        "PYTHONPATH": str(TESTS),
+    }
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gradewire",
+            "eval",
+            str(data),
+            "--graders",
+            str(graders_file),
+            "--out",
+            str(out),
+            "--sink",
+            "mlflow",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "8 trace(s) logged" in done.stdout
+    assert "mlflow ui --backend-store-uri" in done.stdout
+    run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
+    compared = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gradewire",
+            "compare",
+            run_id,
+            str(out),
+            "--json",
+            "--sink",
+            "mlflow",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert compared.returncode == 0, compared.stderr
+    (grader,) = json.loads(compared.stdout)["graders"]
+    assert grader["n_pairs"] == 8
+    assert grader["diff"] == 0.0
+    client = MlflowClient(mlflow_server.url)
+    runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
+    comparison_run = next(r for r in runs if r.info.run_id != run_id)
+    assert comparison_run.data.metrics["compare/correct/diff"] == 0.0

@@ -1,0 +1,158 @@
+"""trl_reward: any grader as a reward function for TRL's GRPOTrainer and RLOOTrainer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gradewire import (
+    BaseGrader,
+    Grade,
+    InvalidInputError,
+    InvalidTypeError,
+    RewardLogger,
+    StringThread,
+)
+
+__all__ = ["TrlReward", "trl_reward"]
+
+# What TRL passes beside the dataset columns; none of it is sample data.
+_TRAINER_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
+
+
+def _thread(prompt: object, completion: object, metadata: Mapping[str, Any]) -> StringThread:
+    """A thread from one TRL row: standard (strings) or conversational (message lists)."""
+    if isinstance(prompt, str) and isinstance(completion, str):
+        return StringThread([("user", prompt), ("assistant", completion)], metadata)
+    if isinstance(prompt, list) and isinstance(completion, list):
+        return StringThread.from_messages([*prompt, *completion], metadata)
+    raise InvalidTypeError(
+        f"a TRL row has a prompt of type {type(prompt).__name__} and a completion of type "
+        f"{type(completion).__name__}; trl_reward takes strings (standard datasets) or "
+        "message lists (conversational datasets)"
+    )
+
+
+class TrlReward:
+    """A grader as a TRL reward function; build it with `trl_reward`.
+
+    TRL awaits it (its ``__call__`` is async) with the batch's prompts, completions,
+    completion ids and dataset columns. Its ``__name__`` is the grader key, so TRL logs
+    ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure_value``.
+    """
+
+    def __init__(
+        self,
+        grader: BaseGrader,
+        *,
+        name: str | None = None,
+        failure_value: float | None = None,
+        max_concurrency: int = 64,
+        log_reasoning: bool = True,
+    ) -> None:
+        if not isinstance(grader, BaseGrader):
+            raise InvalidTypeError(
+                f"trl_reward takes a gradewire grader, not {type(grader).__name__}; wrap a "
+                "function with BaseGrader.from_function(key, fn)"
+            )
+        if failure_value is not None and (
+            isinstance(failure_value, bool) or not isinstance(failure_value, int | float)
+        ):
+            raise InvalidTypeError(f"failure_value must be a number or None, not {failure_value!r}")
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise InvalidInputError(f"max_concurrency must be an int >= 1, not {max_concurrency!r}")
+        self.grader = grader
+        self.__name__ = name or grader.grader_key
+        self.failure_value = None if failure_value is None else float(failure_value)
+        self.max_concurrency = max_concurrency
+        self.log_reasoning = log_reasoning
+        self._logger: RewardLogger | None = None
+        # Once a reasoning column was added to TRL's completions table it is added on every
+        # call: TRL lines its columns up by position, so a gap would shift the rows.
+        self._reasoning_column = False
+
+    def attach(self, logger: RewardLogger) -> None:
+        """Record every graded batch in ``logger`` (what `GradewireCallback` does)."""
+        self._logger = logger
+
+    def threads(
+        self, prompts: Sequence[Any], completions: Sequence[Any], columns: Mapping[str, Any]
+    ) -> list[StringThread]:
+        """The threads of a TRL batch; ``columns`` are the dataset columns, one value a row."""
+        if len(prompts) != len(completions):
+            raise InvalidInputError(
+                f"TRL passed {len(prompts)} prompts and {len(completions)} completions"
+            )
+        rows = [{name: values[i] for name, values in columns.items()} for i in range(len(prompts))]
+        return [_thread(p, c, m) for p, c, m in zip(prompts, completions, rows, strict=True)]
+
+    async def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        """Grade the batch: one float per completion, `failure_value` where there is none."""
+        columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
+        samples = self.threads(prompts, completions, columns)
+        grades = await self.grader.grade_many(samples, max_concurrency=self.max_concurrency)
+        if self._logger is not None:
+            lengths = (
+                None if completion_ids is None else [float(len(ids)) for ids in completion_ids]
+            )
+            self._logger.record(self.grader, samples, grades, lengths=lengths)
+        log_extra = kwargs.get("log_extra")
+        if self.log_reasoning and callable(log_extra):
+            self._add_reasoning(log_extra, grades)
+        return [self.failure_value if g is None else g.value for g in grades]
+
+    def _add_reasoning(self, log_extra: Any, grades: Sequence[Grade | None]) -> None:
+        reasons = [None if g is None else g.reasoning for g in grades]
+        if self._reasoning_column or any(r is not None for r in reasons):
+            self._reasoning_column = True
+            log_extra(f"{self.__name__}/reasoning", reasons)
+
+    def __repr__(self) -> str:
+        return f"trl_reward({self.grader!r}, name={self.__name__!r})"
+
+
+def trl_reward(
+    grader: BaseGrader,
+    *,
+    name: str | None = None,
+    failure_value: float | None = None,
+    max_concurrency: int = 64,
+    log_reasoning: bool = True,
+) -> TrlReward:
+    """Turn a grader into a reward function for TRL's ``GRPOTrainer`` / ``RLOOTrainer``.
+
+    Each completion becomes a `StringThread` (``[user prompt, assistant completion]`` for
+    standard datasets, the messages for conversational ones) whose ``metadata`` holds that
+    row's dataset columns (``answer``, ``documents``...), and the batch is graded
+    concurrently (judges included). The function returns one float per completion and
+    None where the grader abstained or failed: TRL then leaves this function out for that
+    completion (a NaN in its logs), rather than training on an invented 0. Pass
+    ``failure_value`` to give such completions a reward instead. Where TRL offers
+    ``log_extra``, each grade's reasoning goes in its completions table as
+    ``<name>/reasoning``.
+
+    Args:
+        grader: Any gradewire grader, sync or async work.
+        name: The function's ``__name__``, which TRL uses in metric names (default: the
+            grader key).
+        failure_value: The reward of a completion that got no grade (default None).
+        max_concurrency: How many completions are graded at once.
+        log_reasoning: Add the reasoning column to TRL's completions table.
+
+    Example:
+        >>> reward = trl_reward(BaseGrader.from_function("exact", check))  # doctest: +SKIP
+        >>> GRPOTrainer(model, reward_funcs=[reward], ...)  # doctest: +SKIP
+    """
+    return TrlReward(
+        grader,
+        name=name,
+        failure_value=failure_value,
+        max_concurrency=max_concurrency,
+        log_reasoning=log_reasoning,
+    )

@@ -1,0 +1,122 @@
+"""Eval runs in W&B: the statistics as summary metrics and the samples as one typed table.
+
+Summary metrics (``<grader>/score/mean``, ``/stderr``, ``/ci_low``, ...) are what W&B's
+run comparison lines up across runs; the table has a row per sample (id, prompt,
+completion, then a score and an outcome column per grader, numbers typed as numbers).
+W&B keeps at most ``wandb.Table.MAX_ROWS`` (10,000) rows of a table: beyond that the
+table holds the first 10,000 samples and the summary says how many were left out. Each
+``gradewire eval`` invocation with ``--sink wandb`` starts a W&B run in project
+``WANDB_PROJECT`` (default ``gradewire-eval``); ``WANDB_MODE=offline`` works.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gradewire.eval import EvalRun, GraderSummary
+from gradewire_wandb._run_source import import_wandb
+
+__all__ = ["WandbEvalTracker", "eval_tracker"]
+
+TABLE_KEY = "eval/samples"
+DEFAULT_PROJECT = "gradewire-eval"
+
+
+class WandbEvalTracker:
+    """Logs eval runs and comparisons to W&B (the ``wandb`` eval tracker)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        project: str | None = None,
+        mode: str | None = None,
+        dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Set up the tracker.
+
+        Args:
+            folder: The run folder.
+            project: W&B project (default: ``WANDB_PROJECT``, else ``gradewire-eval``).
+            mode: ``wandb.init`` mode (default: W&B's, which reads ``WANDB_MODE``).
+            dir: ``wandb.init`` directory (default: W&B's).
+        """
+        self._wandb = import_wandb()
+        self.folder = folder
+        self.project = project or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
+        self.mode = mode
+        self.dir = dir
+
+    def _init(self, name: str, config: dict[str, Any]) -> Any:
+        kwargs: dict[str, Any] = {
+            "project": self.project,
+            "name": name[:128],
+            "config": config,
+            "reinit": "create_new",
+        }
+        if self.mode is not None:
+            kwargs["mode"] = self.mode
+        if self.dir is not None:
+            kwargs["dir"] = str(self.dir)
+        return self._wandb.init(**kwargs)
+
+    def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
+        """Log the run's statistics to the summary and its samples as one table."""
+        wandb = self._wandb
+        config = {
+            "graders": list(run.config.get("graders", [])),
+            "data": run.config.get("data"),
+            "cluster_key": run.cluster_key,
+        }
+        active = self._init(run.name, config)
+        try:
+            columns = ["id", "prompt", "completion"]
+            for key in run.graders:
+                columns += [key, f"{key}/outcome", f"{key}/reasoning"]
+            limit = int(getattr(wandb.Table, "MAX_ROWS", 10_000))
+            rows = []
+            for record in run.records[:limit]:
+                row: list[Any] = [record.id, record.prompt(), record.completion()]
+                for key, spec in run.spec_hashes.items():
+                    outcome = record.outcomes.get(key)
+                    if outcome is None or outcome.spec_hash != spec:
+                        row += [None, "missing", ""]
+                    elif outcome.grade is not None:
+                        row += [outcome.value, "ok", outcome.grade.get("reasoning") or ""]
+                    else:
+                        row += [None, outcome.status, outcome.message or ""]
+                rows.append(row)
+            table = wandb.Table(columns=columns, data=rows)
+            active.log({TABLE_KEY: table})
+            summary = dict(run.metrics())
+            summary["eval/samples_count"] = len(run.records)
+            summary["eval/samples_left_out_of_table"] = max(0, len(run.records) - limit)
+            active.summary.update(summary)
+            url = getattr(active, "url", None)
+            where = url or str(getattr(active, "dir", ""))
+        finally:
+            active.finish()
+        return [f"W&B: summary and {TABLE_KEY!r} table logged to run {active.id} ({where})"]
+
+    def log_comparison(self, comparison: Any, html: str) -> list[str]:
+        """Log a comparison as its own W&B run: the figures in its summary, the report."""
+        from gradewire.eval._trackers import comparison_metrics
+
+        active = self._init(
+            f"compare {comparison.run_b} vs {comparison.run_a}",
+            {"run_a": comparison.run_a, "run_b": comparison.run_b},
+        )
+        try:
+            active.log({"compare/report": self._wandb.Html(html, inject=False)})
+            active.summary.update(comparison_metrics(comparison))
+        finally:
+            active.finish()
+        return [f"W&B: comparison logged to run {active.id}"]
+
+
+def eval_tracker(folder: Path) -> WandbEvalTracker:
+    """The ``gradewire.eval_trackers`` entry point: a `WandbEvalTracker`."""
+    return WandbEvalTracker(folder)

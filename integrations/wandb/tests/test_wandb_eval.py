@@ -1,0 +1,56 @@
+"""Eval runs in W&B offline, read back from the run file: summary metrics and the table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gradewire as gw
+from gradewire.eval import run_eval
+from gradewire.eval._compare import compare_runs
+from gradewire_wandb._eval import TABLE_KEY, WandbEvalTracker
+from wandb_reader import read_run, run_dirs
+
+
+async def test_summary_and_typed_table_of_samples(tmp_path: Path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "prompt": f"<i>{i}</i>?", "completion": str(i % 2)}) + "\n"
+            for i in range(12)
+        ),
+        encoding="utf-8",
+    )
+
+    def odd(sample: gw.StringThread) -> float:
+        if sample.completion() == "1" and "11" in (sample.last_user_content() or ""):
+            raise gw.GradingError("no")
+        return float(sample.completion() == "1")
+
+    result = await run_eval(data, [gw.BaseGrader.from_function("odd", odd)], tmp_path / "run")
+    tracker = WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path)
+    notes = tracker.log_run(result.run, result.summaries)
+    assert "W&B: summary" in notes[0]
+    (path,) = run_dirs(tmp_path)
+    run = read_run(path)
+    for key, value in result.run.metrics().items():
+        assert run.summary[key] == pytest.approx(value), key
+    assert run.summary["odd/score/error_count"] == 1
+    assert run.summary["eval/samples_count"] == 12
+    table = run.table_json(run.summary[TABLE_KEY])
+    assert table["columns"] == ["id", "prompt", "completion", "odd", "odd/outcome", "odd/reasoning"]
+    rows = {row[0]: row for row in table["data"]}
+    assert len(rows) == 12
+    assert rows["q3"][1:5] == ["<i>3</i>?", "1", 1.0, "ok"]
+    assert rows["q11"][3:6] == [None, "error", "GradingError: no"]
+    assert run.config["data"]["rows"] == 12
+
+    comparison = compare_runs(result.run, result.run)
+    WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_comparison(
+        comparison, "<p>report</p>"
+    )
+    compared = read_run(run_dirs(tmp_path)[1])
+    assert compared.summary["compare/odd/diff"] == 0.0
+    assert compared.summary["compare/odd/n_pairs"] == 11

@@ -1,0 +1,222 @@
+"""``gradewire eval DATA --graders FILE``: grade a data set into a resumable run folder."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gradewire.core import GradewireError
+
+__all__ = ["add_eval_parser", "parse_fail_on_error", "run_eval_command", "sinks_for"]
+
+SINKS = ("mlflow", "wandb", "jsonl", "console")
+
+
+def parse_fail_on_error(text: str) -> tuple[str, float]:
+    """``N`` (a count of samples) or ``FRACTION`` (between 0 and 1, with a point)."""
+    try:
+        if text.strip().isdigit():
+            return "count", float(int(text))
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a count (e.g. 5) nor a fraction (e.g. 0.02)"
+        ) from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a fraction is between 0 and 1 (e.g. 0.02); a count has no point (e.g. 5)"
+        )
+    return "fraction", value
+
+
+def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``eval`` subcommand."""
+    parser = commands.add_parser(
+        "eval",
+        help="grade a data file into a run folder, with a live display (needs gradewire[eval])",
+        description=(
+            "Grade every sample of DATA (JSONL, CSV, Parquet, or a Hugging Face dataset "
+            "saved with save_to_disk) with the graders of a grader file. Results are appended "
+            "to OUT/results.jsonl as they land; running the same command again resumes, "
+            "skipping what is already graded with the same grader specs. Ctrl-C stops "
+            "starting samples and keeps everything graded (press it twice to abandon the "
+            "samples in flight)."
+        ),
+    )
+    parser.add_argument(
+        "data", type=Path, help="the eval data: .jsonl, .csv, .parquet or a dataset folder"
+    )
+    parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="run folder (default: ./gradewire-eval/<data name>)"
+    )
+    parser.add_argument(
+        "--sink",
+        action="append",
+        choices=SINKS,
+        default=[],
+        help="also log the run to this tracker (repeatable): mlflow (traces with feedback), "
+        "wandb (summary and a table), jsonl (OUT/logs.jsonl), console",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="samples in flight (default: 32)"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="grade only the first N samples")
+    parser.add_argument(
+        "--cluster-key", default=None, help="metadata field to cluster standard errors by"
+    )
+    parser.add_argument(
+        "--fail-on-error",
+        type=parse_fail_on_error,
+        default=None,
+        metavar="N|FRACTION",
+        help="exit 1 when more than N samples (or more than FRACTION of them) had a grader error",
+    )
+    parser.add_argument(
+        "--retry-errors", action="store_true", help="re-grade the outcomes that were errors"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no live display")
+
+
+def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]:
+    """(eval trackers, plain sinks) for the ``--sink`` names; trackers fail early if missing."""
+    from gradewire.eval._trackers import eval_tracker
+    from gradewire.sinks import ConsoleSink, JsonlSink, Sink
+
+    trackers: list[Any] = []
+    sinks: list[Sink] = []
+    for name in dict.fromkeys(names):
+        if name == "jsonl":
+            sinks.append(JsonlSink(folder / "logs.jsonl"))
+        elif name == "console":
+            sinks.append(ConsoleSink())
+        else:
+            trackers.append(eval_tracker(name, folder))
+    return trackers, sinks
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    """Run ``gradewire eval``; returns the exit code."""
+    from gradewire.eval import RichDisplay, run_eval
+    from gradewire.eval._trackers import log_run_to_sink
+    from gradewire.specs import load_graders
+
+    out: Path = args.out or Path("gradewire-eval") / (args.data.stem or "run")
+    try:
+        if args.concurrency < 1:
+            raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
+        if args.limit is not None and args.limit < 1:
+            raise GradewireError(f"--limit must be at least 1, not {args.limit}")
+        display = None if args.no_progress else RichDisplay()
+        graders = load_graders(args.graders)
+        trackers, sinks = sinks_for(args.sink, out)
+        handler = _log_handler(display)
+        try:
+            result = asyncio.run(
+                run_eval(
+                    args.data,
+                    graders,
+                    out,
+                    concurrency=args.concurrency,
+                    limit=args.limit,
+                    retry_errors=args.retry_errors,
+                    cluster_key=args.cluster_key,
+                    display=display,
+                    grader_file=str(args.graders),
+                )
+            )
+        finally:
+            if handler is not None:
+                logging.getLogger("gradewire").removeHandler(handler)
+    except GradewireError as exc:
+        print(f"gradewire eval: {exc}", file=sys.stderr)
+        return 2
+    if display is not None:
+        print(file=sys.stderr)
+    _print_summary(result)
+    notes = []
+    for tracker in trackers:
+        notes.extend(tracker.log_run(result.run, result.summaries))
+    for sink in sinks:
+        log_run_to_sink(result.run, sink)
+        sink.close()
+    for line in notes:
+        print(line)
+    print(f"report: {result.report.resolve()} (open it in a browser; it needs no network)")
+    if result.outcome.interrupted:
+        print(
+            f"interrupted: {result.outcome.graded} sample(s) graded and kept; run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    return _gate(args.fail_on_error, result.error_samples, len(result.run.records))
+
+
+def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:
+    if threshold is None or errors == 0:
+        return 0
+    kind, limit = threshold
+    over = errors > limit if kind == "count" else errors / max(total, 1) > limit
+    if over:
+        allowed = f"{int(limit)} sample(s)" if kind == "count" else f"{limit:.2%} of the samples"
+        print(
+            f"gradewire eval: {errors} of {total} sample(s) had a grader error, more than "
+            f"--fail-on-error allows ({allowed})",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _log_handler(display: Any) -> logging.Handler | None:
+    """Grader warnings above the live display instead of through it."""
+    if display is None:
+        return None
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=display._console, show_path=False, rich_tracebacks=False)
+    handler.setLevel(logging.WARNING)
+    logger = logging.getLogger("gradewire")
+    logger.addHandler(handler)
+    return handler
+
+
+def _print_summary(result: Any) -> None:
+    rows = [("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")]
+    for s in result.summaries:
+        rows.append(
+            (
+                s.grader,
+                str(s.n),
+                _f(s.mean),
+                _f(s.stderr),
+                f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+                str(s.errors),
+                str(s.abstained),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print(
+            "  ".join(
+                cell.ljust(w) if i == 0 else cell.rjust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+    clustered = [s for s in result.summaries if s.n_clusters is not None]
+    if clustered:
+        print(
+            f"standard errors clustered by {result.run.cluster_key!r} "
+            f"({clustered[0].n_clusters} clusters)"
+        )
+
+
+def _f(value: float) -> str:
+    return "–" if not math.isfinite(value) else f"{value:.4f}"

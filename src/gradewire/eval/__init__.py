@@ -1,0 +1,48 @@
+"""The eval driver: grade a data set into a run folder, summarise it, compare two runs.
+
+`run_eval` reads JSONL, CSV, Parquet or a saved Hugging Face dataset, grades each sample
+with every grader (resuming what the folder already holds), and writes ``results.jsonl``,
+``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
+folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
+grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
+p-value. Imports `core`, `sinks` and `specs`; trackers plug in through entry points.
+"""
+
+from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
+from gradewire.eval._compare import compare_runs
+from gradewire.eval._compare_report import render_comparison
+from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
+from gradewire.eval._data import load_samples
+from gradewire.eval._display import RichDisplay
+from gradewire.eval._eval import EvalResult, run_eval
+from gradewire.eval._records import GradeOutcome, SampleRecord
+from gradewire.eval._report import render_report, write_report
+from gradewire.eval._run import EvalRun, load_run
+from gradewire.eval._runner import EvalDisplay, GradingReport
+from gradewire.eval._samples import DataError, EvalSample
+from gradewire.eval._statistics import GraderSummary
+
+__all__ = [
+    "BootstrapInterval",
+    "ChangedSample",
+    "Comparison",
+    "DataError",
+    "EvalDisplay",
+    "EvalResult",
+    "EvalRun",
+    "EvalSample",
+    "GradeOutcome",
+    "GraderComparison",
+    "GraderSummary",
+    "GradingReport",
+    "RichDisplay",
+    "SampleRecord",
+    "compare_runs",
+    "load_run",
+    "load_samples",
+    "paired_bootstrap",
+    "render_comparison",
+    "render_report",
+    "run_eval",
+    "write_report",
+]

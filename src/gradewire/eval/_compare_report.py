@@ -1,0 +1,81 @@
+"""The comparison report: one self-contained HTML page, drawn in Python, no script."""
+
+from __future__ import annotations
+
+import math
+
+from gradewire.eval._comparison import Comparison
+from gradewire.eval._page import escape, page
+from gradewire.eval._svg import intervals
+
+__all__ = ["render_comparison"]
+
+
+def _n(value: float | None, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}f}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+
+
+def render_comparison(comparison: Comparison) -> str:
+    """The comparison as one HTML document."""
+    c = comparison
+    title = f"gradewire compare: {c.run_b} vs {c.run_a}"
+    level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
+    head = (
+        "<tr><th>grader</th><th class=num>pairs</th><th class=num>mean A</th>"
+        "<th class=num>mean B</th><th class=num>B − A</th><th class=num>paired std. error</th>"
+        f"<th class=num>{level} interval</th><th class=num>p</th><th class=num>p (Holm)</th>"
+        "<th>test</th><th class=num>wins</th><th class=num>ties</th><th class=num>losses</th></tr>"
+    )
+    rows = "".join(
+        f"<tr><td>{escape(g.grader)}</td><td class=num>{g.n_pairs}</td>"
+        f"<td class=num>{_n(g.mean_a)}</td><td class=num>{_n(g.mean_b)}</td>"
+        f"<td class=num>{_n(g.diff)}</td><td class=num>{_n(g.stderr)}</td>"
+        f"<td class=num>[{_n(g.ci_low)}, {_n(g.ci_high)}]</td><td class=num>{_n(g.p_value)}</td>"
+        f"<td class=num>{_n(g.p_value_holm)}</td><td>{escape(g.test)}</td>"
+        f"<td class=num>{g.wins}</td><td class=num>{g.ties}</td><td class=num>{g.losses}</td></tr>"
+        for g in c.graders
+    )
+    forest = intervals([(g.grader, g.diff, g.ci_low, g.ci_high) for g in c.graders])
+    clustered = f"; clustered by {c.cluster_key!r}" if c.cluster_key else ""
+    meta = (
+        f"A = {c.run_a}, B = {c.run_b}. Paired bootstrap, {c.n_resamples} resamples, "
+        f"seed {c.seed}{clustered}. {c.note}."
+    )
+    unpaired = (
+        f"<p>{len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B: left out of every "
+        "comparison.</p>"
+    )
+    for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
+        if ids:
+            shown = ", ".join(escape(i) for i in ids[:200])
+            more = f" … and {len(ids) - 200} more" if len(ids) > 200 else ""
+            unpaired += f'<p class="ids"><b>{label}:</b> {shown}{more}</p>'
+    changed = []
+    for g in c.graders:
+        if not g.most_changed:
+            continue
+        changed.append(f"<h3>{escape(g.grader)}</h3>")
+        changed.append(
+            '<table class="changed"><thead><tr><th>id</th><th class=num>A</th>'
+            "<th class=num>B</th><th class=num>B − A</th><th>prompt</th><th>completion A</th>"
+            "<th>completion B</th></tr></thead><tbody>"
+        )
+        for s in g.most_changed:
+            changed.append(
+                f"<tr><td>{escape(s.id)}</td><td class=num>{_n(s.a)}</td>"
+                f"<td class=num>{_n(s.b)}</td><td class=num>{_n(s.diff)}</td>"
+                f"<td><pre>{escape(s.prompt)}</pre></td><td><pre>{escape(s.completion_a)}</pre></td>"
+                f"<td><pre>{escape(s.completion_b)}</pre></td></tr>"
+            )
+        changed.append("</tbody></table>")
+    body = (
+        f"<h1>{escape(title)}</h1><p class=meta>{escape(meta)}</p>"
+        f'<h2>Per grader</h2><table id="gw-compare"><thead>{head}</thead>'
+        f"<tbody>{rows}</tbody></table>"
+        f'<h2>Differences with their intervals</h2><div class="plots">{forest}</div>'
+        f"<h2>Unpaired samples</h2>{unpaired}"
+        f"<h2>Samples that changed most</h2>{''.join(changed) or '<p>No score changed.</p>'}"
+    )
+    return page(title, body)

@@ -1,0 +1,145 @@
+"""The results of comparing two runs: per grader, and for the pair of runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["MULTIPLE_COMPARISONS", "ChangedSample", "Comparison", "GraderComparison", "holm"]
+
+MULTIPLE_COMPARISONS = (
+    "p_value_holm is Holm-adjusted over the graders compared; intervals are per grader, "
+    "not adjusted for multiple comparisons"
+)
+
+
+@dataclass(frozen=True)
+class ChangedSample:
+    """A sample whose score moved between the runs."""
+
+    id: str
+    a: float
+    b: float
+    diff: float
+    prompt: str
+    completion_a: str
+    completion_b: str
+
+
+@dataclass(frozen=True)
+class GraderComparison:
+    """One grader compared across two runs on their paired samples.
+
+    Attributes:
+        grader: The grader key.
+        n_pairs: Samples both runs scored.
+        mean_a: Mean of run A over the pairs.
+        mean_b: Mean of run B over the pairs.
+        diff: ``mean_b - mean_a``.
+        stderr: Paired standard error of ``diff`` (cluster-robust with clusters).
+        ci_low: Lower end of the paired bootstrap interval of ``diff``.
+        ci_high: Upper end.
+        bootstrap_stderr: Standard deviation of the bootstrap distribution.
+        confidence: The interval's level.
+        method: The bootstrap interval's method (BCa, or percentile when BCa is undefined).
+        p_value: Two-sided p-value of "no difference".
+        p_value_holm: The p-value Holm-adjusted over every grader compared.
+        test: Which test gave the p-value.
+        wins: Pairs where B scored higher.
+        ties: Pairs with equal scores.
+        losses: Pairs where B scored lower.
+        not_scored: Paired samples left out because a run did not score them.
+        n_clusters: Clusters of the clustered statistics (None: unclustered).
+        most_changed: The samples whose score moved most, largest first.
+    """
+
+    grader: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    stderr: float
+    ci_low: float
+    ci_high: float
+    bootstrap_stderr: float
+    confidence: float
+    method: str
+    p_value: float
+    p_value_holm: float
+    test: str
+    wins: int
+    ties: int
+    losses: int
+    not_scored: int
+    n_clusters: int | None = None
+    most_changed: tuple[ChangedSample, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (NaN as None)."""
+        out = asdict(self)
+        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs compared: a `GraderComparison` per grader both runs have, and what did not pair.
+
+    Attributes:
+        run_a: Name of run A.
+        run_b: Name of run B.
+        graders: One comparison per grader both runs have.
+        only_a: Ids of samples only run A has (never silently dropped: listed here).
+        only_b: Ids of samples only run B has.
+        graders_only_a: Grader keys only run A has.
+        graders_only_b: Grader keys only run B has.
+        cluster_key: The cluster field, if the statistics are clustered.
+        seed: The bootstrap seed.
+        n_resamples: Bootstrap resamples.
+        note: What was and was not corrected for multiple comparisons.
+    """
+
+    run_a: str
+    run_b: str
+    graders: tuple[GraderComparison, ...]
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    graders_only_a: tuple[str, ...] = ()
+    graders_only_b: tuple[str, ...] = ()
+    cluster_key: str | None = None
+    seed: int = 0
+    n_resamples: int = 2000
+    note: str = field(default=MULTIPLE_COMPARISONS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``graders`` holds one object per grader."""
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "graders": [g.to_dict() for g in self.graders],
+            "unpaired": {
+                "only_a": list(self.only_a),
+                "only_b": list(self.only_b),
+                "count_only_a": len(self.only_a),
+                "count_only_b": len(self.only_b),
+            },
+            "graders_only_a": list(self.graders_only_a),
+            "graders_only_b": list(self.graders_only_b),
+            "cluster_key": self.cluster_key,
+            "seed": self.seed,
+            "n_resamples": self.n_resamples,
+            "multiple_comparisons": self.note,
+        }
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (NaN stays NaN)."""
+    order = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    m = len(order)
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted

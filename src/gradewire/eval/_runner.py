@@ -1,0 +1,197 @@
+"""The eval runner: grade samples concurrently, append each result as it lands, resume.
+
+Each sample runs the graders it still needs concurrently; at most ``concurrency`` samples
+are in flight. A result line is written as soon as a sample's graders are done, so an
+interrupted or killed run keeps everything graded so far. The first SIGINT (Ctrl-C) stops
+starting samples and lets those in flight finish (their judge calls are paid for); a
+second one abandons them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from gradewire.core import BaseGrader, InvalidInputError
+from gradewire.eval._outcomes import grade_outcome, spec_hash
+from gradewire.eval._records import GradeOutcome, SampleRecord
+from gradewire.eval._run_folder import ResultsWriter, read_records
+from gradewire.eval._samples import EvalSample
+
+__all__ = ["EvalDisplay", "GradingReport", "grade_samples", "plan"]
+
+
+class EvalDisplay(Protocol):
+    """What the runner tells a progress display (`RichDisplay` is the built-in one)."""
+
+    def start(self, total: int, graders: Sequence[str], skipped: int) -> None:
+        """Grading starts: ``total`` samples need grading, ``skipped`` were already done."""
+
+    def outcome(self, grader: str, outcome: GradeOutcome) -> None:
+        """One grader finished one sample."""
+
+    def sample_done(self) -> None:
+        """One sample's line was written."""
+
+    def stopping(self, in_flight: int) -> None:
+        """Ctrl-C was pressed: no new samples start; ``in_flight`` are finishing."""
+
+    def stop(self) -> None:
+        """Grading is over (finished or interrupted)."""
+
+
+@dataclass(frozen=True)
+class GradingReport:
+    """What one invocation of the runner did.
+
+    Attributes:
+        graded: Samples graded now (by at least one grader).
+        skipped: Samples every grader had already graded with its current spec.
+        interrupted: Ctrl-C (or cancellation) stopped the run before the end.
+        abandoned: Samples in flight that a second Ctrl-C abandoned (not written).
+    """
+
+    graded: int
+    skipped: int
+    interrupted: bool
+    abandoned: int
+
+
+def plan(
+    samples: Sequence[EvalSample],
+    hashes: Mapping[str, str],
+    records: Mapping[str, SampleRecord],
+    *,
+    retry_errors: bool,
+) -> list[tuple[EvalSample, list[str]]]:
+    """Which graders each sample still needs.
+
+    A grader is re-run on a sample when it has no outcome there, when its spec or the
+    sample's input changed since, or (with ``retry_errors``) when its outcome was an error.
+    """
+    todo = []
+    for sample in samples:
+        record = records.get(sample.id)
+        needed = []
+        for key, spec in hashes.items():
+            outcome = None if record is None else record.outcomes.get(key)
+            if (
+                outcome is None
+                or outcome.spec_hash != spec
+                or record is None
+                or record.input_hash != sample.input_hash
+                or (retry_errors and outcome.status == "error")
+            ):
+                needed.append(key)
+        if needed:
+            todo.append((sample, needed))
+    return todo
+
+
+async def grade_samples(
+    samples: Sequence[EvalSample],
+    graders: Sequence[BaseGrader],
+    folder: Path,
+    *,
+    concurrency: int = 32,
+    retry_errors: bool = False,
+    display: EvalDisplay | None = None,
+) -> GradingReport:
+    """Grade what the folder does not hold yet and append the results to it."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
+    by_key = {grader.grader_key: grader for grader in graders}
+    hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
+    todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
+    skipped = len(samples) - len(todo)
+    if display is not None:
+        display.start(len(todo), list(by_key), skipped)
+    writer = ResultsWriter(folder)
+    stop = asyncio.Event()
+    pending: Iterator[tuple[EvalSample, list[str]]] = iter(todo)
+    in_flight = 0
+    graded = 0
+
+    async def one(sample: EvalSample, keys: list[str]) -> None:
+        nonlocal graded
+        results = await asyncio.gather(
+            *(grade_outcome(by_key[key], sample.thread, hashes[key]) for key in keys)
+        )
+        outcomes = dict(zip(keys, results, strict=True))
+        writer.write(sample.id, sample.input_hash, sample.thread.to_dict(), outcomes)
+        graded += 1
+        if display is not None:
+            for key, outcome in outcomes.items():
+                display.outcome(key, outcome)
+            display.sample_done()
+
+    async def worker() -> None:
+        nonlocal in_flight
+        # Workers share one iterator: at most `concurrency` samples are in flight.
+        for sample, keys in pending:
+            if stop.is_set():
+                return
+            in_flight += 1
+            try:
+                await one(sample, keys)
+            finally:
+                in_flight -= 1
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
+    presses = 0
+    abandoned = 0
+
+    def interrupt() -> None:
+        nonlocal presses, abandoned
+        presses += 1
+        stop.set()
+        if presses == 1:
+            if display is not None:
+                display.stopping(in_flight)
+        else:
+            abandoned = in_flight
+            for task in workers:
+                task.cancel()
+
+    try:
+        with _on_sigint(interrupt):
+            for task in workers:
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    if not task.cancelled():
+                        raise
+    except asyncio.CancelledError:
+        stop.set()
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        presses += 1
+        raise
+    finally:
+        writer.close()
+        if display is not None:
+            display.stop()
+    return GradingReport(graded, skipped, presses > 0, abandoned)
+
+
+@contextlib.contextmanager
+def _on_sigint(handler: object) -> Iterator[None]:
+    """Route SIGINT to ``handler`` on the running loop while grading (main thread only)."""
+    loop = asyncio.get_running_loop()
+    installed = False
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, handler)  # type: ignore[arg-type]
+            installed = True
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)

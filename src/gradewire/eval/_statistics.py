@@ -1,0 +1,173 @@
+"""Per-grader statistics of a run: mean, standard error and interval, clustered when asked.
+
+With a cluster key the standard error is the cluster-robust one (Miller 2024, "Adding
+Error Bars to Evals", eq. 4, with the usual G/(G-1) small-sample factor): questions that
+share a topic or a source document are not independent, and the naive error is too small.
+Intervals use Student's t with n-1 (or G-1 clusters) degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gradewire.core import InvalidInputError
+from gradewire.eval._records import SampleRecord
+from gradewire.eval._scipy import scipy_stats
+
+__all__ = ["GraderSummary", "cluster_labels", "clustered_stderr", "summarize", "t_interval"]
+
+
+@dataclass(frozen=True)
+class GraderSummary:
+    """One grader's statistics over a run.
+
+    Attributes:
+        grader: The grader key.
+        n: Samples scored.
+        mean: Mean score (NaN when nothing was scored).
+        std: Sample standard deviation (n - 1).
+        stderr: Standard error of the mean: clustered when ``n_clusters`` is set.
+        ci_low: Lower end of the interval of the mean.
+        ci_high: Upper end.
+        confidence: Confidence level of the interval.
+        errors: Samples on which the grader failed.
+        abstained: Samples on which it abstained.
+        missing: Samples of the run it has not graded (yet).
+        min: Lowest score.
+        max: Highest score.
+        naive_stderr: The unclustered standard error, for comparison.
+        n_clusters: Number of clusters (None without a cluster key).
+    """
+
+    grader: str
+    n: int
+    mean: float
+    std: float
+    stderr: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    errors: int
+    abstained: int
+    missing: int
+    min: float
+    max: float
+    naive_stderr: float
+    n_clusters: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The statistics as a JSON-ready dict (NaN as None)."""
+        return {
+            key: None if isinstance(value, float) and math.isnan(value) else value
+            for key, value in asdict(self).items()
+        }
+
+
+def t_interval(
+    mean: float, stderr: float, dof: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """``mean ± t(dof) * stderr``; NaN ends when there are too few degrees of freedom."""
+    if dof < 1 or not math.isfinite(stderr):
+        return math.nan, math.nan
+    half = float(scipy_stats().t.ppf(0.5 + confidence / 2.0, dof)) * stderr
+    return mean - half, mean + half
+
+
+def clustered_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, int]:
+    """Cluster-robust standard error of the mean, and the number of clusters."""
+    x = np.asarray(values, dtype=np.float64)
+    _, group = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+    g = int(group.max()) + 1 if x.size else 0
+    if g < 2:
+        return math.nan, g
+    sums = np.bincount(group, weights=x - x.mean(), minlength=g)
+    variance = float(np.dot(sums, sums)) / x.size**2 * g / (g - 1)
+    return math.sqrt(variance), g
+
+
+def cluster_labels(records: Sequence[SampleRecord], cluster_key: str) -> list[str]:
+    """The cluster label of each record, from its metadata.
+
+    Raises:
+        InvalidInputError: A sample has no such field (names the first few).
+    """
+    missing = [r.id for r in records if cluster_key not in r.metadata]
+    if missing:
+        shown = ", ".join(repr(i) for i in missing[:5])
+        raise InvalidInputError(
+            f"--cluster-key {cluster_key!r}: {len(missing)} sample(s) have no such field "
+            f"({shown}); add it to every row or pick another field"
+        )
+    return [str(r.metadata[cluster_key]) for r in records]
+
+
+def summarize(
+    records: Sequence[SampleRecord],
+    spec_hashes: Mapping[str, str],
+    *,
+    cluster_key: str | None = None,
+    confidence: float = 0.95,
+) -> list[GraderSummary]:
+    """Statistics per grader over the records (outcomes of a stale spec count as missing)."""
+    labels = cluster_labels(records, cluster_key) if cluster_key else None
+    summaries = []
+    for key, spec_hash in spec_hashes.items():
+        values: list[float] = []
+        groups: list[str] = []
+        errors = abstained = missing = 0
+        for index, record in enumerate(records):
+            outcome = record.outcomes.get(key)
+            if outcome is None or outcome.spec_hash != spec_hash:
+                missing += 1
+            elif outcome.status == "error":
+                errors += 1
+            elif outcome.status == "abstained":
+                abstained += 1
+            elif outcome.value is not None:
+                values.append(outcome.value)
+                if labels is not None:
+                    groups.append(labels[index])
+        summary = _summary(key, values, groups if labels is not None else None, confidence)
+        summaries.append(replace(summary, errors=errors, abstained=abstained, missing=missing))
+    return summaries
+
+
+def _summary(
+    key: str, values: list[float], groups: list[str] | None, confidence: float
+) -> GraderSummary:
+    x = np.asarray(values, dtype=np.float64)
+    n = int(x.size)
+    nan = math.nan
+    if n == 0:
+        return GraderSummary(key, 0, nan, nan, nan, nan, nan, confidence, 0, 0, 0, nan, nan, nan)
+    mean = float(x.mean())
+    std = float(x.std(ddof=1)) if n > 1 else nan
+    naive = std / math.sqrt(n) if n > 1 else nan
+    stderr, dof, n_clusters = naive, n - 1, None
+    if groups is not None:
+        stderr, n_clusters = clustered_stderr(x, groups)
+        dof = n_clusters - 1
+    low, high = t_interval(mean, stderr, dof, confidence)
+    return GraderSummary(
+        grader=key,
+        n=n,
+        mean=mean,
+        std=std,
+        stderr=stderr,
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+        errors=0,
+        abstained=0,
+        missing=0,
+        min=float(x.min()),
+        max=float(x.max()),
+        naive_stderr=naive,
+        n_clusters=n_clusters,
+    )

@@ -1,0 +1,113 @@
+"""Trackers for eval runs and comparisons, found through entry points.
+
+An integration offers an `EvalTracker` factory under the ``gradewire.eval_trackers``
+entry point group (``mlflow``, ``wandb``): ``factory(folder)`` returns a tracker whose
+`EvalTracker.log_run` logs a whole run the way that tracker shows evals. It may also offer
+a reader under ``gradewire.eval_sources``: ``reader(ref)`` returns the `EvalRun` that
+``ref`` names (an MLflow run id), or None when ``ref`` is not one of its runs. The core
+never imports an integration by name.
+
+Plain sinks (`JsonlSink`, `ConsoleSink`) get the run's metrics and sample tables as one
+step, through `log_run_to_sink`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Protocol
+
+from gradewire.core import LogValue, MissingDependencyError
+from gradewire.eval._comparison import Comparison
+from gradewire.eval._run import EvalRun
+from gradewire.eval._statistics import GraderSummary
+from gradewire.sinks import Sink
+
+__all__ = [
+    "EVAL_SOURCES",
+    "EVAL_TRACKERS",
+    "EvalTracker",
+    "comparison_metrics",
+    "eval_tracker",
+    "find_run",
+    "log_comparison_to_sink",
+    "log_run_to_sink",
+]
+
+EVAL_TRACKERS = "gradewire.eval_trackers"
+EVAL_SOURCES = "gradewire.eval_sources"
+
+
+class EvalTracker(Protocol):
+    """Logs eval runs and comparisons to one tracker; each call returns lines to print."""
+
+    def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
+        """Log a whole run (samples, grades, statistics)."""
+
+    def log_comparison(self, comparison: Comparison, html: str) -> list[str]:
+        """Log a comparison of two runs, with its HTML report."""
+
+
+def eval_tracker(name: str, folder: Path) -> EvalTracker:
+    """The tracker an installed integration offers under ``name``.
+
+    Raises:
+        MissingDependencyError: No installed integration offers it (the message has the
+            pip command of the extra of that name).
+    """
+    for entry in metadata.entry_points(group=EVAL_TRACKERS):
+        if entry.name == name:
+            factory: Callable[[Path], EvalTracker] = entry.load()
+            return factory(folder)
+    raise MissingDependencyError(f"gradewire[{name}]", extra=name, purpose=f"log evals to {name}")
+
+
+def find_run(ref: str) -> EvalRun | None:
+    """The run an installed integration knows by ``ref`` (an MLflow run id), or None."""
+    for entry in metadata.entry_points(group=EVAL_SOURCES):
+        reader: Callable[[str], EvalRun | None] = entry.load()
+        run = reader(ref)
+        if run is not None:
+            return run
+    return None
+
+
+def log_run_to_sink(run: EvalRun, sink: Sink) -> None:
+    """The run's config, metrics and sample tables to a plain sink, as step 0."""
+    sink.log_config(
+        {"graders": list(run.config.get("graders", [])), "data": run.config.get("data")}
+    )
+    logs: dict[str, LogValue] = dict(run.metrics())
+    logs.update(run.tables())
+    sink.log(logs, 0)
+
+
+def comparison_metrics(comparison: Comparison) -> dict[str, float]:
+    """``compare/<grader>/diff``, ``/ci_low``, ``/ci_high``, ``/p_value``, ... (finite only)."""
+    metrics: dict[str, float] = {}
+    for result in comparison.graders:
+        for name in (
+            "mean_a",
+            "mean_b",
+            "diff",
+            "stderr",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "p_value_holm",
+        ):
+            value = getattr(result, name)
+            if value == value:  # not NaN
+                metrics[f"compare/{result.grader}/{name}"] = value
+        for name in ("n_pairs", "wins", "ties", "losses"):
+            metrics[f"compare/{result.grader}/{name}"] = getattr(result, name)
+    metrics["compare/unpaired_a"] = len(comparison.only_a)
+    metrics["compare/unpaired_b"] = len(comparison.only_b)
+    return metrics
+
+
+def log_comparison_to_sink(comparison: Comparison, sink: Sink) -> None:
+    """A comparison's figures to a plain sink, as step 0."""
+    sink.log_config({"run_a": comparison.run_a, "run_b": comparison.run_b})
+    sink.log(dict(comparison_metrics(comparison)), 0)

@@ -1,0 +1,23 @@
+"""Training drivers: grader statistics at each training step, rewards for RL trainers.
+
+`RewardLogger` drains graders' logs at every step of a training loop, adds what RL needs
+(histograms, the share of zero-spread groups, the reward/length correlation, a combined
+grader's totals), merges all ranks under torch.distributed, and logs to sinks.
+`openrlhf_reward_func` makes a grader OpenRLHF's ``reward_func``. This folder brings
+graders and sinks together, and may import every stage below the CLI; it never imports
+torch (the distributed helpers find torch.distributed in `sys.modules`).
+"""
+
+from gradewire.train._distributed import merge_log_states, merge_windows
+from gradewire.train._openrlhf import OpenRLHFRewardFunc, openrlhf_reward_func
+from gradewire.train._reward_logger import RewardLogger
+from gradewire.train._window import StepWindow
+
+__all__ = [
+    "OpenRLHFRewardFunc",
+    "RewardLogger",
+    "StepWindow",
+    "merge_log_states",
+    "merge_windows",
+    "openrlhf_reward_func",
+]

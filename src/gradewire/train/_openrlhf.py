@@ -1,0 +1,214 @@
+"""openrlhf_reward_func: a grader as OpenRLHF's ``reward_func`` in a ``.py`` file."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from gradewire.core import (
+    BaseGrader,
+    Grade,
+    GradingError,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+    StringThread,
+)
+from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
+
+__all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
+
+logger = logging.getLogger("gradewire")
+
+# OpenRLHF decodes the query with skip_special_tokens=False, so the response ends in the
+# tokenizer's end marker; these are cut before grading.
+DEFAULT_STOP_TEXTS = END_TOKENS
+
+
+class _LoopThread:
+    """One event loop in a daemon thread: every call's grading runs there.
+
+    OpenRLHF calls ``reward_func`` from many threads at once; running all the grading on
+    one loop keeps each grader's logs single-threaded and lets judge clients reuse their
+    connections, while the calls still grade concurrently.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, coro: Any) -> Future[Any]:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="gradewire-openrlhf", daemon=True
+                )
+                thread.start()
+                self._loop = loop
+            return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+
+class OpenRLHFRewardFunc:
+    """OpenRLHF's ``reward_func(queries, prompts, labels)``; see `openrlhf_reward_func`."""
+
+    def __init__(
+        self,
+        grader: BaseGrader,
+        *,
+        label_key: str,
+        failure_reward: float | None,
+        stop_texts: Sequence[str],
+        max_concurrency: int,
+    ) -> None:
+        if not isinstance(grader, BaseGrader):
+            raise InvalidTypeError(
+                f"openrlhf_reward_func takes a gradewire grader, not {type(grader).__name__}"
+            )
+        if not isinstance(label_key, str) or not label_key:
+            raise InvalidInputError(f"label_key must be a non-empty str, not {label_key!r}")
+        if failure_reward is not None:
+            if isinstance(failure_reward, bool) or not isinstance(failure_reward, int | float):
+                raise InvalidTypeError(
+                    f"failure_reward must be a number or None, not {failure_reward!r}"
+                )
+            if not math.isfinite(failure_reward):
+                raise InvalidInputError(f"failure_reward must be finite, not {failure_reward!r}")
+        self.grader = grader
+        self.label_key = label_key
+        self.failure_reward = None if failure_reward is None else float(failure_reward)
+        self.stop_texts = tuple(stop_texts)
+        self.max_concurrency = max_concurrency
+        self._runner = _LoopThread()
+
+    def threads(
+        self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None
+    ) -> tuple[list[StringThread], list[bool]]:
+        """One thread per query (``[user prompt, assistant response]``, the label in metadata).
+
+        The response is the query after its prompt (OpenRLHF sends prompt + response),
+        with trailing special tokens cut; a query that does not start with its prompt is
+        graded whole and flagged.
+        """
+        if labels is None:
+            labels = [None] * len(queries)
+        if not (len(queries) == len(prompts) == len(labels)):
+            raise InvalidInputError(
+                f"reward_func got {len(queries)} queries, {len(prompts)} prompts and "
+                f"{len(labels)} labels; OpenRLHF sends one of each per sample"
+            )
+        samples: list[StringThread] = []
+        outside: list[bool] = []
+        for query, prompt, label in zip(queries, prompts, labels, strict=True):
+            matches = query.startswith(prompt)
+            response = query[len(prompt) :] if matches else query
+            response = strip_end_tokens(response, self.stop_texts)
+            metadata = {} if label is None else {self.label_key: label}
+            samples.append(StringThread([("user", prompt), ("assistant", response)], metadata))
+            outside.append(not matches)
+        return samples, outside
+
+    def __call__(
+        self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None = None
+    ) -> dict[str, Any]:
+        """Grade OpenRLHF's samples; returns ``{"rewards", "scores", "extra_logs"}``.
+
+        Raises:
+            GradingError: A sample got no grade and ``failure_reward`` is None.
+        """
+        samples, outside = self.threads(list(queries), list(prompts), labels)
+        outcomes = self._runner.submit(
+            self.grader._attempt_many(samples, self.max_concurrency)
+        ).result()
+        return self.answer(outcomes, outside)
+
+    def answer(
+        self, outcomes: Sequence[Grade | Exception], outside: Sequence[bool]
+    ) -> dict[str, Any]:
+        """The reply for graded samples (see `openrlhf_reward_func`)."""
+        key = self.grader.grader_key
+        rewards: list[float] = []
+        abstained: list[float] = []
+        errors: list[float] = []
+        for outcome in outcomes:
+            if isinstance(outcome, Grade):
+                rewards.append(outcome.value)
+                abstained.append(0.0)
+                errors.append(0.0)
+                continue
+            skipped = isinstance(outcome, IgnoreGradeException)
+            if self.failure_reward is None:
+                what = "abstained" if skipped else f"failed ({type(outcome).__name__}: {outcome})"
+                message = (
+                    f"grader {key!r} {what} on a sample and failure_reward is None, so it has "
+                    "no reward; pass failure_reward=... to openrlhf_reward_func to give such "
+                    "samples a reward (they stay counted in extra_logs)"
+                )
+                # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
+                logger.error("%s", message)
+                raise GradingError(message) from outcome
+            rewards.append(self.failure_reward)
+            abstained.append(1.0 if skipped else 0.0)
+            errors.append(0.0 if skipped else 1.0)
+        return {
+            "rewards": rewards,
+            "scores": list(rewards),
+            "extra_logs": {
+                f"{key}/abstained_count": abstained,
+                f"{key}/error_count": errors,
+                f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
+            },
+        }
+
+
+def openrlhf_reward_func(
+    grader: BaseGrader,
+    *,
+    label_key: str = "label",
+    failure_reward: float | None = None,
+    stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
+    max_concurrency: int = 64,
+) -> OpenRLHFRewardFunc:
+    """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
+
+    Put ``reward_func = openrlhf_reward_func(grader, label_key="answer")`` at module
+    level in the file. OpenRLHF (0.11.2) calls it once per sample, from a worker thread,
+    as ``reward_func([query], [prompt], [label])``, where the query is the prompt plus the
+    response, decoded with special tokens; the label comes from ``--data.label_key``.
+    Each sample becomes ``[("user", prompt), ("assistant", response)]`` with the label in
+    ``metadata[label_key]``. All calls grade on one background event loop, so they run
+    concurrently and the grader's logs stay consistent.
+
+    The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``, one value
+    per sample. OpenRLHF has no "no reward" for a sample: an exception in
+    ``reward_func`` is logged at INFO and the sample's reward becomes None, which breaks
+    the step later. So where the grader abstains or fails:
+
+    - with ``failure_reward=None`` (the default) the call raises `GradingError`, logged
+      at ERROR here first: a failing grader stops the run instead of training on a
+      reward nobody chose;
+    - with a number, the sample gets that reward, and ``extra_logs`` flags it.
+
+    ``extra_logs`` always holds, per sample, ``<key>/abstained_count`` and
+    ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
+    and ``<key>/prompt_not_in_query``.
+
+    Args:
+        grader: The grader.
+        label_key: The metadata key the label goes under (e.g. ``"answer"``).
+        failure_reward: The reward of a sample that got no grade; None raises.
+        stop_texts: Special tokens cut from the end of each response.
+        max_concurrency: How many samples of one call are graded at once.
+    """
+    return OpenRLHFRewardFunc(
+        grader,
+        label_key=label_key,
+        failure_reward=failure_reward,
+        stop_texts=stop_texts,
+        max_concurrency=max_concurrency,
+    )

@@ -1,0 +1,270 @@
+"""RewardLogger: grader statistics for a training loop, one call per step."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+
+from gradewire.core import (
+    BaseGrader,
+    Grade,
+    InvalidInputError,
+    InvalidTypeError,
+    LogState,
+    LogValue,
+    StringThread,
+    Table,
+)
+from gradewire.core._histogram import DEFAULT_EDGES, check_edges
+from gradewire.sinks import FanOutSink, Sink
+from gradewire.train._distributed import distributed_rank, merge_windows
+from gradewire.train._samples import SampleRecorder
+from gradewire.train._window import StepWindow
+
+__all__ = ["RewardLogger"]
+
+logger = logging.getLogger("gradewire")
+
+Edges = Sequence[float] | Mapping[str, Sequence[float]]
+
+
+class RewardLogger:
+    """Drains graders' logs at each training step, adds the figures RL needs, and logs them.
+
+    A training loop needs three calls: grade through the logger, `step()` at each step,
+    `close()` at the end::
+
+        reward_logger = RewardLogger(grader, sinks=JsonlSink("runs/rl.jsonl"))
+        grades = await reward_logger.grade(samples)   # once or more per step
+        reward_logger.step(step)
+        reward_logger.close()
+
+    What `step()` logs, every key under ``prefix`` (default ``rewards/<grader_key>/``):
+
+    - each grader's own `get_logs()` statistics: ``score/mean``, ``/std``, ``/min``,
+      ``/max``, ``/count``, ``score/abstained_count``, ``score/error_count`` (and those of
+      a CombinedGrader's sub-graders under ``<sub_key>/``), exact over the window;
+    - ``score/histogram``: a `Histogram` of the values over fixed bin edges (so histograms
+      from several ranks add up exactly); values outside the edges in
+      ``score/outside_edges_count``;
+    - ``score/zero_spread_frac`` and ``score/groups``: the share of groups (samples that
+      share a prompt, as GRPO's completions of one prompt) whose rewards have no spread,
+      counted over groups with at least two scored samples: such groups give GRPO no
+      learning signal;
+    - ``score/length_corr``: Pearson's correlation of the reward with the completion
+      length (a reward-hacking signal), when defined;
+    - for a `CombinedGrader`: ``total/weighted/...`` (its own value, with its weights) and
+      ``total/unweighted/...`` (the same sub-grades, every weight 1).
+
+    Groups and lengths come from the samples graded through `grade` (or passed to
+    `record`): a sample's group is ``metadata["group"]`` when set, else its conversation
+    before the last assistant turn; its length is ``metadata["completion_length"]`` when
+    set (trainer adapters put the token count there), else the completion's characters.
+    The grader statistics cover everything the graders logged, however they were called;
+    histograms and the derived figures cover the samples the logger saw.
+
+    Under ``torch.distributed`` (when a process group is initialised) `step()` merges
+    every rank's window first, so the figures cover all ranks exactly, and only rank 0
+    writes to the sinks; every rank must call `step()` equally often. Tables show the
+    samples of rank 0.
+
+    With no sinks, `step()` just returns the dict, for trainers that log it themselves.
+    """
+
+    def __init__(
+        self,
+        graders: BaseGrader | Sequence[BaseGrader],
+        sinks: Sink | Sequence[Sink] = (),
+        *,
+        prefix: str | None = "rewards",
+        histogram_edges: Edges | None = None,
+        table_every: int = 1,
+    ) -> None:
+        """Set up the logger.
+
+        Args:
+            graders: The graders to drain; each needs a distinct grader key.
+            sinks: Where `step()` writes; none: `step()` only returns the dict.
+            prefix: The section every key goes under (None: no prefix).
+            histogram_edges: The bin edges of every histogram, or a mapping from grader
+                path (``"correct"``, ``"combo/format"``) to edges, with ``"*"`` for the
+                rest (default: 20 bins over [0, 1]).
+            table_every: Add the graders' sample tables at steps that are multiples of
+                this (tables are large; numbers are logged at every step).
+        """
+        chosen = [graders] if isinstance(graders, BaseGrader) else list(graders)
+        if not chosen:
+            raise InvalidInputError("RewardLogger needs at least one grader")
+        self.graders: dict[str, BaseGrader] = {}
+        for grader in chosen:
+            if not isinstance(grader, BaseGrader):
+                raise InvalidTypeError(
+                    f"RewardLogger takes graders, not {type(grader).__name__}; wrap a function "
+                    "with BaseGrader.from_function(key, fn)"
+                )
+            if grader.grader_key in self.graders:
+                raise InvalidInputError(
+                    f"two graders share the key {grader.grader_key!r}; give each its own key"
+                )
+            self.graders[grader.grader_key] = grader
+        self._sinks = _one_sink(sinks)
+        if prefix is not None and (not isinstance(prefix, str) or not prefix.strip("/")):
+            raise InvalidInputError(f"prefix must be a non-empty str or None, not {prefix!r}")
+        self.prefix = None if prefix is None else prefix.strip("/")
+        self._edges = _edge_lookup(DEFAULT_EDGES if histogram_edges is None else histogram_edges)
+        if isinstance(table_every, bool) or not isinstance(table_every, int) or table_every < 1:
+            raise InvalidInputError(f"table_every must be an int >= 1, not {table_every!r}")
+        self.table_every = table_every
+        self._samples = SampleRecorder(self._edges)
+        self._closed = False
+
+    async def grade(
+        self,
+        samples: Sequence[StringThread],
+        *,
+        grader: str | None = None,
+        groups: Sequence[str] | None = None,
+        lengths: Sequence[float] | None = None,
+        max_concurrency: int = 64,
+    ) -> list[Grade | None]:
+        """Grade a batch with one grader (the only one, or the one named) and record it.
+
+        Args:
+            samples: The completions to grade, as threads.
+            grader: The key of the grader to use, when the logger holds several.
+            groups: One group key per sample (default: see the class docs).
+            lengths: One completion length per sample (default: see the class docs).
+            max_concurrency: How many samples are graded at once.
+
+        Returns:
+            One Grade per sample, None where the grader abstained or failed.
+        """
+        chosen = self._pick(grader)
+        batch = list(samples)
+        grades = await chosen.grade_many(batch, max_concurrency=max_concurrency)
+        self._samples.record(chosen, batch, grades, groups=groups, lengths=lengths)
+        return grades
+
+    def record(
+        self,
+        grader: str | BaseGrader,
+        samples: Sequence[StringThread],
+        grades: Sequence[Grade | None],
+        *,
+        groups: Sequence[str] | None = None,
+        lengths: Sequence[float] | None = None,
+    ) -> None:
+        """Record grades made elsewhere (one per sample, None: no grade) for the next step."""
+        chosen = self._pick(grader.grader_key if isinstance(grader, BaseGrader) else grader)
+        self._samples.record(chosen, list(samples), list(grades), groups=groups, lengths=lengths)
+
+    def _pick(self, key: str | None) -> BaseGrader:
+        if key is None:
+            if len(self.graders) == 1:
+                return next(iter(self.graders.values()))
+            raise InvalidInputError(
+                f"this logger holds {len(self.graders)} graders ({', '.join(self.graders)}); "
+                "name one with grader=..."
+            )
+        try:
+            return self.graders[key]
+        except KeyError:
+            raise InvalidInputError(
+                f"no grader {key!r} in this logger; it holds: {', '.join(self.graders)}"
+            ) from None
+
+    def collect(self) -> StepWindow:
+        """Drain every grader and the recorded samples into one window, merged across ranks.
+
+        A collective call under torch.distributed. `step()` calls it; trainer adapters
+        call it to log the window themselves.
+        """
+        states = [g.log_state(clear=True).prefixed(k) for k, g in self.graders.items()]
+        totals, series = self._samples.drain()
+        window = StepWindow(LogState.merge_all([*states, totals]), series)
+        return merge_windows(window)
+
+    def tables(self, step: int) -> dict[str, LogValue]:
+        """The graders' sample tables, when ``step`` is a table step (call before collecting)."""
+        if step % self.table_every:
+            return {}
+        tables: dict[str, LogValue] = {}
+        for key, grader in self.graders.items():
+            if not grader.sample_tables:
+                continue
+            for name, value in grader.get_logs(clear=False).items():
+                if isinstance(value, Table):
+                    tables[self._key(f"{key}/{name}")] = value
+        return tables
+
+    def _key(self, key: str) -> str:
+        return key if self.prefix is None else f"{self.prefix}/{key}"
+
+    def step(self, step: int) -> dict[str, LogValue]:
+        """Log everything since the last step at ``step`` and return it.
+
+        Returns the same dict on every rank ({} when nothing was logged anywhere); only
+        rank 0 writes it to the sinks.
+        """
+        if self._closed:
+            raise InvalidInputError("this RewardLogger is closed; create a new one")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise InvalidInputError(f"step must be an int >= 0, not {step!r}")
+        tables = self.tables(step) if distributed_rank() == 0 else {}
+        window = self.collect()
+        if window.empty:
+            return {}
+        logs = window.to_logs(self.prefix)
+        logs.update(tables)
+        if self._sinks is not None and distributed_rank() == 0:
+            self._sinks.log(logs, step)
+        return logs
+
+    def close(self) -> None:
+        """Close the sinks. What was recorded after the last `step()` is not logged."""
+        if self._closed:
+            return
+        self._closed = True
+        if len(self._samples):
+            logger.warning(
+                "RewardLogger closed with %d recorded sample values not yet logged; call "
+                "step() before close() to log them",
+                len(self._samples),
+            )
+        if self._sinks is not None:
+            self._sinks.close()
+
+    def __enter__(self) -> RewardLogger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RewardLogger(graders={list(self.graders)!r}, prefix={self.prefix!r})"
+
+
+def _one_sink(sinks: Sink | Sequence[Sink]) -> Sink | None:
+    listed = [sinks] if isinstance(sinks, Sink) else list(sinks)
+    for i, sink in enumerate(listed):
+        if not isinstance(sink, Sink):
+            raise InvalidTypeError(
+                f"sink {i} is a {type(sink).__name__}, not a sink: pass objects with "
+                "log(logs, step), log_config(config) and close()"
+            )
+    if not listed:
+        return None
+    return listed[0] if len(listed) == 1 else FanOutSink(*listed)
+
+
+def _edge_lookup(edges: Edges) -> Callable[[str], tuple[float, ...]]:
+    if isinstance(edges, Mapping):
+        table = {str(k): check_edges(v) for k, v in edges.items()}
+        fallback = table.pop("*", DEFAULT_EDGES)
+
+        def lookup(path: str) -> tuple[float, ...]:
+            return table.get(path, fallback)
+
+        return lookup
+    fixed = check_edges(edges)
+    return lambda path: fixed

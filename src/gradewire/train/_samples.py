@@ -1,0 +1,156 @@
+"""What the logger keeps of each graded sample until the step: values, lengths, groups."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+from collections.abc import Callable, Sequence
+
+from gradewire.core import (
+    BaseGrader,
+    CombinedGrader,
+    Grade,
+    InvalidInputError,
+    LogState,
+    Stats,
+    StringThread,
+)
+from gradewire.train._window import SeriesWindow
+
+__all__ = ["SampleRecorder", "default_group", "default_length"]
+
+GROUP_KEY = "group"
+"""A sample's ``metadata`` key that names its group (default: the prompt)."""
+
+LENGTH_KEY = "completion_length"
+"""A sample's ``metadata`` key with its completion length (default: characters)."""
+
+
+def default_group(sample: StringThread) -> str:
+    """``metadata["group"]`` when set, else the conversation before the last assistant turn.
+
+    Samples that share a prompt form a group, as the completions of one prompt in GRPO.
+    The key is a short hash, so that ranks exchange little.
+    """
+    named = sample.metadata.get(GROUP_KEY)
+    if named is not None:
+        text = f"group:{named}"
+    else:
+        turns = list(sample.turns)
+        if turns and turns[-1].role == "assistant":
+            turns.pop()
+        text = json.dumps([[t.role, t.content] for t in turns], ensure_ascii=True)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def default_length(sample: StringThread) -> float:
+    """``metadata["completion_length"]`` when it is a number, else the completion's characters."""
+    length = sample.metadata.get(LENGTH_KEY)
+    if isinstance(length, numbers.Real) and not isinstance(length, bool):
+        return float(length)
+    return float(len(sample.completion() or ""))
+
+
+class _Series:
+    __slots__ = ("groups", "lengths", "values")
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+        self.lengths: list[float] = []
+        self.groups: list[str] = []
+
+
+class SampleRecorder:
+    """Per grader path, the value, length and group of every sample since the last drain.
+
+    Paths are grader keys, and ``combo/sub`` for the sub-graders of a `CombinedGrader`. A
+    sample that got no grade is kept as NaN (left out of every figure but counted apart
+    by the grader itself).
+    """
+
+    def __init__(self, edges: Callable[[str], tuple[float, ...]]) -> None:
+        self._edges = edges
+        self._series: dict[str, _Series] = {}
+        self._totals: dict[str, tuple[list[float], list[float]]] = {}
+
+    def record(
+        self,
+        grader: BaseGrader,
+        samples: Sequence[StringThread],
+        grades: Sequence[Grade | None],
+        *,
+        groups: Sequence[str] | None = None,
+        lengths: Sequence[float] | None = None,
+    ) -> None:
+        """Keep what ``grades`` (one per sample, None: no grade) say about the samples."""
+        n = len(samples)
+        if len(grades) != n:
+            raise InvalidInputError(f"{len(grades)} grades for {n} samples; pass one per sample")
+        keys = [default_group(s) for s in samples] if groups is None else [str(g) for g in groups]
+        sizes = [default_length(s) for s in samples] if lengths is None else list(lengths)
+        if len(keys) != n or len(sizes) != n:
+            raise InvalidInputError(
+                f"groups and lengths need one entry per sample ({n}), got {len(keys)} and "
+                f"{len(sizes)}"
+            )
+        self._walk(grader, grader.grader_key, list(grades), keys, [float(x) for x in sizes])
+
+    def _walk(
+        self,
+        grader: BaseGrader,
+        path: str,
+        grades: list[Grade | None],
+        groups: list[str],
+        lengths: list[float],
+    ) -> None:
+        series = self._series.setdefault(path, _Series())
+        series.values.extend(math.nan if g is None else g.value for g in grades)
+        series.lengths.extend(lengths)
+        series.groups.extend(groups)
+        if not isinstance(grader, CombinedGrader):
+            return
+        weighted, unweighted = self._totals.setdefault(path, ([], []))
+        for grade in grades:
+            if grade is not None:
+                weighted.append(grade.value)
+                unweighted.append(_unweighted(grader, grade))
+        for sub in grader.graders:
+            children = [_child(g, sub.grader_key) for g in grades]
+            self._walk(sub, f"{path}/{sub.grader_key}", children, groups, lengths)
+
+    def drain(self) -> tuple[LogState, dict[str, SeriesWindow]]:
+        """The totals as statistics and every path's window; forget them all."""
+        stats: dict[str, Stats] = {}
+        for path, (weighted, unweighted) in self._totals.items():
+            stats[f"{path}/total/weighted"] = Stats.of(weighted)
+            stats[f"{path}/total/unweighted"] = Stats.of(unweighted)
+        series = {
+            path: SeriesWindow.of(s.values, s.lengths, s.groups, self._edges(path))
+            for path, s in self._series.items()
+        }
+        self._series = {}
+        self._totals = {}
+        return LogState(stats, {}), series
+
+    def __len__(self) -> int:
+        return sum(len(s.values) for s in self._series.values())
+
+
+def _child(grade: Grade | None, key: str) -> Grade | None:
+    if grade is None:
+        return None
+    for child in grade.children:
+        if child.grader_key == key:
+            return child
+    return None
+
+
+def _unweighted(grader: CombinedGrader, grade: Grade) -> float:
+    """The grade's sub-values combined as the grader does, with every weight 1."""
+    values = [child.value for child in grade.children]
+    if not values:
+        return grade.value
+    total = math.fsum(values)
+    return total if grader.aggregation == "sum" else total / len(values)

@@ -1,0 +1,28 @@
+"""notebooks/compare_runs.ipynb on a fresh kernel: plots drawn, the interval excludes zero."""
+
+from __future__ import annotations
+
+import re
+
+from test_notebooks import NOTEBOOKS, outputs, run
+
+
+def test_compare_notebook_shows_tables_plots_and_the_paired_interval(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+    notebook = run(NOTEBOOKS[0].parent / "compare_runs.ipynb", tmp_path)
+    assert len(outputs(notebook, "image/png")) == 2  # the distributions and the intervals
+    html = "\n".join(outputs(notebook, "text/html"))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    printed = "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    match = re.search(
+        r"interval \[([+-][\d.]+), ([+-][\d.]+)\] over 120 pairs in 12 topics", printed
+    )
+    assert match, printed
+    low, high = map(float, match.groups())
+    assert 0 < low < 0.125 < high
+    assert (tmp_path / "runs" / "model_b" / "report.html").exists()

@@ -1,0 +1,330 @@
+"""`gradewire eval` and `gradewire compare` through the real entry point, as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judge_scripts import verdict
+from judge_server import JudgeServer, chat
+
+TESTS = Path(__file__).parents[1]
+GRADEWIRE = [sys.executable, "-m", "gradewire"]
+
+
+def env() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(TESTS), environment.get("PYTHONPATH")])
+    )
+    environment["JUDGE_KEY"] = "test-key"
+    environment["NO_PROXY"] = "127.0.0.1"
+    return environment
+
+
+def data_file(tmp_path: Path, n: int, *, wrong_every: int = 3) -> Path:
+    path = tmp_path / "data.jsonl"
+    rows = []
+    for i in range(n):
+        answer = i * 2
+        completion = str(answer + (1 if i % wrong_every == 0 else 0))
+        rows.append(
+            {
+                "id": f"q{i}",
+                "prompt": f"What is {i} + {i}?",
+                "completion": completion,
+                "answer": answer,
+                "topic": f"t{i % 4}",
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def grader_file(tmp_path: Path, judge_url: str | None = None) -> Path:
+    text = (
+        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n'
+    )
+    if judge_url:
+        text = (
+            f'[judge]\nbase_url = "{judge_url}"\napi_key_env = "JUDGE_KEY"\nmax_attempts = 1\n\n'
+            + text
+            + '\n[[graders]]\ntype = "binary_judge"\nkey = "helpful"\n'
+            'criteria = "Answers the question"\njudge_model = "judge"\n'
+        )
+    path = tmp_path / "graders.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(*args: str, **options) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GRADEWIRE, *args], capture_output=True, text=True, env=env(), timeout=120, **options
+    )
+
+
+def lines(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+def test_a_run_writes_results_config_summary_and_report(tmp_path):
+    data = data_file(tmp_path, 12)
+    out = tmp_path / "run"
+    done = run(
+        "eval",
+        str(data),
+        "--graders",
+        str(grader_file(tmp_path)),
+        "--out",
+        str(out),
+        "--cluster-key",
+        "topic",
+        "--sink",
+        "jsonl",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "correct" in done.stdout
+    assert "clustered by 'topic' (4 clusters)" in done.stdout
+    assert len(lines(out)) == 12
+    summary = json.loads((out / "summary.json").read_text())
+    (grader,) = summary["graders"]
+    assert grader["n"] == 12
+    assert grader["mean"] == pytest.approx(8 / 12)
+    assert grader["n_clusters"] == 4
+    assert summary["metrics"]["correct/score/mean"] == pytest.approx(8 / 12)
+    config = json.loads((out / "config.json").read_text())
+    assert config["graders"][0]["type"] == "custom"
+    assert len(config["data"]["sha256"]) == 64
+    assert config["sample_ids"] == [f"q{i}" for i in range(12)]
+    assert (out / "report.html").stat().st_size > 1000
+    logged = [json.loads(line) for line in (out / "logs.jsonl").read_text().splitlines()]
+    assert any("correct/score/mean" in json.dumps(entry) for entry in logged)
+    again = run("eval", str(data), "--graders", str(grader_file(tmp_path)), "--out", str(out))
+    assert again.returncode == 0
+    assert len(lines(out)) == 12
+
+
+def test_interrupted_run_resumes_and_grades_each_sample_once(tmp_path):
+    answers = {"calls": 0}
+
+    def handler(request):
+        answers["calls"] += 1
+        return chat(verdict("PASS"), delay=0.15)
+
+    with JudgeServer(handler) as server:
+        data = data_file(tmp_path, 40)
+        graders = grader_file(tmp_path, server.base_url)
+        out = tmp_path / "run"
+        args = [
+            *GRADEWIRE,
+            "eval",
+            str(data),
+            "--graders",
+            str(graders),
+            "--out",
+            str(out),
+            "--concurrency",
+            "4",
+            "--no-progress",
+        ]
+        process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env()
+        )
+        deadline = time.monotonic() + 60
+        while not (out / "results.jsonl").exists() or len(lines(out)) < 6:
+            assert time.monotonic() < deadline
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _stdout, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "interrupted" in stderr
+        first = len(lines(out))
+        assert 6 <= first < 40
+        assert answers["calls"] == first  # in-flight samples finished and were kept
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["complete"] is False
+        done = run("eval", str(data), "--graders", str(graders), "--out", str(out), "--no-progress")
+        assert done.returncode == 0, done.stderr
+        ids = [line["id"] for line in lines(out)]
+        assert sorted(ids) == sorted(f"q{i}" for i in range(40))  # each graded exactly once
+        assert answers["calls"] == 40
+        assert len(server.chat_requests) == 40
+
+
+def test_retry_errors_regrades_only_the_failures(tmp_path):
+    state = {"fail": True}
+
+    def handler(request):
+        if state["fail"] and "What is 3 + 3" in json.dumps(request.json):
+            return chat("not json at all")  # a parse failure after the one repair attempt
+        return chat(verdict("PASS"))
+
+    with JudgeServer(handler) as server:
+        data = data_file(tmp_path, 6)
+        graders = grader_file(tmp_path, server.base_url)
+        out = tmp_path / "run"
+        first = run(
+            "eval",
+            str(data),
+            "--graders",
+            str(graders),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--fail-on-error",
+            "0",
+        )
+        assert first.returncode == 1, first.stderr
+        assert "1 of 6 sample(s) had a grader error" in first.stderr
+        errors = [line for line in lines(out) if line["grades"]["helpful"]["status"] == "error"]
+        assert [line["id"] for line in errors] == ["q3"]
+        usage = lines(out)[0]["grades"]["helpful"]["usage"]
+        assert usage["prompt_tokens"] > 0
+        assert usage["judge_calls"] == 1
+        assert (
+            run(
+                "eval",
+                str(data),
+                "--graders",
+                str(graders),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--fail-on-error",
+                "1",
+            ).returncode
+            == 0
+        )
+        state["fail"] = False
+        server.requests.clear()
+        again = run(
+            "eval",
+            str(data),
+            "--graders",
+            str(graders),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--retry-errors",
+            "--fail-on-error",
+            "0",
+        )
+        assert again.returncode == 0, again.stderr
+        assert len(server.chat_requests) == 1  # only q3 went back to the judge
+        tail = lines(out)[-1]
+        assert tail["id"] == "q3"
+        assert list(tail["grades"]) == ["helpful"]
+        summary = json.loads((out / "summary.json").read_text())
+        assert {g["grader"]: g["errors"] for g in summary["graders"]} == {
+            "correct": 0,
+            "helpful": 0,
+        }
+
+
+def test_a_changed_spec_regrades_that_grader_only(tmp_path):
+    data = data_file(tmp_path, 5)
+    out = tmp_path / "run"
+    graders = grader_file(tmp_path)
+    assert (
+        run(
+            "eval", str(data), "--graders", str(graders), "--out", str(out), "--no-progress"
+        ).returncode
+        == 0
+    )
+    graders.write_text(
+        graders.read_text() + '\n[[graders]]\ntype = "custom"\nkey = "length"\n'
+        'function = "eval_graders:brevity"\n'
+    )
+    assert (
+        run(
+            "eval", str(data), "--graders", str(graders), "--out", str(out), "--no-progress"
+        ).returncode
+        == 0
+    )
+    added = lines(out)[5:]
+    assert len(added) == 5
+    assert all(list(line["grades"]) == ["length"] for line in added)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "d.jsonl",
+            '{"prompt": "q", "completion": "a"}\n{"prompt": 3, "completion": "a"}\n',
+            "d.jsonl:2: field 'prompt' must be a string or a list of messages",
+        ),
+        ("d.csv", "text,label\nx,y\n", "d.csv:1: no 'messages' or 'prompt' column"),
+    ],
+)
+def test_bad_data_fails_before_grading(tmp_path, name, content, message):
+    data = tmp_path / name
+    data.write_text(content, encoding="utf-8")
+    done = run(
+        "eval", str(data), "--graders", str(grader_file(tmp_path)), "--out", str(tmp_path / "o")
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+def test_bad_fail_on_error_value():
+    done = run("eval", "x.jsonl", "--graders", "g.toml", "--fail-on-error", "1.5")
+    assert done.returncode == 2
+    assert "a fraction is between 0 and 1" in done.stderr
+
+
+def test_compare_json_and_html(tmp_path):
+    graders = grader_file(tmp_path)
+    data_a = data_file(tmp_path, 40, wrong_every=2)
+    run_a = tmp_path / "a"
+    assert (
+        run(
+            "eval", str(data_a), "--graders", str(graders), "--out", str(run_a), "--no-progress"
+        ).returncode
+        == 0
+    )
+    data_b = tmp_path / "b.jsonl"
+    rows = [json.loads(line) for line in data_a.read_text().splitlines()]
+    for row in rows:
+        row["completion"] = str(row["answer"])  # model B gets them all right
+    rows.append({"id": "extra", "prompt": "new", "completion": "1", "answer": 1})
+    data_b.write_text("".join(json.dumps(r) + "\n" for r in rows[1:]), encoding="utf-8")
+    run_b = tmp_path / "b"
+    assert (
+        run(
+            "eval", str(data_b), "--graders", str(graders), "--out", str(run_b), "--no-progress"
+        ).returncode
+        == 0
+    )
+    html = tmp_path / "cmp.html"
+    done = run("compare", str(run_a), str(run_b), "--json", "--html", str(html))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    (g,) = result["graders"]
+    assert g["n_pairs"] == 39
+    assert g["mean_b"] == 1.0
+    assert g["ci_low"] > 0
+    assert g["diff"] == pytest.approx(g["mean_b"] - g["mean_a"])
+    assert (g["wins"], g["ties"], g["losses"]) == (19, 20, 0)  # q0 (wrong in A) is unpaired
+    assert result["unpaired"] == {
+        "only_a": ["q0"],
+        "only_b": ["extra"],
+        "count_only_a": 1,
+        "count_only_b": 1,
+    }
+    assert html.read_text().count("<script") == 0
+    table = run("compare", str(run_a), str(run_b))
+    assert "unpaired: 1 sample(s) only in A, 1 only in B" in table.stdout
+    assert "McNemar exact" in table.stdout
+    missing = run("compare", str(run_a), str(tmp_path / "nope"))
+    assert missing.returncode == 2
+    assert "neither a run folder" in missing.stderr

@@ -1,0 +1,59 @@
+import math
+
+import numpy as np
+import pytest
+from helpers_eval import make_run
+from scipy import stats
+
+from gradewire.eval._statistics import clustered_stderr, t_interval
+
+
+def test_summary_mean_stderr_and_t_interval(tmp_path):
+    values = [0.1, 0.4, 0.35, 0.8, 0.9, None, 0.2]
+    run = make_run(tmp_path, {"g": values})
+    (summary,) = run.summaries()
+    x = np.array([v for v in values if v is not None])
+    assert summary.n == 6
+    assert summary.errors == 1
+    assert summary.mean == pytest.approx(x.mean())
+    assert summary.stderr == pytest.approx(stats.sem(x))
+    low, high = stats.t.interval(0.95, 5, loc=x.mean(), scale=stats.sem(x))
+    assert (summary.ci_low, summary.ci_high) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_clustered_stderr_is_the_cluster_robust_formula():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(10), 5).astype(str)
+    x = rng.normal(size=50) + np.repeat(rng.normal(size=10), 5)
+    se, g = clustered_stderr(x, groups)
+    sums = np.array([np.sum(x[groups == c] - x.mean()) for c in np.unique(groups)])
+    expected = math.sqrt(np.sum(sums**2) / 50**2 * 10 / 9)
+    assert g == 10
+    assert se == pytest.approx(expected)
+    # Grouped questions that move together: the naive error is too small.
+    assert se > stats.sem(x)
+
+
+def test_summary_clusters_by_metadata(tmp_path):
+    run = make_run(tmp_path, {"g": [1, 1, 0, 0, 1, 0]}, topics=list("aabbcc"))
+    (summary,) = run.summaries(cluster_key="topic")
+    assert summary.n_clusters == 3
+    assert summary.naive_stderr == pytest.approx(stats.sem([1, 1, 0, 0, 1, 0]))
+    with pytest.raises(ValueError, match="have no such field"):
+        run.summaries(cluster_key="nope")
+
+
+def test_t_interval_needs_a_degree_of_freedom():
+    assert all(math.isnan(v) for v in t_interval(1.0, 0.1, 0))
+
+
+def test_metrics_use_get_logs_names(tmp_path):
+    run = make_run(tmp_path, {"acc": [1, 0, None, 1]})
+    metrics = run.metrics()
+    assert metrics["acc/score/mean"] == pytest.approx(2 / 3)
+    assert metrics["acc/score/count"] == 3
+    assert metrics["acc/score/error_count"] == 1
+    assert metrics["acc/score/ci_low"] < metrics["acc/score/mean"] < metrics["acc/score/ci_high"]
+    tables = run.tables()
+    assert len(tables["acc/score/scored_samples"]) == 3
+    assert len(tables["acc/score/unscored_samples"]) == 1

@@ -1,0 +1,17 @@
+"""Grader functions that grader files of the eval tests name (``eval_graders:...``)."""
+
+from __future__ import annotations
+
+from gradewire import StringThread, numeric_match
+
+
+def numeric_answer(sample: StringThread) -> float | None:
+    """1.0 when the completion's number is the row's ``answer``; abstain without one."""
+    if "answer" not in sample.metadata:
+        return None
+    return numeric_match(sample.completion() or "", sample.metadata["answer"])
+
+
+def brevity(sample: StringThread) -> float:
+    """1.0 for completions of at most 3 characters, less for longer ones."""
+    return min(1.0, 3 / max(len(sample.completion() or ""), 1))

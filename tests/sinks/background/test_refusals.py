@@ -1,0 +1,92 @@
+"""An entry the tracker can never take is set aside after a few attempts; later steps go on.
+
+A refusal is told apart from an outage by the entry after it: an entry that failed
+``max_attempts`` times in a row, and fails again while the next one goes through, is set
+aside (on disk, listed in the report, readable with `read_spill`). While every call fails
+(an outage) nothing is set aside, however many attempts it takes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from background_doubles import wait_until
+
+from gradewire import Rejection, read_spill
+
+
+def test_an_entry_that_keeps_failing_alone_is_set_aside_and_later_steps_go_on(make, sink):
+    sink.poison = {3}  # raises SinkError, as W&B did for a table cell it could not encode
+    background = make(sink, batch_size=4)  # max_attempts=5
+    for step in range(10):
+        background.log({"x": step}, step)
+    report = background.flush(timeout=20)
+    assert sink.steps == [0, 1, 2, 4, 5, 6, 7, 8, 9]  # in order, each once
+    assert report.delivered == 9
+    assert report.rejected == 1
+    assert report.pending == 1
+    assert report.rejections == (Rejection(3, "SinkError: cannot encode step 3"),)
+    # A bounded number of attempts: max_attempts alone, one more beside the next entry, and
+    # the batches that carried it while the entries before it were found good (at most one
+    # per entry of the first failed batch of 4).
+    assert sink.poison_calls <= 5 + 1 + 4
+    background.log({"x": 10}, 10)
+    assert background.flush(timeout=20).rejected == 1  # it stays aside; step 10 goes on
+    assert sink.steps[-1] == 10
+    background.close()
+    final = background.report
+    assert final is not None
+    assert final.spill_path is None
+    assert final.rejected_path is not None
+    assert read_spill(final.rejected_path) == [(3, {"x": 3})]  # replayable
+    (line,) = final.rejected_path.read_text().splitlines()
+    assert json.loads(line)["error"] == "SinkError: cannot encode step 3"
+
+
+def test_a_refused_config_is_set_aside_like_a_step(make):
+    from background_doubles import FlakySink
+
+    class ConfigRefusingSink(FlakySink):
+        def log_config(self, config):  # type: ignore[no-untyped-def]
+            raise RuntimeError("config too large")
+
+    sink = ConfigRefusingSink()
+    background = make(sink, max_attempts=2)
+    background.log({"x": 0}, 0)
+    background.log_config({"lr": 1e-5})
+    background.log({"x": 1}, 1)
+    report = background.flush(timeout=20)
+    assert sink.steps == [0, 1]
+    assert report.rejections == (Rejection(None, "RuntimeError: config too large"),)
+
+
+def test_an_outage_sets_nothing_aside_however_long_it_lasts(make, sink):
+    background = make(sink, batch_size=4, max_attempts=2)
+    background.log({"x": 0}, 0)
+    assert background.flush(timeout=20).ok
+    sink.down = True
+    for step in range(1, 10):
+        background.log({"x": step}, step)
+    wait_until(lambda: sink.failures >= 10, "many failed attempts, past max_attempts")
+    report = background.flush(timeout=0)
+    assert report.rejected == 0
+    assert report.pending == 9
+    sink.down = False
+    report = background.flush(timeout=20)
+    assert report.ok
+    assert report.rejected == 0
+    assert sink.steps == list(range(10))
+
+
+def test_a_poisoned_entry_during_an_outage_is_set_aside_only_once_the_tracker_is_back(make, sink):
+    sink.poison = {2}
+    sink.down = True
+    background = make(sink, batch_size=4, max_attempts=2)
+    for step in range(6):
+        background.log({"x": step}, step)
+    wait_until(lambda: sink.failures >= 8, "many failed attempts while down")
+    assert background.flush(timeout=0).rejected == 0
+    sink.down = False
+    report = background.flush(timeout=20)
+    assert sink.steps == [0, 1, 3, 4, 5]
+    assert [r.step for r in report.rejections] == [2]
