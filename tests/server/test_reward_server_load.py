@@ -449,3 +449,26 @@ async def test_malformed_http_gets_json_that_never_echoes_a_header(
     assert TOKEN not in caplog.text
     assert "Traceback" not in caplog.text
     assert grader.get_logs() == {}
+
+
+async def test_a_parser_error_handed_to_the_middlewares_is_answered_without_its_text():
+    # aiohttp 4 passes parser errors through the middlewares as an HTTPBadRequest whose
+    # text quotes the offending header; the answer must not.
+    from aiohttp import http_exceptions, web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from gradewire.server import create_app
+
+    async def parser_error(request: web.Request) -> web.Response:
+        error = web.HTTPBadRequest(text=f"Invalid header value char: b'Bearer {TOKEN}\\x00'")
+        error.__cause__ = http_exceptions.BadHttpMessage(f"b'Bearer {TOKEN}\\x00'")
+        raise error
+
+    app = create_app(constant())
+    app.router.add_get("/parser-error", parser_error)
+    async with TestClient(TestServer(app)) as client:
+        answer = await client.get("/parser-error")
+        text = await answer.text()
+    assert answer.status == 400
+    assert TOKEN not in text
+    assert "malformed HTTP request" in json.loads(text)["error"]

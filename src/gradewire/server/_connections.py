@@ -22,12 +22,12 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from aiohttp import http_exceptions, web
+from aiohttp import web
 from aiohttp.typedefs import Middleware
 from aiohttp.web_request import BaseRequest
 
 from gradewire.server._log_limit import LogLimiter
-from gradewire.server._middlewares import error_answer, json_answer
+from gradewire.server._middlewares import error_answer, json_answer, malformed_request
 
 __all__ = ["Connection", "Connections", "answer_in_time", "within"]
 
@@ -35,24 +35,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _T = TypeVar("_T")
 # Below asyncio's default high-water mark (64 KiB) for socket transports.
 _SMALL_ANSWER = 32 * 1024
-
-_NOT_READ = (
-    "; the request was not read (header values are not repeated in answers or logs). "
-    "Send valid HTTP/1.1, as any HTTP client library does"
-)
-
-
-def _malformed(exc: BaseException | None) -> str:
-    if isinstance(exc, http_exceptions.LineTooLong):
-        what = "a request line or header line is too long"
-    elif isinstance(exc, http_exceptions.BadStatusLine):
-        what = "the request line is not 'METHOD /path HTTP/1.1'"
-    elif isinstance(exc, http_exceptions.InvalidURLError):
-        what = "the request target is not a valid URL path"
-    else:
-        what = "a header (its name, its value, Content-Length or Transfer-Encoding) is malformed"
-    return f"malformed HTTP request: {what}{_NOT_READ}"
-
 
 class Connection(web.RequestHandler):
     """aiohttp's protocol for one connection, with a header deadline and JSON errors."""
@@ -110,7 +92,7 @@ class Connection(web.RequestHandler):
         if request.writer.output_size > 0:
             raise ConnectionError("an answer was partly sent; the connection is closed")
         text = (
-            _malformed(exc)
+            malformed_request(exc)
             if status == 400
             else f"the server could not answer ({status}); see its log"
         )
