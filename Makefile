@@ -101,6 +101,8 @@ bench: $(STAMP)
 	$(PY) bench/background_sink_overhead.py
 	$(PY) bench/judge_throughput.py
 	$(PY) bench/reward_server.py
+	$(PY) bench/reward_server_load.py
+	$(PY) bench/bash_grader.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
 	$(PY) integrations/mlflow/bench/outage_kill.py

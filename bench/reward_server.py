@@ -44,18 +44,20 @@ def starlette_child() -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from gradewire.server._protocol import RequestError, attempt_all, grade_request, outcome_answer
+    from gradewire.server._protocol import RequestError, grade_request, outcome_answer
+    from gradewire.server._slots import GradingSlots
     from gradewire.specs._factory import build_grader
 
     grader = build_grader(SPEC["graders"][0])
     graders = {grader.grader_key: grader}
+    slots = GradingSlots(64)  # the server-wide cap gradewire serve has by default
 
     async def grade(request: Request) -> JSONResponse:
         try:
             found, thread = grade_request(json.loads(await request.body()), graders)
         except RequestError as exc:
             return JSONResponse({"error": exc.message}, status_code=exc.status)
-        [outcome] = await attempt_all(found, [thread], 1)
+        [outcome] = await slots.attempt_all(found, [thread])
         return JSONResponse(outcome_answer(outcome))
 
     app = Starlette(routes=[Route("/v1/grade", grade, methods=["POST"])])

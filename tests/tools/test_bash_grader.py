@@ -21,7 +21,7 @@ from gradewire import (
     StringThread,
     Table,
 )
-from gradewire.tools import _process
+from gradewire.tools import _process, _process_group
 from gradewire.tools._capture import StreamCapture
 
 HOSTILE = [
@@ -72,6 +72,20 @@ async def wait_for_file(path: Path) -> int:
             return int(path.read_text())
         await asyncio.sleep(0.01)
     raise AssertionError(f"{path} was never written")
+
+
+@pytest.fixture(params=["supervised", "process group"])
+def either_runner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test under the subreaper supervisor, and again with the process group alone."""
+    if request.param == "process group":
+        monkeypatch.setattr(_process, "supervised", lambda: False)
+    return str(request.param)
+
+
+@pytest.fixture
+def group_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run commands the way systems without child subreapers do: the process group alone."""
+    monkeypatch.setattr(_process, "supervised", lambda: False)
 
 
 @pytest.fixture
@@ -378,7 +392,7 @@ def test_capture_marks_a_cut_off_character():
 # Timeouts, leftovers and cancellation: the whole process group goes.
 
 
-async def test_a_timeout_kills_the_group_with_its_grandchildren(tmp_path: Path):
+async def test_a_timeout_kills_the_group_with_its_grandchildren(tmp_path: Path, either_runner: str):
     command = "sh -c 'sleep 1000 & echo $! > child.pid; sleep 1000'"
     grader = BashGrader("bash", command, cwd=tmp_path, timeout=0.5)
     grade = await grader.grade(thread())
@@ -390,7 +404,7 @@ async def test_a_timeout_kills_the_group_with_its_grandchildren(tmp_path: Path):
 
 
 async def test_a_group_that_ignores_sigterm_gets_sigkill(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, either_runner: str
 ):
     monkeypatch.setattr(_process, "KILL_GRACE_S", 0.2)  # the grace is long for a test
     command = "trap '' TERM; sleep 1000 & echo $! > child.pid; wait"
@@ -400,7 +414,7 @@ async def test_a_group_that_ignores_sigterm_gets_sigkill(
     assert gone(int((tmp_path / "child.pid").read_text()))
 
 
-async def test_processes_left_running_after_exit_are_ended(tmp_path: Path):
+async def test_processes_left_running_after_exit_are_ended(tmp_path: Path, either_runner: str):
     command = "sleep 1000 & echo $! > child.pid; echo done"
     grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.value == 1.0
@@ -409,8 +423,8 @@ async def test_processes_left_running_after_exit_are_ended(tmp_path: Path):
     assert gone(int((tmp_path / "child.pid").read_text()))
 
 
-async def test_a_process_that_left_the_group_cannot_hang_the_grade(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_without_a_subreaper_a_process_that_left_the_group_cannot_hang_the_grade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_only: None
 ):
     monkeypatch.setattr(_process, "_DRAIN_S", 0.2)
     # The pid is written once the new session exists, so the grade starts after the escape.
@@ -432,17 +446,17 @@ async def test_a_process_that_left_the_group_cannot_hang_the_grade(
 
 
 async def test_the_proc_scan_runs_off_the_event_loop_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_only: None
 ):
     loop_thread = threading.current_thread()
     scan_threads: list[threading.Thread] = []
-    scan = _process._member_running
+    scan = _process_group._member_running
 
     def recording_scan(pgid: int) -> bool:
         scan_threads.append(threading.current_thread())
         return scan(pgid)
 
-    monkeypatch.setattr(_process, "_member_running", recording_scan)
+    monkeypatch.setattr(_process_group, "_member_running", recording_scan)
     # The leftover keeps the group signalable after the command exits: only a scan can
     # tell whether it still runs.
     command = "sleep 1000 & echo $! > child.pid; echo done"
@@ -465,16 +479,16 @@ async def test_zombies_do_not_keep_a_group_alive_and_a_gone_group_needs_no_scan(
                 break
             await asyncio.sleep(0.01)
         os.killpg(zombie.pid, 0)  # a zombie is still signalable
-        assert await _process._group_alive(zombie.pid) is False
+        assert await _process_group.group_alive(zombie.pid) is False
     finally:
         zombie.wait()
     scans: list[int] = []
-    monkeypatch.setattr(_process, "_member_running", lambda pgid: scans.append(pgid) or True)
-    assert await _process._group_alive(zombie.pid) is False
+    monkeypatch.setattr(_process_group, "_member_running", lambda pgid: scans.append(pgid) or True)
+    assert await _process_group.group_alive(zombie.pid) is False
     assert scans == []
 
 
-async def test_cancelling_the_grade_kills_the_group(tmp_path: Path):
+async def test_cancelling_the_grade_kills_the_group(tmp_path: Path, either_runner: str):
     command = "sh -c 'echo $$ > leader.pid; sleep 1000 & echo $! > child.pid; wait'"
     grader = BashGrader("bash", command, cwd=tmp_path)
     task = asyncio.ensure_future(grader.grade(thread()))
@@ -592,7 +606,7 @@ def test_configuration_is_kept_for_inspection(tmp_path: Path):
 
 
 async def test_cancelling_again_during_the_grace_period_kills_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, either_runner: str
 ):
     # The group ignores SIGTERM, so the first cancel leaves it in a grace period that
     # outlasts the test: only the second cancel's SIGKILL can end it.

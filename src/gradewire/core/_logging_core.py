@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-from array import array
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from typing_extensions import TypeVar
-
+from gradewire.core._compact_records import CompactRecords, LogT, ScoreRun
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
 from gradewire.core._histogram import Histogram
 from gradewire.core._log_buffer import LogBuffer
+from gradewire.core._log_text import TEXT_VALUE_CHARS, kept_text, text_bytes
 from gradewire.core._sample_tables import sample_tables, split_records
 from gradewire.core._stats import LogState
 from gradewire.core._table import Table
@@ -27,100 +26,23 @@ Graders' `get_logs()` give numbers and tables; training drivers add histograms. 
 takes all three.
 """
 
-LogT = TypeVar("LogT", default=dict[str, Any])
-"""The type of a grader's log records (``BaseGrader[MyRecord]``); a dict by default."""
 
-
-class _Run:
-    """Where a run of score-only records ends in the packed scores (a compact record)."""
-
-    __slots__ = ("end",)
-
-    def __init__(self, end: int) -> None:
-        self.end = end
-
-
-class LoggingCore(Generic[LogT]):
+class LoggingCore(CompactRecords[LogT]):
     """The log buffer of a grader: `add_log` per sample, `get_logs` for the aggregates.
 
     Numbers are mirrored into packed columns as they are logged, so `get_logs` is one
     numpy pass. ``self._logs`` is the list of logged records, for `get_logs` overrides
-    that build their own tables. A function grader's ``{"score": value}`` records are
-    kept as packed floats only (8 bytes each, nothing to free on clear) until code reads
-    ``self._logs``, which then holds them as dicts, in order, like every other record.
+    that build their own tables (score-only records packed until then: `CompactRecords`).
     """
 
     def __init__(self, *, sample_tables: bool, max_log_records: int | None) -> None:
         self.sample_tables = sample_tables
         self._folded: LogState | None = None
         self._max_log_records: int | None = None
+        self._max_log_bytes: int | None = None
+        self._text_bytes = 0
         self._reset_records()
         self.max_log_records = max_log_records
-
-    def _reset_records(self) -> None:
-        # Compact mode: _records holds the logged records and _Run marks, never shown;
-        # _scores the score-only records, packed. Listed mode: _records is the list that
-        # ``self._logs`` gave out (or that user code assigned), mirrored by _log_buffer.
-        records: list[Any] = []
-        self._records = records
-        self._listed = False
-        self._scores: array[float] = array("d")
-        self._marked = 0
-        self._log_buffer = LogBuffer(records)
-        # The packed append of a score-only record, or None when records must be dicts.
-        self._score_push: Callable[[float], None] | None = (
-            self._scores.append if self._max_log_records is None else None
-        )
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The packed append is a bound method of the array: rebound on the copy's own array
-        # (deepcopy would keep the original's).
-        state = dict(self.__dict__)
-        state.pop("_score_push", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        packed = not self._listed and self._max_log_records is None
-        self._score_push = self._scores.append if packed else None
-
-    @property
-    def _logs(self) -> list[LogT]:
-        """The logged records, in order (score-only records as ``{"score": value}``)."""
-        if not self._listed:
-            self._list_records()
-        return self._records
-
-    @_logs.setter
-    def _logs(self, records: list[LogT]) -> None:
-        self._records = records
-        self._listed = True
-        self._scores = array("d")
-        self._marked = 0
-        self._score_push = None
-        # Rebuilt from the list when the statistics are next asked for.
-
-    def _list_records(self) -> None:
-        """Turn the compact records into the plain list ``self._logs`` gives out."""
-        scores = self._scores
-        records = self._records
-        if scores:
-            listed: list[Any] = []
-            start = 0
-            for record in records:
-                if type(record) is _Run:
-                    listed.extend([{"score": value} for value in scores[start : record.end]])
-                    start = record.end
-                else:
-                    listed.append(record)
-            listed.extend([{"score": value} for value in scores[start:]])
-            self._log_buffer = LogBuffer(listed)
-            records = listed
-        self._records = records
-        self._listed = True
-        self._scores = array("d")
-        self._marked = 0
-        self._score_push = None
 
     @property
     def max_log_records(self) -> int | None:
@@ -150,6 +72,35 @@ class LoggingCore(Generic[LogT]):
             if grader.max_log_records is None:
                 grader.max_log_records = value
 
+    @property
+    def max_log_bytes(self) -> int | None:
+        """Bytes of text the grader keeps in its log records; None (the default): no bound.
+
+        When set, every text value longer than 10,000 characters is cut as it is logged
+        (its first and last 5,000 kept, the cut marked), and once the texts kept take more
+        than this many bytes of memory, the older records are folded into exact running
+        statistics as with `max_log_records`: figures cover every sample, tables the
+        newest ones. A reward server sets it, so a client sending 4 MB completions cannot
+        grow its memory by 4 MB a sample.
+        """
+        return getattr(self, "_max_log_bytes", None)
+
+    @max_log_bytes.setter
+    def max_log_bytes(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidTypeError(f"max_log_bytes must be an int or None, not {value!r}")
+        if value is not None and value < 4 * TEXT_VALUE_CHARS:
+            raise InvalidInputError(
+                f"max_log_bytes must be at least {4 * TEXT_VALUE_CHARS} (a few records of "
+                f"long text), not {value}; None keeps every record whole"
+            )
+        self._max_log_bytes = value
+        # Folding by size counts records, so a bounded grader keeps them as a plain list.
+        self._text_bytes = text_bytes(self._logs) if value is not None else 0
+        for grader in self._sub_graders():
+            if grader.max_log_bytes is None:
+                grader.max_log_bytes = value
+
     def _sub_graders(self) -> Sequence[LoggingCore[Any]]:
         """The graders this one runs, which share its bounds (none for a leaf grader)."""
         return ()
@@ -170,18 +121,34 @@ class LoggingCore(Generic[LogT]):
                 f"{type(self).__name__}.__init__ must call super().__init__(grader_key) "
                 "before the grader can log"
             ) from None
+        text_limit = self._max_log_bytes
         if type(log) is not dict and not isinstance(log, Mapping):
             self._warn_not_a_dict(log)
+        elif text_limit is not None:
+            log, size = kept_text(log)  # type: ignore[arg-type,assignment]
+            self._text_bytes += size
         if not self._listed:
             scored = len(self._scores)
             if scored != self._marked:
-                records.append(_Run(scored))
+                records.append(ScoreRun(scored))
                 self._marked = scored
         records.append(log)
         buffer.add(log)
         limit = self._max_log_records
         if limit is not None and len(records) > limit:
             self._fold(limit // 2)
+        elif text_limit is not None and self._text_bytes > text_limit:
+            self._fold(self._newest_within(text_limit // 2))
+
+    def _newest_within(self, budget: int) -> int:
+        """How many of the newest records have texts that fit in ``budget`` bytes (>= 1)."""
+        kept, total = 0, 0
+        for record in reversed(self._logs):
+            total += text_bytes((record,))
+            if total > budget:
+                break
+            kept += 1
+        return max(kept, 1)
 
     def _warn_not_a_dict(self, log: object) -> None:
         kind = type(log)
@@ -199,12 +166,16 @@ class LoggingCore(Generic[LogT]):
         """Fold all but the ``keep`` newest records into running statistics."""
         logs = self._logs
         cut = len(logs) - keep
+        if cut <= 0:
+            return
         older = LogBuffer(logs[:cut]).state()
         self._folded = older if self._folded is None else self._folded.merge(older)
         # Each fold handles about max_log_records records once every max_log_records / 2
         # calls, so logging stays O(1) per record.
         self._logs = logs[cut:]
         self._log_buffer = LogBuffer(self._records)
+        if self._max_log_bytes is not None:
+            self._text_bytes = text_bytes(self._records)
 
     def log_state(self, *, clear: bool = False) -> LogState:
         """The mergeable statistics of the logged records (for several ranks or workers).
@@ -257,6 +228,7 @@ class LoggingCore(Generic[LogT]):
         """Forget every logged record (and the statistics folded from older ones)."""
         self._reset_records()
         self._folded = None
+        self._text_bytes = 0
 
     def get_sample_tables(
         self,

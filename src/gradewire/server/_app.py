@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -11,6 +12,7 @@ from aiohttp import hdrs, web
 from gradewire.core._errors import GradewireError
 from gradewire.core._grader import BaseGrader
 from gradewire.core._thread import StringThread
+from gradewire.server._connections import answer_in_time, within
 from gradewire.server._middlewares import (
     LOGGED,
     SETTINGS,
@@ -24,7 +26,6 @@ from gradewire.server._middlewares import (
 )
 from gradewire.server._protocol import (
     RequestError,
-    attempt_all,
     batch_request,
     grade_request,
     logs_answer,
@@ -33,19 +34,23 @@ from gradewire.server._protocol import (
     outcome_answer,
     pick_grader,
 )
+from gradewire.server._slots import GradingSlots
 
-__all__ = ["ServerSettings", "build_app"]
+__all__ = ["SLOTS", "ServerSettings", "build_app"]
 
 _T = TypeVar("_T")
+
+SLOTS = web.AppKey("gradewire_grading_slots", GradingSlots)
 
 
 def build_app(settings: ServerSettings) -> web.Application:
     """The application: routes, auth and error middlewares, the body size cap."""
     app = web.Application(
         client_max_size=settings.max_body_bytes,
-        middlewares=[errors, this_machine_only, bearer_auth],
+        middlewares=[answer_in_time(settings.body_timeout), errors, this_machine_only, bearer_auth],
     )
     app[SETTINGS] = settings
+    app[SLOTS] = GradingSlots(settings.max_concurrency)
     app[LOGGED] = set()
     app.router.add_get("/health", _health)
     app.router.add_get("/v1/graders", _graders)
@@ -72,7 +77,24 @@ async def _body(request: web.Request, *, optional: bool = False) -> Any:
         raise web.HTTPRequestEntityTooLarge(
             max_size=settings.max_body_bytes, actual_size=request.content_length
         )
-    raw = await request.read()
+    try:
+        if request.content.is_eof():  # all of it is here already: reading cannot wait
+            raw = await request.read()
+        else:
+            raw = await within(settings.body_timeout, request.read())
+    except web.RequestPayloadError:
+        # Its message quotes nothing of the request today, but is aiohttp's to change.
+        raise RequestError(
+            400,
+            "the request body could not be read: its chunked framing or Content-Encoding "
+            "is broken; send the JSON as is, with a Content-Length",
+        ) from None
+    except asyncio.TimeoutError:
+        raise RequestError(
+            408,
+            f"the request body did not arrive within {settings.body_timeout:g} s; send it "
+            "faster, or start the server with a larger --body-timeout",
+        ) from None
     if not raw:
         if optional:
             return {}
@@ -127,7 +149,7 @@ async def _grade(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     data = await _body(request)
     grader, thread = _read(request, lambda: grade_request(data, settings.graders))
-    [outcome] = await attempt_all(grader, [thread], 1)
+    [outcome] = await request.app[SLOTS].attempt_all(grader, [thread])
     return json_answer(outcome_answer(outcome))
 
 
@@ -137,7 +159,7 @@ async def _grade_batch(request: web.Request) -> web.Response:
     grader, threads = _read(
         request, lambda: batch_request(data, settings.graders, settings.max_batch)
     )
-    outcomes = await attempt_all(grader, threads, settings.max_concurrency)
+    outcomes = await request.app[SLOTS].attempt_all(grader, threads)
     return json_answer({"grades": [outcome_answer(outcome) for outcome in outcomes]})
 
 
@@ -153,7 +175,7 @@ async def _get_reward(request: web.Request) -> web.Response:
         return grader, *openrlhf_request(data, settings.max_batch, settings.label_key)
 
     grader, threads, mismatched = _read(request, read)
-    outcomes = await attempt_all(grader, threads, settings.max_concurrency)
+    outcomes = await request.app[SLOTS].attempt_all(grader, threads)
     return json_answer(openrlhf_answer(outcomes, mismatched, settings.failure_reward))
 
 
@@ -165,7 +187,10 @@ async def _logs(request: web.Request) -> web.Response:
             "GET /v1/logs only reads the logs; to read and clear them, POST /v1/logs/clear "
             "with 'Content-Type: application/json'",
         )
-    return json_answer(logs_answer(request.app[SETTINGS].graders.values(), clear=False))
+    settings = request.app[SETTINGS]
+    return json_answer(
+        logs_answer(settings.graders.values(), clear=False, max_bytes=settings.max_log_bytes)
+    )
 
 
 async def _clear_logs(request: web.Request) -> web.Response:
@@ -174,4 +199,7 @@ async def _clear_logs(request: web.Request) -> web.Response:
         raise RequestError(
             422, "POST /v1/logs/clear takes no fields: send an empty body or {} as JSON"
         )
-    return json_answer(logs_answer(request.app[SETTINGS].graders.values(), clear=True))
+    settings = request.app[SETTINGS]
+    return json_answer(
+        logs_answer(settings.graders.values(), clear=True, max_bytes=settings.max_log_bytes)
+    )

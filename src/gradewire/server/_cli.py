@@ -21,8 +21,12 @@ TOKEN_ENV = "GRADEWIRE_SERVE_TOKEN"
 def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` subcommand."""
     from gradewire.server._server import (
+        DEFAULT_BODY_TIMEOUT,
+        DEFAULT_HEADER_TIMEOUT,
+        DEFAULT_KEEPALIVE_TIMEOUT,
         DEFAULT_MAX_BATCH,
         DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_LOG_BYTES,
         DEFAULT_MAX_LOG_RECORDS,
     )
 
@@ -92,7 +96,7 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--max-concurrency",
         type=int,
         default=64,
-        help="samples of one request graded at once (default: 64)",
+        help="samples graded at once across all requests; the others queue (default: 64)",
     )
     serve.add_argument(
         "--max-log-records",
@@ -103,10 +107,46 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         f"samples); graders that set their own keep it (default: {DEFAULT_MAX_LOG_RECORDS}; "
         "0: keep every record)",
     )
+    serve.add_argument(
+        "--max-log-bytes",
+        type=int,
+        default=DEFAULT_MAX_LOG_BYTES,
+        help="bytes of text (prompts, completions, reasons) each grader keeps for its tables, "
+        "texts over 10,000 characters cut as they are logged; GET /v1/logs answers at most "
+        f"this much table text (default: {DEFAULT_MAX_LOG_BYTES}; 0: no bound)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        help="connections open at once; at the limit the one idle the longest is closed for "
+        "a new one (default: half the open-file limit, ulimit -n, from 16 to 10,000)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT,
+        help="seconds a connection has to send a complete request head "
+        f"(default: {DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    serve.add_argument(
+        "--keepalive-timeout",
+        type=float,
+        default=DEFAULT_KEEPALIVE_TIMEOUT,
+        help=f"seconds an idle connection stays open (default: {DEFAULT_KEEPALIVE_TIMEOUT:g})",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT,
+        help="seconds a request body may take to arrive, and an answer to be sent "
+        f"(default: {DEFAULT_BODY_TIMEOUT:g})",
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Load the graders and serve them until SIGTERM or SIGINT; returns the exit code."""
+    from gradewire.server._checks import connection_settings
     from gradewire.server._server import create_app, is_loopback, serve
     from gradewire.specs._factory import load_graders
 
@@ -130,11 +170,19 @@ def run_serve(args: argparse.Namespace) -> int:
             "failure_reward": args.failure_reward,
             "max_concurrency": args.max_concurrency,
             "max_log_records": max_log_records,
+            "max_log_bytes": args.max_log_bytes or None,  # 0: unbounded
             "allowed_hosts": args.allow_host,
             "label_key": args.label_key,
+            "body_timeout": args.body_timeout,
+        }
+        connections: dict[str, Any] = {
+            "max_connections": args.max_connections,
+            "header_timeout": args.header_timeout,
+            "keepalive_timeout": args.keepalive_timeout,
         }
         # Checks the settings and aiohttp before binding anything.
         create_app(graders, **settings)
+        connection_settings(**connections)
     except GradewireError as exc:
         print(f"gradewire serve: {exc}", file=sys.stderr)
         return 2
@@ -164,6 +212,7 @@ def run_serve(args: argparse.Namespace) -> int:
             stop=stop,
             on_ready=ready,
             **settings,
+            **connections,
         )
 
     try:

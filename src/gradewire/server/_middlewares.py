@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import hdrs, web
+from aiohttp import hdrs, http_exceptions, web
 
 from gradewire.core._grader import BaseGrader
 from gradewire.server._hosts import is_loopback_host, is_loopback_origin
@@ -25,6 +25,7 @@ __all__ = [
     "errors",
     "json_answer",
     "log_line",
+    "malformed_request",
     "this_machine_only",
 ]
 
@@ -44,6 +45,8 @@ class ServerSettings:
     failure_reward: float
     max_concurrency: int
     allowed_hosts: frozenset[str]
+    body_timeout: float
+    max_log_bytes: int | None
     label_key: str = "label"
 
 
@@ -82,6 +85,25 @@ def json_answer(
     )
 
 
+_NOT_READ = (
+    "; the request was not read (header values are not repeated in answers or logs). "
+    "Send valid HTTP/1.1, as any HTTP client library does"
+)
+
+
+def malformed_request(exc: BaseException | None) -> str:
+    """The answer to a request aiohttp could not parse; never a byte of the request."""
+    if isinstance(exc, http_exceptions.LineTooLong):
+        what = "a request line or header line is too long"
+    elif isinstance(exc, http_exceptions.BadStatusLine):
+        what = "the request line is not 'METHOD /path HTTP/1.1'"
+    elif isinstance(exc, http_exceptions.InvalidURLError):
+        what = "the request target is not a valid URL path"
+    else:
+        what = "a header (its name, its value, Content-Length or Transfer-Encoding) is malformed"
+    return f"malformed HTTP request: {what}{_NOT_READ}"
+
+
 def error_answer(
     status: int, message: str, headers: Mapping[str, str] | None = None
 ) -> web.Response:
@@ -101,6 +123,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
+        if isinstance(exc.__cause__, http_exceptions.HttpProcessingError):
+            # A parser error handed to the middlewares (aiohttp 4 does): its text quotes
+            # the offending header.
+            return error_answer(exc.status, malformed_request(exc.__cause__))
         message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else ""
         return error_answer(
             exc.status, message or f"{exc.reason} ({request.method} {request.path})"

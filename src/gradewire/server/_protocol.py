@@ -7,6 +7,7 @@ message that says what is wrong.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,7 +22,6 @@ from gradewire.helpers._special_tokens import strip_end_tokens
 __all__ = [
     "Outcome",
     "RequestError",
-    "attempt_all",
     "batch_request",
     "grade_request",
     "jsonable",
@@ -185,17 +185,6 @@ def _check_size(count: int, max_batch: int) -> None:
         )
 
 
-async def attempt_all(
-    grader: BaseGrader, samples: Sequence[StringThread], max_concurrency: int
-) -> list[Outcome]:
-    """Grade every sample concurrently, in order, keeping why a sample got no grade.
-
-    `BaseGrader.grade_many`'s own path (each sample through the grader's attempt, which
-    logs abstentions and errors), with the reason kept instead of None.
-    """
-    return await grader._attempt_many(samples, max_concurrency)
-
-
 def outcome_answer(outcome: Outcome) -> dict[str, Any]:
     """``{"grade": Grade.to_dict() | None, "error": str | None, "abstained": bool}``."""
     if isinstance(outcome, Grade):
@@ -242,16 +231,49 @@ def openrlhf_answer(
     }
 
 
-def logs_answer(graders: Iterable[BaseGrader], *, clear: bool) -> dict[str, Any]:
-    """Every grader's `get_logs()`, tables as `Table.to_dict()`."""
+def logs_answer(
+    graders: Iterable[BaseGrader], *, clear: bool, max_bytes: int | None = None
+) -> dict[str, Any]:
+    """Every grader's `get_logs()`, tables as `Table.to_dict()`.
+
+    With ``max_bytes``, each table keeps its newest rows whose JSON fits in an equal share
+    of ``max_bytes``; how many rows each table left out is under ``"rows_left_out"``.
+    """
     answer: dict[str, Any] = {}
+    tables: list[tuple[str, str, dict[str, Any]]] = []
     for grader in graders:
-        logs = grader.get_logs(clear=clear)
-        answer[grader.grader_key] = {
-            key: value.to_dict() if isinstance(value, Table) else value
-            for key, value in logs.items()
-        }
-    return {"graders": jsonable(answer)}
+        values: dict[str, Any] = {}
+        for key, value in grader.get_logs(clear=clear).items():
+            if isinstance(value, Table):
+                table = jsonable(value.to_dict())
+                tables.append((grader.grader_key, key, table))
+                values[key] = table
+            else:
+                values[key] = jsonable(value)
+        answer[grader.grader_key] = values
+    result: dict[str, Any] = {"graders": answer}
+    if max_bytes is not None and tables:
+        left_out: dict[str, dict[str, int]] = {}
+        share = max_bytes // len(tables)
+        for grader_key, key, table in tables:
+            rows = table["data"]
+            kept = _newest_rows(rows, share)
+            if kept < len(rows):
+                table["data"] = rows[len(rows) - kept :]
+                left_out.setdefault(grader_key, {})[key] = len(rows) - kept
+        if left_out:
+            result["rows_left_out"] = left_out
+    return result
+
+
+def _newest_rows(rows: Sequence[Any], budget: int) -> int:
+    """How many of the last ``rows`` fit in ``budget`` bytes of JSON."""
+    used = 0
+    for kept, row in enumerate(reversed(rows)):
+        used += len(json.dumps(row, ensure_ascii=False).encode("utf-8", "replace")) + 1
+        if used > budget:
+            return kept
+    return len(rows)
 
 
 def jsonable(value: Any) -> Any:

@@ -26,9 +26,15 @@ user visits can neither rebind its DNS name to the server nor post to it from th
 Serving other machines takes a token (or, for clients that cannot send one, such as
 OpenRLHF's, the names they use in ``allowed_hosts``).
 
-Each served grader whose ``max_log_records`` is None gets the server's (default 10,000), so
-a long training run that never clears the logs keeps memory bounded while ``/v1/logs``
-figures stay exact.
+Each served grader whose ``max_log_records`` is None gets the server's (default 10,000), and
+whose ``max_log_bytes`` is None the server's (default 16 MiB of text), so a long training run
+that never clears the logs keeps memory bounded while ``/v1/logs`` figures stay exact.
+
+Under hostile or heavy load: at most ``max_concurrency`` samples are graded at once across
+all requests (the rest queue); a connection must send its request head within
+``header_timeout`` and its body within ``body_timeout``; at most ``max_connections`` are open,
+the one idle the longest closed to make room; malformed HTTP gets a JSON 400 that never
+repeats a header; and lines a client can cause are logged at a bounded rate.
 
 Built on aiohttp (the ``gradewire[serve]`` extra): its server parses HTTP in C and caps
 request bodies itself, with one dependency rather than the two of starlette + uvicorn.
@@ -38,12 +44,22 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from gradewire.core._errors import InvalidInputError, MissingDependencyError
 from gradewire.core._grader import BaseGrader
+from gradewire.server._checks import (
+    by_key,
+    checked_token,
+    connection_settings,
+    finite,
+    label_key_checked,
+    log_bytes,
+    log_cap,
+    positive_int,
+    seconds,
+)
 from gradewire.server._hosts import allowed_host_names
 
 if TYPE_CHECKING:
@@ -54,6 +70,10 @@ __all__ = ["create_app", "is_loopback", "serve"]
 DEFAULT_MAX_BATCH = 4096
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_LOG_RECORDS = 10_000
+DEFAULT_MAX_LOG_BYTES = 16 * 1024 * 1024
+DEFAULT_HEADER_TIMEOUT = 15.0
+DEFAULT_KEEPALIVE_TIMEOUT = 75.0
+DEFAULT_BODY_TIMEOUT = 60.0
 
 
 def create_app(
@@ -65,7 +85,9 @@ def create_app(
     failure_reward: float = 0.0,
     max_concurrency: int = 64,
     max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
+    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     allowed_hosts: Iterable[str] = (),
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     label_key: str = "label",
 ) -> web.Application:
     """The reward server as an `aiohttp.web.Application` (to run, mount or test).
@@ -82,15 +104,24 @@ def create_app(
         max_body_bytes: Largest request body; larger ones are refused with 413.
         failure_reward: The reward ``/get_reward`` gives a sample that abstained or failed
             (flagged in ``extra_logs``, never silently).
-        max_concurrency: Samples of one request graded at once.
+        max_concurrency: Samples graded at once, across every request: the others wait
+            for a slot, first come first served (ten batches of 64 with a
+            ``max_concurrency`` of 64 run 64 samples at a time, not 640).
         max_log_records: Set as ``max_log_records`` on every served grader that has none of
             its own (None leaves them all unbounded): a server runs for as long as training
             does, and its graders' logs must not grow with it (see
             `BaseGrader.max_log_records`). The graders are changed in place.
+        max_log_bytes: Set as ``max_log_bytes`` on every served grader that has none of its
+            own: the bytes of text (prompts, completions, reasons) each keeps for its
+            tables, long texts cut as they are logged (see `BaseGrader.max_log_bytes`).
+            ``/v1/logs`` answers at most this much table text too (the newest rows; how
+            many were left out is under ``"rows_left_out"``). None: no bound.
         allowed_hosts: Host names a server without a token answers besides loopback ones,
             as clients put them in its URL (``"rm-node-1"``, ``"10.0.0.5"``): for a client
             on another machine that cannot send a token (OpenRLHF's ``--remote_rm_url``).
             List only names you control; with a token, every host is answered anyway.
+        body_timeout: Seconds a request's body may take to arrive (408 after), and an
+            answer to be sent (the connection is closed after: the client does not read).
         label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
             (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``"answer"`` for
             graders that read ``metadata["answer"]``.
@@ -102,21 +133,24 @@ def create_app(
     from gradewire.server._app import ServerSettings, build_app
 
     settings = ServerSettings(
-        graders=_by_key(graders),
-        token=_token(token),
-        max_batch=_positive_int(max_batch, "max_batch"),
-        max_body_bytes=_positive_int(max_body_bytes, "max_body_bytes"),
-        failure_reward=_finite(failure_reward),
-        max_concurrency=_positive_int(max_concurrency, "max_concurrency"),
+        graders=by_key(graders),
+        token=checked_token(token),
+        max_batch=positive_int(max_batch, "max_batch"),
+        max_body_bytes=positive_int(max_body_bytes, "max_body_bytes"),
+        failure_reward=finite(failure_reward),
+        max_concurrency=positive_int(max_concurrency, "max_concurrency"),
         allowed_hosts=allowed_host_names(allowed_hosts),
-        label_key=_label_key(label_key),
+        body_timeout=seconds(body_timeout, "body_timeout"),
+        max_log_bytes=log_bytes(max_log_bytes),
+        label_key=label_key_checked(label_key),
     )
-    cap = _log_cap(max_log_records)
-    if cap is not None:
-        # After every check: a refused configuration leaves the graders as they were.
-        for grader in settings.graders.values():
-            if getattr(grader, "max_log_records", None) is None:
-                grader.max_log_records = cap
+    cap = log_cap(max_log_records)
+    # After every check: a refused configuration leaves the graders as they were.
+    for grader in settings.graders.values():
+        if cap is not None and getattr(grader, "max_log_records", None) is None:
+            grader.max_log_records = cap
+        if settings.max_log_bytes is not None and grader.max_log_bytes is None:
+            grader.max_log_bytes = settings.max_log_bytes
     return build_app(settings)
 
 
@@ -132,7 +166,12 @@ async def serve(
     failure_reward: float = 0.0,
     max_concurrency: int = 64,
     max_log_records: int | None = DEFAULT_MAX_LOG_RECORDS,
+    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     allowed_hosts: Iterable[str] = (),
+    max_connections: int | None = None,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     label_key: str = "label",
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
@@ -152,7 +191,16 @@ async def serve(
         failure_reward: See `create_app`.
         max_concurrency: See `create_app`.
         max_log_records: See `create_app`.
+        max_log_bytes: See `create_app`.
         allowed_hosts: See `create_app`.
+        max_connections: Most connections open at once. At the limit, a new connection
+            closes the one idle the longest (no request in progress), and is refused with
+            a 503 only when every open one is handling a request. None (the default): half
+            the process's open-file limit (``ulimit -n``), between 16 and 10,000.
+        header_timeout: Seconds a connection has to send a complete request head, from
+            when it opens or sends the first byte of its next request; then it is closed.
+        keepalive_timeout: Seconds an idle keep-alive connection stays open.
+        body_timeout: See `create_app`.
         label_key: See `create_app`.
         stop: Set it to shut down; requests in flight are answered first.
         on_ready: Called with the bound host and port once the server accepts requests.
@@ -166,6 +214,7 @@ async def serve(
             "the graders (and spend their judge budget). Set a token (--token or "
             "GRADEWIRE_SERVE_TOKEN), bind 127.0.0.1, or pass --insecure"
         )
+    connections = connection_settings(max_connections, header_timeout, keepalive_timeout)
     app = create_app(
         graders,
         token=token,
@@ -174,22 +223,21 @@ async def serve(
         failure_reward=failure_reward,
         max_concurrency=max_concurrency,
         max_log_records=max_log_records,
+        max_log_bytes=max_log_bytes,
         allowed_hosts=allowed_hosts,
+        body_timeout=body_timeout,
         label_key=label_key,
     )
-    from aiohttp import web as aiohttp_web
+    from gradewire.server._listener import listen
 
-    runner = aiohttp_web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        site = aiohttp_web.TCPSite(runner, host, port)
-        await site.start()
-        if on_ready is not None:
-            bound = runner.addresses[0]
-            on_ready(str(bound[0]), int(bound[1]))
-        await (stop or asyncio.Event()).wait()
-    finally:
-        await runner.cleanup()
+    await listen(
+        app,
+        host=host,
+        port=port,
+        settings=connections,
+        stop=stop or asyncio.Event(),
+        on_ready=on_ready,
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -209,82 +257,3 @@ def _require_aiohttp() -> None:
         raise MissingDependencyError(
             "aiohttp", extra="serve", purpose="serve graders over HTTP"
         ) from None
-
-
-def _by_key(
-    graders: BaseGrader | Iterable[BaseGrader] | Mapping[str, BaseGrader],
-) -> dict[str, BaseGrader]:
-    pairs: list[tuple[object, object]]
-    if isinstance(graders, BaseGrader):
-        pairs = [(graders.grader_key, graders)]
-    elif isinstance(graders, Mapping):
-        pairs = list(graders.items())
-    else:
-        pairs = [(getattr(g, "grader_key", None), g) for g in graders]
-    result: dict[str, BaseGrader] = {}
-    for key, grader in pairs:
-        if not isinstance(grader, BaseGrader):
-            raise InvalidTypeError(f"the server serves graders, not {type(grader).__name__}")
-        if not isinstance(key, str) or not key:
-            raise InvalidInputError(f"grader keys must be non-empty strings, not {key!r}")
-        if key in result:
-            raise InvalidInputError(
-                f"two graders share the key {key!r}; give each a distinct grader_key"
-            )
-        result[key] = grader
-    if not result:
-        raise InvalidInputError("the reward server needs at least one grader")
-    return result
-
-
-def _token(token: str | None) -> str | None:
-    if token is None:
-        return None
-    if not isinstance(token, str):
-        raise InvalidTypeError(f"token must be a str, not {type(token).__name__}")
-    token = token.strip()
-    if not token:
-        return None
-    try:
-        token.encode("latin-1")
-    except UnicodeEncodeError:
-        raise InvalidInputError(
-            "the token must be Latin-1 text (HTTP headers carry nothing else); use ASCII"
-        ) from None
-    return token
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} must be a positive int, not {value!r}")
-    return value
-
-
-def _log_cap(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-        raise InvalidInputError(
-            f"max_log_records must be an int >= 2 (records each grader keeps), or None to "
-            f"keep every record, not {value!r}"
-        )
-    return value
-
-
-def _finite(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidTypeError(f"failure_reward must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise InvalidInputError(f"failure_reward must be finite, not {value!r}")
-    return float(value)
-
-
-def _label_key(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidTypeError(f"label_key must be a str, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInputError(
-            "label_key must not be empty; it names the metadata key of each sample's label, "
-            "e.g. 'answer'"
-        )
-    return value

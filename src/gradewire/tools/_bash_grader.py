@@ -44,9 +44,11 @@ class BashGrader(BaseGrader):
     The completion reaches the command as data, never as code: in an environment
     variable (``$GRADEWIRE_COMPLETION``, the default), on stdin, or in a temporary file
     whose path is in ``$GRADEWIRE_COMPLETION_FILE`` (deleted afterwards). The last user
-    message is in ``$GRADEWIRE_PROMPT``. The command runs in its own process group; on
-    timeout or cancellation the whole group is ended (SIGTERM, then SIGKILL), and so is
-    anything it leaves running in the background.
+    message is in ``$GRADEWIRE_PROMPT``. No process the command starts outlives the
+    grade: when it exits, times out or is cancelled, everything it started gets SIGTERM,
+    then SIGKILL. On Linux this holds for processes that leave its process group or
+    session (``setsid``, ``set -m`` jobs, ``setpgid``): the command runs under a small
+    supervisor that is their child subreaper. Elsewhere its process group is ended.
 
     A non-zero exit or a timeout is a legitimate 0.0. What makes the command unable to
     run at all (a missing shell, program or cwd; exit code 127, "command not found")
@@ -86,7 +88,7 @@ class BashGrader(BaseGrader):
             cwd: Directory to run in (HUD: the workspace root the agent edited).
             env: Variables to add to the inherited environment; None as a value unsets one.
             inherit_env: Start from this process's environment; False starts empty.
-            timeout: Seconds before the process group is killed and the grade is 0.0.
+            timeout: Seconds before the command's processes are killed and the grade is 0.0.
             completion_via: ``"env"``, ``"stdin"`` or ``"file"``: how the completion
                 (the last assistant message, "" when there is none) reaches the command.
             completion_env_var: The variable holding the completion (``"env"``); with

@@ -59,7 +59,7 @@ def exit_error(shown: str, code: int, tail: str) -> GradingError:
 def outcome_reasoning(result: ProcessResult, timeout: float) -> str:
     """How the run ended, in a few words."""
     if result.timed_out:
-        return f"timed out after {timeout:g} s; the process group was killed"
+        return f"timed out after {timeout:g} s; its processes were killed"
     if result.exit_code < 0:
         return f"killed by signal {_signal_name(-result.exit_code)}"
     return f"exit code {result.exit_code}"

@@ -1,32 +1,44 @@
-"""Run a command in its own process group: capped output, a timeout, and no orphans."""
+"""Run a command with capped output and a timeout; nothing it starts outlives it.
+
+On Linux the command runs under a supervisor (`gradewire.tools._reaper`, a child subreaper):
+every process it starts stays below the supervisor even after leaving the command's process
+group or session, and is ended when the command exits, times out or is cancelled. Elsewhere
+the command runs in its own process group, and the group is ended (see `_process_group`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gradewire.tools._capture import OutputProtocol, StreamCapture
+from gradewire.tools._process_group import end_group_safely, signal_group
+from gradewire.tools._supervisor import (
+    Reports,
+    end_supervised,
+    reaper_command,
+    signal_process,
+    supervised,
+    supervised_outcome,
+)
 
 __all__ = ["KILL_GRACE_S", "ProcessResult", "run_process"]
 
 KILL_GRACE_S = 2.0
-"""How long a process group gets between SIGTERM and SIGKILL."""
+"""How long the command's processes get between SIGTERM and SIGKILL."""
 
-# How long the output pipes may stay open once the group is dead.
+# How long the output pipes may stay open once every process is dead.
 _DRAIN_S = 2.0
-# Once the leader has exited, checks of its group in the grace period start this often
-# and back off, doubling, to a tenth of the grace (at most _POLL_MAX_S): a group that
-# obeys SIGTERM is still seen gone within _POLL_S, and one that lingers costs a few
-# /proc scans per grace period rather than one every _POLL_S.
-_POLL_S = 0.02
-_POLL_MAX_S = 0.5
+# How long the supervisor may take to start the command (a Python interpreter's start on a
+# busy machine) before the command's timeout runs anyway.
+_START_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -40,9 +52,12 @@ class ProcessResult:
     duration_s: float
     timed_out: bool
     killed_leftovers: bool
-    """Processes of the group were still running after the command exited, and were ended."""
+    """Processes the command started were still running after it exited, and were ended."""
     output_complete: bool
-    """False when a process outside the group kept the pipes open and reading stopped."""
+    """False when a process that was not ended kept the pipes open and reading stopped."""
+    contained: bool
+    """Every process the command started was ended, whatever group or session it moved
+    to (Linux, through a child subreaper); False where only its process group could be."""
 
 
 async def run_process(
@@ -54,29 +69,50 @@ async def run_process(
     timeout: float,
     output_cap: int,
 ) -> ProcessResult:
-    """Run ``argv`` in a new session and process group, and always end the whole group.
+    """Run ``argv`` in a new session and end everything it started when it is done.
 
     On timeout, after the command exits (to end what it left running in the background),
-    and when the awaiting task is cancelled, the group gets SIGTERM, then SIGKILL after
-    `KILL_GRACE_S`. Spawn failures (missing program or cwd) raise the `OSError` as is.
+    and when the awaiting task is cancelled, its processes get SIGTERM, then SIGKILL after
+    `KILL_GRACE_S`. Spawn failures (missing program or cwd) raise the `OSError`.
     """
     loop = asyncio.get_running_loop()
     out, err = StreamCapture(output_cap), StreamCapture(output_cap)
     protocol = OutputProtocol({1: out, 2: err}, loop)
+    grace = KILL_GRACE_S
+    report_r: int | None = None
+    command = list(argv)
+    pass_fds: tuple[int, ...] = ()
+    if supervised():
+        report_r, report_w = os.pipe()
+        pass_fds = (report_w,)
+        command = reaper_command(argv, grace, report_w)
     start = time.monotonic()
-    transport, _ = await loop.subprocess_exec(
-        lambda: protocol,
-        *argv,
-        stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
-    pgid = transport.get_pid()  # setsid made the child the leader of a group with its pid
-    timed_out = False
     try:
+        transport, cancels = await _start(
+            loop,
+            protocol,
+            command,
+            stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+    except BaseException:
+        if report_r is not None:
+            os.close(report_r)
+        raise
+    pid = transport.get_pid()  # setsid made it the leader of a group with its pid
+    timed_out = False
+    report: dict[str, str] = {}
+    reports = None if report_r is None else Reports(loop, report_r)
+    try:
+        if cancels > 1:
+            _hurry(pid)  # cancelled twice while it started: no grace
+        if cancels:
+            raise asyncio.CancelledError  # while it started: it is ended like any other
         if stdin_data is not None:
             stdin = transport.get_pipe_transport(0)
             if isinstance(stdin, asyncio.WriteTransport):
@@ -85,19 +121,40 @@ async def run_process(
                     # command that exits without reading it all is its own business.
                     stdin.write(stdin_data)
                 stdin.close()
+        if reports is not None:
+            # The timeout is the command's: it starts once the supervisor has started it.
+            await asyncio.wait(
+                {reports.spawned, protocol.exited},
+                timeout=_START_S,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            start = time.monotonic()
         try:
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except asyncio.TimeoutError:
             timed_out = True
         duration = time.monotonic() - start
     finally:
+        exited = False
         try:
-            exit_code, leftovers = await _end_group_safely(transport, protocol, pgid)
+            if report_r is None:
+                exit_code, leftovers = await end_group_safely(transport, protocol, pid, grace)
+                exited = True
+            else:
+                await end_supervised(protocol, pid, grace)
+                exited = True
+                assert reports is not None
+                report = reports.read()
+                exit_code, leftovers = supervised_outcome(report, transport, pid, argv)
         finally:
+            if reports is not None:
+                reports.close()
             try:
-                complete = await _drain(protocol)
+                complete = await _drain(protocol) if exited else False
             finally:
                 transport.close()
+    if "duration" in report and not timed_out:
+        duration = float(report["duration"])
     return ProcessResult(
         exit_code=exit_code,
         stdout=out.text(),
@@ -106,122 +163,75 @@ async def run_process(
         timed_out=timed_out,
         killed_leftovers=leftovers and not timed_out,
         output_complete=complete,
+        contained=report.get("contained") == "1",
     )
+
+
+async def _start(
+    loop: asyncio.AbstractEventLoop,
+    protocol: OutputProtocol,
+    command: Sequence[str],
+    *,
+    pass_fds: Sequence[int],
+    **options: Any,
+) -> tuple[asyncio.SubprocessTransport, int]:
+    """Start ``command``; also returns how often the caller was cancelled meanwhile.
+
+    A cancellation while asyncio starts the process must not leave it running: the command
+    may be running already (a shell script writes files before asyncio has connected its
+    pipes), so the start is let finish and the caller ends the command as on any cancel.
+    """
+    starting = asyncio.ensure_future(
+        loop.subprocess_exec(lambda: protocol, *command, pass_fds=pass_fds, **options)
+    )
+
+    def started(task: asyncio.Future[Any]) -> None:
+        for descriptor in pass_fds:
+            os.close(descriptor)  # the child has its copy
+
+    starting.add_done_callback(started)
+    try:
+        transport, _ = await asyncio.shield(starting)
+        return transport, 0
+    except asyncio.CancelledError:
+        cancels = 1
+        try:
+            await asyncio.wait({starting})
+        except asyncio.CancelledError:
+            cancels = 2
+        if not starting.done():  # cancelled again before the start finished
+            starting.add_done_callback(functools.partial(_end_late_start, protocol))
+            raise
+        if starting.cancelled() or starting.exception() is not None:
+            raise
+        transport, _ = starting.result()
+        return transport, cancels
+
+
+def _end_late_start(protocol: OutputProtocol, starting: asyncio.Future[Any]) -> None:
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    transport, _ = starting.result()
+    _hurry(transport.get_pid())
+    protocol.exited.add_done_callback(lambda _: transport.close())
+
+
+def _hurry(pid: int) -> None:
+    """End the command's processes at once: SIGKILL, no grace."""
+    if supervised():
+        signal_process(pid, signal.SIGUSR1)  # the supervisor kills what is below it, then exits
+    else:
+        signal_group(pid, signal.SIGKILL)
 
 
 async def _drain(protocol: OutputProtocol) -> bool:
     """Let the output reach end of file; give up on pipes held open from outside.
 
-    Once the group is dead only a process that left it (setsid) can hold the pipes,
-    and the grade must not wait on it.
+    Once every process the command started is dead, only a process that was not ended
+    can hold the pipes, and the grade must not wait on it.
     """
     try:
         await asyncio.wait_for(asyncio.shield(protocol.output_closed), _DRAIN_S)
     except asyncio.TimeoutError:
         return False
     return True
-
-
-async def _end_group_safely(
-    transport: asyncio.SubprocessTransport, protocol: OutputProtocol, pgid: int
-) -> tuple[int, bool]:
-    ending = asyncio.ensure_future(_end_group(transport, protocol, pgid))
-    try:
-        return await asyncio.shield(ending)
-    except asyncio.CancelledError:
-        # Cancelled again while ending the group: no more grace, kill now.
-        _signal_group(pgid, signal.SIGKILL)
-        raise
-
-
-async def _end_group(
-    transport: asyncio.SubprocessTransport, protocol: OutputProtocol, pgid: int
-) -> tuple[int, bool]:
-    """SIGTERM the group if anything in it still runs, SIGKILL after the grace period.
-
-    Returns the leader's exit code and whether anything had to be ended.
-    """
-    ended = False
-    if not protocol.exited.done() or await _group_alive(pgid):
-        ended = True
-        _signal_group(pgid, signal.SIGTERM)
-        if not await _ends_within(protocol, pgid, KILL_GRACE_S):
-            _signal_group(pgid, signal.SIGKILL)
-        await asyncio.shield(protocol.exited)
-    code = transport.get_returncode()
-    assert code is not None
-    return code, ended
-
-
-async def _ends_within(protocol: OutputProtocol, pgid: int, grace: float) -> bool:
-    """Whether the leader exits and nothing of its group runs within ``grace`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + grace
-    interval, ceiling = _POLL_S, min(max(grace / 10, _POLL_S), _POLL_MAX_S)
-    while (remaining := deadline - loop.time()) > 0:
-        if protocol.exited.done():
-            await asyncio.sleep(min(interval, remaining))
-            interval = min(interval * 2, ceiling)
-        else:
-            # The leader's exit wakes this at once; no polling while it runs.
-            await asyncio.wait((protocol.exited,), timeout=remaining)
-        if not protocol.exited.done():
-            continue
-        try:
-            # Bounded, so a default executor busy with other work cannot delay SIGKILL.
-            alive = await asyncio.wait_for(_group_alive(pgid), deadline - loop.time())
-        except asyncio.TimeoutError:
-            return False
-        if not alive:
-            return True
-    return False
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    # ESRCH: the group is gone; EPERM: what is left of it we may not signal.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False  # the usual answer, and it needs no scan
-    except PermissionError:
-        return True
-    if not sys.platform.startswith("linux"):
-        return True
-    # killpg also reaches zombies, which an init that does not reap (containers) keeps
-    # forever; only /proc tells a running member from a dead one. Reading every
-    # /proc/*/stat costs time in proportion to the machine's process count, so it runs
-    # in a worker thread and never stalls the event loop (and the other samples).
-    return await asyncio.to_thread(_member_running, pgid)
-
-
-def _member_running(pgid: int) -> bool:
-    """Whether /proc lists a process of group ``pgid`` that is not a zombie (blocking)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in entries:
-        if not name.isdigit():
-            continue
-        # os.open/os.read rather than open(): no file object, about a quarter less time.
-        try:
-            descriptor = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-        except OSError:
-            continue  # the process ended since the listing
-        try:
-            stat = os.read(descriptor, 4096)  # about 300 bytes; one read returns it whole
-        except OSError:
-            continue
-        finally:
-            os.close(descriptor)
-        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            return True
-    return False
