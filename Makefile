@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 	# OpenRLHF's reward calling code, read by the tests from its release wheel (its own
 	# dependencies, vLLM and DeepSpeed among them, are neither needed nor installed).
 	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/openrlhf openrlhf==0.11.2
+	# veRL's reward loop and Tracking, which the Ray tests run as veRL does, from its release
+	# wheel without its declared dependencies (its transformers pin conflicts with trl's; the
+	# few modules its reward loop imports on CPU are in the dev extra).
+	$(PY) -m pip install --quiet --no-deps verl==0.9.1
 	touch $@
 
 DEMO_DATA := src/gradewire/cli/_data
@@ -28,7 +32,7 @@ demo: $(STAMP)
 
 ## Run every test (the core's and each integration's).
 test: $(STAMP)
-	$(PY) -m pytest
+	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)
@@ -49,6 +53,7 @@ bench: $(STAMP)
 	$(PY) bench/trl_reward.py
 	$(PY) bench/eval_throughput.py
 	$(PY) bench/compare.py
+	$(PY) bench/ray_grading.py
 
 clean:
 	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache
