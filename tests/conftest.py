@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from gradewire.http import forget_endpoint_facts
 from gradewire.http._retry import RetryPolicy
 from gradewire.judges._openai_chat import OpenAIChatModel
 from judge_scripts import JudgeRules
@@ -30,6 +31,9 @@ from judge_server import JudgeServer
 def judge_server() -> Iterator[JudgeServer]:
     with JudgeServer() as server:
         yield server
+    # What clients learnt about this server's dialect must not meet the next server that
+    # happens to get the same port.
+    forget_endpoint_facts()
 
 
 class RecordingSleep:

@@ -83,7 +83,7 @@ from gradewire.helpers import (
     numeric_match,
     pydantic_parse,
 )
-from gradewire.http import ModelHTTPError, RetryPolicy
+from gradewire.http import ModelHTTPError, ParameterRefusedError, RetryPolicy, forget_endpoint_facts
 from gradewire.judges import (
     AnswerRelevancyGrader,
     BinaryJudgeGrader,
@@ -102,6 +102,7 @@ from gradewire.judges import (
     RangeJudgeGrader,
     SuccessJudgeLog,
     TokenLogprob,
+    TruncatedOutputError,
     Usage,
     complete_structured,
 )
@@ -198,6 +199,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenRLHFRewardFunc",
     "OutputParserException",
+    "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
     "Rejection",
@@ -217,6 +219,7 @@ __all__ = [
     "Table",
     "TablePolicy",
     "TokenLogprob",
+    "TruncatedOutputError",
     "Turn",
     "Usage",
     "__version__",
@@ -234,6 +237,7 @@ __all__ = [
     "eval_engine",
     "exact_match",
     "f1_score",
+    "forget_endpoint_facts",
     "grader_config",
     "is_main_process",
     "load_graders",

@@ -81,7 +81,10 @@ async def test_the_schema_goes_in_the_prompt_for_servers_without_json_schema(
     assert grade.value == 1.0
     body = judge_server.chat_requests[0].json
     assert "response_format" not in body
-    assert "JSON schema" in last_user(judge_server.chat_requests[0])
+    asked = last_user(judge_server.chat_requests[0])
+    assert '{"reasoning": "...", "verdict": "PASS"}' in asked  # an example, not the schema
+    assert '"verdict" is one of "PASS", "FAIL", "NA"' in asked
+    assert "JSON schema" not in asked
 
 
 async def test_the_judge_sees_the_conversation_context(judge_server, make_judge):

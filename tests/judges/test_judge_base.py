@@ -188,7 +188,7 @@ async def test_temperature_and_max_tokens_are_sent(judge_server, make_judge):
     )
     first, second = (r.json for r in judge_server.chat_requests)
     assert first["temperature"] == 0.0
-    assert "max_tokens" not in first
+    assert first["max_tokens"] == 1024  # the judges' default bound
     assert (second["temperature"], second["max_tokens"]) == (0.7, 99)
 
 
@@ -254,6 +254,7 @@ COMMON = [
     ("max_tokens", None),
     ("sample_tables", True),
     ("system_prompt", None),
+    ("truncation", "error"),
 ]
 
 

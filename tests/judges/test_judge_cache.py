@@ -66,6 +66,7 @@ async def test_the_cache_outlives_the_model_and_the_file_handle(judge_server, ma
         logprobs=(TokenLogprob("PASS", -0.1, (("PASS", -0.1), ("FAIL", -2.4))),),
         model=written.model,
         cached=True,
+        finish_reason="stop",  # kept with the answer
     )
 
 

@@ -37,7 +37,12 @@ async def test_parses_text_usage_and_model(judge_server, make_judge):
     judge_server.script(chat("PASS", prompt_tokens=123, completion_tokens=7, model="served-name"))
     answer = await make_judge().complete(USER)
     assert answer == ChatCompletion(
-        text="PASS", usage=Usage(123, 7), logprobs=None, model="served-name", cached=False
+        text="PASS",
+        usage=Usage(123, 7),
+        logprobs=None,
+        model="served-name",
+        cached=False,
+        finish_reason="stop",
     )
     [request] = judge_server.chat_requests
     assert request.method == "POST"
@@ -106,6 +111,19 @@ async def test_api_key_is_sent_as_bearer(judge_server, make_judge):
     assert "sk-secret" not in repr(make_judge(api_key="sk-secret"))
 
 
+def test_no_key_for_the_public_openai_endpoint_fails_at_construction(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InvalidInputError, match="OPENAI_API_KEY") as caught:
+        OpenAIChatModel("gpt-4o-mini")
+    assert "OPENAI_BASE_URL" in str(caught.value)
+    with pytest.raises(InvalidInputError, match="OPENAI_API_KEY"):
+        OpenAIChatModel("gpt-4o-mini", base_url="https://api.openai.com/v1/", api_key=" ")
+    assert OpenAIChatModel("gpt-4o-mini", api_key="sk-test").base_url == DEFAULT_BASE_URL
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert OpenAIChatModel("gpt-4o-mini").base_url == DEFAULT_BASE_URL
+
+
 async def test_environment_defaults(judge_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", judge_server.base_url + "/")
     monkeypatch.setenv("OPENAI_API_KEY", "env-key")
@@ -115,8 +133,8 @@ async def test_environment_defaults(judge_server, monkeypatch):
     assert judge_server.chat_requests[0].headers["authorization"] == "Bearer env-key"
 
     monkeypatch.delenv("OPENAI_BASE_URL")
-    monkeypatch.delenv("OPENAI_API_KEY")
     assert OpenAIChatModel("judge").base_url == DEFAULT_BASE_URL == "https://api.openai.com/v1"
+    monkeypatch.delenv("OPENAI_API_KEY")
     local = OpenAIChatModel("judge", base_url=judge_server.base_url)
     await local.complete(USER)
     assert "authorization" not in judge_server.chat_requests[1].headers  # local servers need none

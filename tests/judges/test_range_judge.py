@@ -155,7 +155,23 @@ async def test_a_server_that_refuses_logprobs_is_asked_without_them(judge_server
     assert (await grader.grade(THREAD)).value == 0.5
     assert (await grader.grade(THREAD)).info["source"] == "parsed"
     assert ["logprobs" in r.json for r in judge_server.chat_requests] == [True, False, False]
-    assert grader.logprobs_refused
+    # The client learnt it for the endpoint: another grader and client do not ask again.
+    other = RangeJudgeGrader("other", make_judge(), CRITERION)
+    assert (await other.grade(THREAD)).info["source"] == "parsed"
+    assert "logprobs" not in judge_server.chat_requests[-1].json
+    assert len(judge_server.chat_requests) == 4
+
+
+async def test_a_500_that_names_logprobs_is_a_refusal_not_a_fault(judge_server, make_judge):
+    def refuse_logprobs(request):
+        if "logprobs" in request.json:
+            return error(500, "1 validation error: ('body', 'top_logprobs'): unsupported")
+        return json.dumps({"reasoning": "ok", "score": 3})
+
+    judge_server.handler = refuse_logprobs
+    grader = RangeJudgeGrader("clarity", make_judge(max_attempts=5), CRITERION)
+    assert (await grader.grade(THREAD)).value == 0.5
+    assert len(judge_server.chat_requests) == 2  # no retries spent on the refusal
 
 
 async def test_other_400s_are_not_taken_for_a_logprobs_refusal(judge_server, make_judge):

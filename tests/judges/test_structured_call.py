@@ -17,7 +17,8 @@ from gradewire import (
     OutputParserException,
     Usage,
 )
-from gradewire.judges._structured_call import complete_structured, json_schema_response_format
+from gradewire.judges._response_format import json_schema_response_format
+from gradewire.judges._structured_call import complete_structured
 from judge_server import Request, chat, error
 
 USER: list[ChatMessage] = [{"role": "user", "content": "Does the answer cite its source?"}]
@@ -75,23 +76,32 @@ def reject_response_format(request: Request) -> Any:
     return chat(GOOD)
 
 
-async def test_a_server_without_json_schema_gets_the_schema_in_the_prompt(judge_server, make_judge):
-    judge_server.handler = reject_response_format
+async def test_a_server_without_response_format_is_asked_in_the_next_dialects(
+    judge_server, make_judge
+):
+    judge_server.handler = reject_response_format  # and ignores fields it does not know
     model = make_judge()
-    assert model.json_schema is None
+    assert model.structured_output_dialect is None
     verdict, _ = await complete_structured(model, USER, Verdict)
     assert verdict.verdict == "PASS"
-    assert model.json_schema is False  # remembered
-    refused, fallback = (r.json for r in judge_server.chat_requests)
-    assert "response_format" in refused
-    assert "response_format" not in fallback
-    [message] = fallback["messages"]  # appended to the user's turn, not a second turn
+    assert model.structured_output_dialect == "guided_json"  # remembered
+    as_schema, as_object, guided = (r.json for r in judge_server.chat_requests)
+    assert as_schema["response_format"]["type"] == "json_schema"
+    assert as_object["response_format"] == {
+        "type": "json_object",
+        "schema": json_schema_response_format(Verdict)["json_schema"]["schema"],  # type: ignore[index]
+    }
+    assert "response_format" not in guided
+    assert guided["guided_json"]["properties"]["verdict"]["enum"] == ["PASS", "FAIL"]
+    # guided_json is ignored silently by servers that do not know it: the example goes too.
+    [message] = guided["messages"]  # appended to the user's turn, not a second turn
     assert message["content"].startswith(USER[0]["content"])
-    assert '"verdict"' in message["content"]
-    assert "JSON schema" in message["content"]
+    assert '"verdict": "PASS"' in message["content"]
+    assert "JSON schema" not in message["content"]
 
     await complete_structured(model, USER, Verdict)
-    assert len(judge_server.chat_requests) == 3  # the next call goes straight to the prompt
+    assert len(judge_server.chat_requests) == 4  # the next call goes straight to guided_json
+    assert "guided_json" in judge_server.chat_requests[-1].json
 
 
 async def test_a_model_said_to_support_json_schema_does_not_fall_back(judge_server, make_judge):
@@ -131,8 +141,9 @@ async def test_one_repair_request_fixes_a_bad_answer(judge_server, make_judge):
     assert question == USER[0]
     assert bad == {"role": "assistant", "content": "I think it passes."}
     assert instruction["role"] == "user"
-    assert "no JSON object found" in instruction["content"]  # the parse error
-    assert '"reasoning"' in instruction["content"]  # the schema
+    assert "no JSON object found" in instruction["content"]  # the parse error, in a line
+    assert "\n" not in instruction["content"]  # constrained: no format text to repeat
+    assert repair["temperature"] >= 0.7  # not the same question at temperature 0 again
 
 
 async def test_a_second_bad_answer_is_an_output_parser_exception(judge_server, make_judge):
@@ -153,7 +164,7 @@ async def test_a_schema_whose_root_is_not_an_object_goes_in_the_prompt(judge_ser
     assert scores.root == [1, 2, 3]
     body = judge_server.chat_requests[0].json
     assert "response_format" not in body
-    assert "JSON schema" in body["messages"][-1]["content"]
+    assert "shaped like this example:\n[0]" in body["messages"][-1]["content"]
 
 
 async def test_logprobs_and_max_tokens_are_passed_on(judge_server, make_judge):

@@ -12,12 +12,15 @@ import numpy as np
 
 from gradewire.core._stats import LogState, Stats
 
-__all__ = ["ABSTAINED", "ERROR", "LogBuffer"]
+__all__ = ["ABSTAINED", "ERROR", "TRUNCATED", "LogBuffer"]
 
 # Reserved record keys: a str under "error" marks a sample that failed, a str under
-# "abstained" one the grader declined to score. Both are counted, never averaged.
+# "abstained" one the grader declined to score. Both are counted, never averaged. A str
+# under "truncated" marks a failure whose model reply was cut at its token limit, counted
+# in score/truncated_count (beside the error count, not instead of it) once one is seen.
 ERROR = "error"
 ABSTAINED = "abstained"
+TRUNCATED = "truncated"
 _PLAIN_NUMBERS = frozenset((float, int, bool))
 
 
@@ -30,7 +33,16 @@ class LogBuffer:
     caller's: the buffer notices when it was replaced or edited and rebuilds from it.
     """
 
-    __slots__ = ("_append", "_last", "_n", "_records", "abstained", "columns", "errors")
+    __slots__ = (
+        "_append",
+        "_last",
+        "_n",
+        "_records",
+        "abstained",
+        "columns",
+        "errors",
+        "truncated",
+    )
 
     def __init__(self, records: list[Any]) -> None:
         self.columns: dict[str, array[float]] = {}
@@ -38,6 +50,7 @@ class LogBuffer:
         self._append: dict[str, Callable[[float], None]] = {}
         self.abstained = 0
         self.errors = 0
+        self.truncated = 0
         self._records = records
         self._n = 0
         self._last: object = None
@@ -63,6 +76,8 @@ class LogBuffer:
                     self.errors += 1
                 elif key == ABSTAINED:
                     self.abstained += 1
+                elif key == TRUNCATED:
+                    self.truncated += 1
             elif isinstance(value, numbers.Real):  # numpy scalars, fractions
                 try:
                     number = float(value)
@@ -93,7 +108,7 @@ class LogBuffer:
             return LogState(stats, {})
         # Keep "score/count" on dashboards even when every sample failed or abstained.
         stats.setdefault("score", Stats())
-        return LogState(
-            stats,
-            {"score/abstained_count": self.abstained, "score/error_count": self.errors},
-        )
+        counts = {"score/abstained_count": self.abstained, "score/error_count": self.errors}
+        if self.truncated:
+            counts["score/truncated_count"] = self.truncated
+        return LogState(stats, counts)

@@ -20,6 +20,7 @@ from gradewire.judges._rag_judges import (
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import LLMJudgeGrader
 from gradewire.judges._structured_call import complete_structured
+from gradewire.judges._truncated import TruncatedOutputError
 
 __all__ = [
     "AnswerRelevancyGrader",
@@ -39,6 +40,7 @@ __all__ = [
     "RangeJudgeGrader",
     "SuccessJudgeLog",
     "TokenLogprob",
+    "TruncatedOutputError",
     "Usage",
     "complete_structured",
 ]

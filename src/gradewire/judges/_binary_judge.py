@@ -130,6 +130,7 @@ class BinaryJudgeGrader(JudgeGrader):
         max_tokens: int | None = None,
         sample_tables: bool = True,
         system_prompt: str | None = None,
+        truncation: Literal["error", "parse"] = "error",
     ) -> None:
         """Set up the judge.
 
@@ -139,9 +140,11 @@ class BinaryJudgeGrader(JudgeGrader):
             criteria: What a passing completion does, in natural language.
             shots: Worked examples (`JudgeShot`, or dicts as `JudgeShot.from_dict` reads).
             temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on the judge's answer.
+            max_tokens: Bound on the judge's answer (default: the model's, else 1,024).
             sample_tables: Add the sample tables to `get_logs()`.
             system_prompt: Replaces the judge's system message.
+            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
+                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
         """
         super().__init__(
             grader_key,
@@ -150,6 +153,7 @@ class BinaryJudgeGrader(JudgeGrader):
             max_tokens=max_tokens,
             sample_tables=sample_tables,
             system_prompt=system_prompt,
+            truncation=truncation,
         )
         if not isinstance(criteria, str) or not criteria.strip():
             raise InvalidInputError(

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 
+from gradewire.http._endpoint_facts import endpoint_facts, learn_endpoint_facts
 from gradewire.judges._chat_model import ChatCompletion
 from gradewire.judges._judge_cache import JudgeCache
+from gradewire.judges._negotiation import stored_facts
 
-__all__ = ["cache_get", "cache_put"]
+__all__ = ["cache_get", "cache_put", "load_facts", "store_facts"]
 
 logger = logging.getLogger("gradewire")
 
@@ -44,3 +46,24 @@ def _warn_once(what: str, cache: JudgeCache, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         logger.warning("%s (said once per cache)", message)
+
+
+async def load_facts(cache: JudgeCache, endpoint: str) -> None:
+    """Take what ``cache`` stored about ``endpoint``, unless the process knows it already."""
+    if endpoint_facts(endpoint):
+        return
+    try:
+        stored = stored_facts(await cache.endpoint_facts(endpoint))
+    except (sqlite3.Error, OSError, UnicodeError) as exc:
+        logger.warning("gradewire: judge cache %s unreadable (%s)", cache, exc)
+        return
+    if stored:
+        learn_endpoint_facts(endpoint, stored)
+
+
+async def store_facts(cache: JudgeCache, endpoint: str) -> None:
+    """Store what the process learnt about ``endpoint`` in ``cache``; failures only log."""
+    try:
+        await cache.store_endpoint_facts(endpoint, dict(endpoint_facts(endpoint)))
+    except (sqlite3.Error, OSError, UnicodeError) as exc:
+        logger.warning("gradewire: could not store endpoint facts in %s (%s)", cache, exc)

@@ -49,6 +49,8 @@ class ChatCompletion:
         logprobs: Per-token log probabilities, when asked for and the server gave them.
         model: The model name the server reported.
         cached: Whether the answer came from a cache instead of the server.
+        finish_reason: Why generation stopped, as the server said (``"stop"``; ``"length"``
+            when the reply was cut at the token limit); None when it did not say.
     """
 
     text: str
@@ -56,6 +58,7 @@ class ChatCompletion:
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str | None = None
     cached: bool = False
+    finish_reason: str | None = None
 
 
 @runtime_checkable

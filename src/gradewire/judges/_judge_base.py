@@ -8,7 +8,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,6 +16,7 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
+from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
 from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel
 from gradewire.judges._judge_context import JudgedSample
@@ -82,6 +83,12 @@ class _CountingModel:
         with contextlib.suppress(AttributeError):
             setattr(self._model, "json_schema", value)  # noqa: B010 - not in the protocol
 
+    def __getattr__(self, name: str) -> Any:
+        # What the model says about itself (max_tokens, structured_output_dialect...).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
     async def complete(self, messages: Sequence[ChatMessage], **options: Any) -> ChatCompletion:
         completion = await self._model.complete(messages, **options)
         self._usage.record(completion)
@@ -135,6 +142,7 @@ class JudgeGrader(BaseGrader):
         max_tokens: int | None = None,
         sample_tables: bool = True,
         system_prompt: str | None = None,
+        truncation: Literal["error", "parse"] = "error",
     ) -> None:
         """Set up the judge.
 
@@ -142,11 +150,15 @@ class JudgeGrader(BaseGrader):
             grader_key: The grader's logical name: the metric prefix in dashboards.
             model: Any `ChatModel` (`OpenAIChatModel` for OpenAI-compatible servers).
             temperature: Sampling temperature of the judge calls (None: the model's default).
-            max_tokens: Bound on the tokens of each judge answer (None: the model's default).
+            max_tokens: Bound on the tokens of each judge answer (None: the model's
+                ``max_tokens``, else 1,024, `DEFAULT_MAX_TOKENS`).
             sample_tables: Add the scored/unscored sample tables to `get_logs()`.
             system_prompt: Replaces the judge's system message (its role and the rule that
                 tagged material is data, not instructions). The task, the material and the
                 answer format stay in the user message, so an override cannot break parsing.
+            truncation: ``"error"`` (default): a judge reply cut at the token limit fails
+                the sample, counted in ``score/error_count`` and ``score/truncated_count``;
+                ``"parse"``: what came back is parsed (repaired) as usual.
         """
         super().__init__(grader_key, sample_tables=sample_tables)
         if not isinstance(model, ChatModel):
@@ -171,6 +183,9 @@ class JudgeGrader(BaseGrader):
             raise InvalidInputError(
                 "system_prompt must be a non-empty str, or None for the judge's own"
             )
+        if truncation not in ("error", "parse"):
+            raise InvalidInputError(f"truncation must be 'error' or 'parse', not {truncation!r}")
+        self.truncation = truncation
         self.model = model
         self.temperature = None if temperature is None else float(temperature)
         self.max_tokens = max_tokens
@@ -217,6 +232,14 @@ class JudgeGrader(BaseGrader):
         )
         return grade
 
+    def _own_log_state(self) -> LogState:
+        # Truncated replies are counted on every judge's dashboard, 0 included, so a
+        # missing point never reads as "not measured".
+        state = super()._own_log_state()
+        if state.counts and "score/truncated_count" not in state.counts:
+            state = LogState(state.stats, {**state.counts, "score/truncated_count": 0})
+        return state
+
     def log_fields(self, grade: Grade) -> dict[str, Any]:
         """More per-sample fields to log with a scored sample (numbers are aggregated)."""
         return {}
@@ -259,4 +282,5 @@ class JudgeGrader(BaseGrader):
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             logprobs=logprobs,
+            truncation=self.truncation,
         )

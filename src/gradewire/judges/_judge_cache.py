@@ -31,6 +31,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS chat_completions ("
     "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
 )
+# What was learnt about each endpoint (the structured-output dialect it takes...), so a
+# later process asks right the first time.
+_ENDPOINTS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS endpoints ("
+    "endpoint TEXT PRIMARY KEY, facts TEXT NOT NULL, updated REAL NOT NULL)"
+)
 
 
 class JudgeCache:
@@ -80,6 +86,7 @@ class JudgeCache:
             # WAL + NORMAL: a crash may lose the last answers, never corrupt the file.
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(_SCHEMA)
+            connection.execute(_ENDPOINTS_SCHEMA)
             connection.commit()
         except BaseException:
             connection.close()
@@ -127,6 +134,40 @@ class JudgeCache:
 
         await self._run(write)
 
+    async def endpoint_facts(self, endpoint: str) -> dict[str, Any] | None:
+        """What was stored about ``endpoint`` (``base_url|model``), or None."""
+
+        def read() -> str | None:
+            row = (
+                self._connection()
+                .execute("SELECT facts FROM endpoints WHERE endpoint = ?", (endpoint,))
+                .fetchone()
+            )
+            return None if row is None else str(row[0])
+
+        value = await self._run(read)
+        if value is None:
+            return None
+        try:
+            facts = json.loads(value)
+        except ValueError:
+            return None
+        return facts if isinstance(facts, dict) else None
+
+    async def store_endpoint_facts(self, endpoint: str, facts: dict[str, Any]) -> None:
+        """Store what was learnt about ``endpoint`` (replacing what was there)."""
+        value = json.dumps(facts, sort_keys=True)
+
+        def write() -> None:
+            connection = self._connection()
+            connection.execute(
+                "INSERT OR REPLACE INTO endpoints (endpoint, facts, updated) VALUES (?, ?, ?)",
+                (endpoint, value, time.time()),
+            )
+            connection.commit()
+
+        await self._run(write)
+
     def __len__(self) -> int:
         def count() -> int:
             row = self._connection().execute("SELECT COUNT(*) FROM chat_completions").fetchone()
@@ -169,6 +210,7 @@ def _encode(completion: ChatCompletion) -> str:
         "usage": [usage.prompt_tokens, usage.completion_tokens],
         "logprobs": logprobs,
         "model": completion.model,
+        "finish_reason": completion.finish_reason,
     }
     value = json.dumps(data, ensure_ascii=False)
     try:
@@ -194,5 +236,6 @@ def _decode(value: str) -> ChatCompletion:
         usage=Usage(prompt_tokens, completion_tokens),
         logprobs=logprobs,
         model=data["model"],
+        finish_reason=data.get("finish_reason"),
         cached=True,
     )

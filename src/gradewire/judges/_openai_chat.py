@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import functools
 import hashlib
 import os
 import weakref
@@ -15,20 +15,30 @@ from gradewire.http._endpoint_state import declare_limit, endpoint_state
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._loop_resources import LoopResources
+from gradewire.http._refusal import ParameterRefusedError
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import HttpxSender, Sender, default_sender
 from gradewire.http._settings import check_headers, seconds_setting
-from gradewire.judges._cache_io import cache_get, cache_put
+from gradewire.judges._cache_io import load_facts, store_facts
 from gradewire.judges._chat_model import ChatCompletion, ChatMessage
+from gradewire.judges._dialects import StructuredOutput, apply_dialect, structured_output_setting
 from gradewire.judges._inflight import share_in_flight
 from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._openai_config import base_url_setting, cache_setting, extra_body_setting
-from gradewire.judges._openai_wire import (
-    build_payload,
-    encode_payload,
-    failure_for_status,
-    parse_completion,
+from gradewire.judges._negotiation import (
+    NegotiatedSettings,
+    Negotiator,
+    StructuredOutputRefusedError,
 )
+from gradewire.judges._openai_config import (
+    base_url_setting,
+    cache_setting,
+    check_public_key,
+    concurrency_setting,
+    extra_body_setting,
+    retry_setting,
+)
+from gradewire.judges._openai_fetch import Target, fetch
+from gradewire.judges._openai_wire import build_payload, encode_payload
 
 __all__ = ["OpenAIChatModel"]
 
@@ -36,7 +46,7 @@ if TYPE_CHECKING:
     import httpx
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(NegotiatedSettings):
     """A judge model behind any OpenAI-compatible chat completions server.
 
     Works with OpenAI, vLLM, Ollama, the llama.cpp server, LiteLLM and other gateways: it
@@ -69,7 +79,8 @@ class OpenAIChatModel:
         model: The model name the server serves.
         base_url: The API root (default: ``OPENAI_BASE_URL``, else OpenAI's).
         api_key: Sent as ``Authorization: Bearer ...`` (default: ``OPENAI_API_KEY``; local
-            servers need none).
+            servers need none). OpenAI's public API without a key fails here, at
+            construction, not at the first call.
         timeout: Seconds one attempt may take, all of it: connecting, sending and reading
             the whole answer share one deadline.
         max_concurrency: Calls in flight to this endpoint at most.
@@ -80,8 +91,16 @@ class OpenAIChatModel:
         max_tokens: Default bound on generated tokens.
         extra_body: More JSON fields for every request (``{"seed": 0}``, vLLM's ``top_k``...).
         headers: More HTTP headers for every request (gateways that want their own).
-        json_schema: Whether the server honours JSON-schema ``response_format``; None means
-            unknown (`complete_structured` tries it and sets False if the server refuses).
+        structured_output: How a JSON schema is sent: ``"auto"`` (default) tries
+            ``"json_schema"`` (OpenAI, vLLM, Ollama), ``"json_object_schema"``
+            (llama-cpp-python), ``"guided_json"`` (older vLLM), then ``"prompt"`` (an example
+            answer in the prompt), moving on when the server refuses the field by name (a
+            4xx, or a 5xx whose body names it: not retried), and remembers the choice for
+            the endpoint, in the process and in the ``cache`` file. Logprobs and
+            ``max_tokens`` (vs ``max_completion_tokens``) are negotiated the same way. A
+            named dialect is never changed: a refusal of it is an error saying what to set.
+        json_schema: The older switch: True is ``structured_output="json_schema"``, False
+            ``"prompt"``.
         http_client: Your own `httpx.AsyncClient` (proxies, TLS, transports); never closed
             here. ``timeout`` and ``max_response_bytes`` still apply to each attempt.
         max_response_bytes: The largest answer body accepted, also once decompressed
@@ -107,6 +126,7 @@ class OpenAIChatModel:
         max_tokens: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        structured_output: StructuredOutput = "auto",
         json_schema: bool | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
@@ -119,28 +139,22 @@ class OpenAIChatModel:
         self.base_url = base_url_setting(base_url)
         self.url = f"{self.base_url}/chat/completions"
         self.timeout = seconds_setting("timeout", timeout)
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
-            raise InvalidTypeError(f"max_concurrency must be an int >= 1, not {max_concurrency!r}")
-        if max_concurrency < 1:
-            raise InvalidInputError(f"max_concurrency must be >= 1, not {max_concurrency}")
-        self.max_concurrency = max_concurrency
+        self.max_concurrency = concurrency_setting(max_concurrency)
         self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
-        if retry is not None and not isinstance(retry, RetryPolicy):
-            raise InvalidTypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
-        policy = retry or RetryPolicy()
-        if max_attempts is not None:
-            policy = dataclasses.replace(policy, max_attempts=max_attempts)
-        self.retry = policy
+        self.retry = retry_setting(retry, max_attempts)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.extra_body = extra_body_setting(extra_body)
-        self.json_schema = json_schema
+        setting = structured_output_setting(structured_output)
+        if json_schema is not None:  # the older switch: True is "json_schema", False "prompt"
+            setting = "json_schema" if json_schema else "prompt"
         if http_client is not None and not _is_httpx_client(http_client):
             raise InvalidTypeError(
                 f"http_client must be an httpx.AsyncClient, not {type(http_client).__name__}"
             )
         self._http_client = http_client
         key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
+        check_public_key(self.base_url, key, base_url_given=base_url is not None)
         # What a pickled copy (a Ray worker, a process pool) is rebuilt from: the settings as
         # resolved here, so the copy does not depend on the other process's environment.
         self._settings: dict[str, Any] = {
@@ -168,6 +182,17 @@ class OpenAIChatModel:
         self._endpoint_key = f"{self.base_url}|{self.model}"
         declare_limit(self._endpoint_key, self, max_concurrency)
         self._what = f"judge model {self.model!r}"
+        self._negotiator = Negotiator(self._endpoint_key, setting, what=self._what, url=self.url)
+        self._target = Target(
+            model,
+            self.url,
+            self._headers,
+            self.timeout,
+            self.max_response_bytes,
+            self.retry,
+            self.cache,
+            self._what,
+        )
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopResources] = (
             weakref.WeakKeyDictionary()
         )
@@ -185,7 +210,7 @@ class OpenAIChatModel:
                 "leave http_client out"
             )
         settings = dict(self._settings)
-        settings["json_schema"] = self.json_schema
+        settings["structured_output"] = self.structured_output
         settings["cache"] = None if self.cache is None else self.cache.path
         return (_rebuild_model, (settings,))
 
@@ -204,65 +229,65 @@ class OpenAIChatModel:
             messages: The conversation, in OpenAI's chat format.
             temperature: Sampling temperature (default: the model's ``temperature``).
             max_tokens: Bound on generated tokens (default: the model's ``max_tokens``).
-            response_format: OpenAI's ``response_format``, sent as given.
+            response_format: OpenAI's ``response_format``. A JSON-schema one is sent in the
+                endpoint's dialect (see ``structured_output``); on a ``"prompt"`` endpoint it
+                is left out, as `ChatModel` allows.
             logprobs: Ask for per-token log probabilities with this many alternatives each.
 
         Raises:
+            ParameterRefusedError: The server refused a field by name and nothing is left
+                to try without it (an explicit ``structured_output`` it does not take...).
             ModelCallError: The server refused the request, or kept failing through every
                 attempt; the message says which and what to do.
         """
-        payload = build_payload(
-            self.model,
-            messages,
-            temperature=self.temperature if temperature is None else temperature,
-            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
-            response_format=response_format,
-            logprobs=logprobs,
-            extra_body=self.extra_body,
-        )
-        body = encode_payload(payload)
-        key = hashlib.sha256(body).hexdigest()
+        temperature = self.temperature if temperature is None else temperature
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
         loop = asyncio.get_running_loop()
         resources = self._loops.get(loop)
         if resources is None:
             resources = await self._open_loop(loop)
-        return await share_in_flight(
-            resources.state.in_flight, key, lambda: self._fetch(resources, key, body)
-        )
-
-    async def _fetch(self, resources: LoopResources, key: str, body: bytes) -> ChatCompletion:
-        cache = self.cache
-        if cache is not None:
-            hit = await cache_get(cache, key)
-            if hit is not None:
-                return hit
-        sender = resources.sender
-        limiter = resources.state.limiter
-        attempts = 0
-
-        async def attempt() -> ChatCompletion:
-            nonlocal attempts
-            attempts += 1
-            await limiter.acquire()
-            try:
-                status, headers, content = await sender.post(
-                    self.url, body, self._headers, self.timeout, self.max_response_bytes
-                )
-            finally:
-                limiter.release()
-            if 200 <= status < 300:
-                return parse_completion(content, self.model, what=self._what, url=self.url)
-            raise failure_for_status(
-                status, headers, content, what=self._what, url=self.url, attempts=attempts
+        negotiator = self._negotiator
+        while True:
+            plan = negotiator.plan(structured=response_format is not None, logprobs=bool(logprobs))
+            payload = build_payload(
+                self.model,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                response_format=None,
+                logprobs=logprobs if plan.logprobs else None,
+                extra_body=self.extra_body,
+                max_tokens_field=plan.max_tokens_field,
             )
+            if response_format is not None and plan.dialect is not None:
+                apply_dialect(payload, plan.dialect, response_format)
+            body = encode_payload(payload)
+            key = hashlib.sha256(body).hexdigest()
+            try:
+                completion = await share_in_flight(
+                    resources.state.in_flight,
+                    key,
+                    functools.partial(fetch, self._target, resources, key, body, plan.parameters()),
+                )
+            except StructuredOutputRefusedError:
+                await self._store_facts()
+                raise
+            except ParameterRefusedError as refusal:
+                negotiator.learn(plan, refusal)  # raises when nothing is left to change
+                await self._store_facts()
+                continue
+            if plan.dialect is not None and negotiator.accepted(plan.dialect):
+                await self._store_facts()  # the first answer in a dialect "auto" tried
+            return completion
 
-        result = await self.retry.call(attempt, endpoint=self.url, what=self._what)
-        if cache is not None:
-            await cache_put(cache, key, result)
-        return result
+    async def _store_facts(self) -> None:
+        if self.cache is not None and self.structured_output == "auto":
+            await store_facts(self.cache, self._endpoint_key)
 
     async def _open_loop(self, loop: asyncio.AbstractEventLoop) -> LoopResources:
         state = endpoint_state(loop, self._endpoint_key, self.max_concurrency)
+        if self.cache is not None:
+            await load_facts(self.cache, self._endpoint_key)
         if self._http_client is not None:
             sender: Sender = HttpxSender(self._http_client, owned=False)
             resources = self._loops[loop] = LoopResources(sender, state, owned=False)

@@ -28,6 +28,7 @@ def build_payload(
     response_format: Mapping[str, Any] | None,
     logprobs: int | None,
     extra_body: Mapping[str, Any] | None,
+    max_tokens_field: str = "max_tokens",
 ) -> dict[str, Any]:
     if isinstance(messages, (str, bytes)):
         raise InvalidTypeError(
@@ -40,7 +41,7 @@ def build_payload(
     if temperature is not None:
         payload["temperature"] = temperature
     if max_tokens is not None:
-        payload["max_tokens"] = max_tokens
+        payload[max_tokens_field] = max_tokens
     if response_format is not None:
         payload["response_format"] = response_format
     if logprobs is not None:
@@ -81,6 +82,7 @@ def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) 
         completion_tokens = int(usage.get("completion_tokens") or 0)
         logprobs = _logprobs(choice.get("logprobs"))
         model = data.get("model") or requested_model
+        finish_reason = choice.get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise RetryableError(
             f"HTTP 200 with a body that is not a chat completion ({type(exc).__name__}: "
@@ -110,6 +112,7 @@ def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) 
         usage=Usage(prompt_tokens, completion_tokens),
         logprobs=logprobs,
         model=str(model),
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
     )
 
 

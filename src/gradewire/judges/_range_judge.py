@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, create_model
+from pydantic import AfterValidator, BaseModel, WithJsonSchema, create_model
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, ModelCallError
 from gradewire.core._grade import Grade
@@ -24,6 +24,11 @@ logger = logging.getLogger("gradewire")
 _MAX_TOP_LOGPROBS = 20
 
 
+# Ranges up to this many scores are an enum in the schema (OpenAI's strict mode accepts
+# enums, not bounds); wider ones get minimum/maximum, which grammar engines honour.
+_MAX_ENUM = 101
+
+
 @functools.lru_cache(maxsize=32)
 def _score_schema(low: int, high: int) -> type[BaseModel]:
     def in_range(value: int) -> int:
@@ -31,13 +36,16 @@ def _score_schema(low: int, high: int) -> type[BaseModel]:
             raise ValueError(f"the score must be a whole number from {low} to {high}")
         return value
 
-    # The range is checked by a validator, not written into the JSON schema: strict
-    # structured-output modes refuse "minimum"/"maximum" on some servers, and an
-    # out-of-range score still gets its repair request this way.
+    # The schema names the valid scores, so a server that constrains decoding to it cannot
+    # write 9 on a 1-5 scale; the validator still checks servers that do not.
+    if high - low + 1 <= _MAX_ENUM:
+        shown: dict[str, Any] = {"type": "integer", "enum": list(range(low, high + 1))}
+    else:
+        shown = {"type": "integer", "minimum": low, "maximum": high}
     schema: type[BaseModel] = create_model(
         "RangeScore",
         reasoning=(str, ...),
-        score=(Annotated[int, AfterValidator(in_range)], ...),
+        score=(Annotated[int, AfterValidator(in_range), WithJsonSchema(shown)], ...),
     )
     return schema
 
@@ -59,9 +67,11 @@ class RangeJudgeGrader(JudgeGrader):
     ``probability_mass`` (how much probability the valid integers had before
     renormalising); ``info["source"]`` says ``"logprobs"`` or ``"parsed"``. Without usable
     logprobs (none returned, or the score split over several tokens) the written integer is
-    used; a server that refuses the logprobs parameter (HTTP 400 naming it) is asked again
-    without it, and not asked for logprobs again. The written integer is also logged as
-    ``judge_score``.
+    used; a server that refuses the logprobs parameter (an error naming it, a 4xx or a 5xx)
+    is asked again without it, and not asked for logprobs again (`OpenAIChatModel`
+    remembers that for the endpoint). The schema lists the valid scores as an enum, so a
+    server that constrains decoding cannot write one out of range. The written integer is
+    also logged as ``judge_score``.
 
     Example:
         >>> judge = RangeJudgeGrader(
@@ -83,6 +93,7 @@ class RangeJudgeGrader(JudgeGrader):
         max_tokens: int | None = None,
         sample_tables: bool = True,
         system_prompt: str | None = None,
+        truncation: Literal["error", "parse"] = "error",
     ) -> None:
         """Set up the judge.
 
@@ -94,9 +105,11 @@ class RangeJudgeGrader(JudgeGrader):
             high: The highest score (the value 1.0); greater than ``low``.
             use_logprobs: Ask for logprobs and use the expected score when they come back.
             temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on the judge's answer.
+            max_tokens: Bound on the judge's answer (default: the model's, else 1,024).
             sample_tables: Add the sample tables to `get_logs()`.
             system_prompt: Replaces the judge's system message.
+            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
+                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
         """
         super().__init__(
             grader_key,
@@ -105,6 +118,7 @@ class RangeJudgeGrader(JudgeGrader):
             max_tokens=max_tokens,
             sample_tables=sample_tables,
             system_prompt=system_prompt,
+            truncation=truncation,
         )
         if not isinstance(criteria, str) or not criteria.strip():
             raise InvalidInputError("criteria must be a non-empty str saying what is rated")
@@ -167,8 +181,11 @@ class RangeJudgeGrader(JudgeGrader):
 
 
 def _refuses_logprobs(exc: ModelCallError) -> bool:
+    parameter = getattr(exc, "parameter", None)
+    if parameter is not None:
+        return parameter in ("logprobs", "top_logprobs")
     status = getattr(exc, "status", None)
-    if status not in (400, 422):
+    if status is None or not (status in (400, 422) or status >= 500):
         return False
     # The server's own words: gradewire's advice on any 400 mentions logprobs too.
     said = getattr(exc, "server_message", None) or ""

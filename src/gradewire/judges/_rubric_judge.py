@@ -92,6 +92,7 @@ class LLMJudgeGrader(JudgeGrader):
         max_tokens: int | None = None,
         sample_tables: bool = True,
         system_prompt: str | None = None,
+        truncation: Literal["error", "parse"] = "error",
     ) -> None:
         """Set up the judge.
 
@@ -102,9 +103,11 @@ class LLMJudgeGrader(JudgeGrader):
                 (lists from JSON or TOML too) or ``{"requirement", "weight"}`` dicts; weights
                 finite and non-zero, at least one positive. A single str is one criterion.
             temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on each judge answer.
+            max_tokens: Bound on each judge answer (default: the model's, else 1,024).
             sample_tables: Add the sample tables to `get_logs()`.
             system_prompt: Replaces the judge's system message.
+            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
+                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
         """
         super().__init__(
             grader_key,
@@ -113,6 +116,7 @@ class LLMJudgeGrader(JudgeGrader):
             max_tokens=max_tokens,
             sample_tables=sample_tables,
             system_prompt=system_prompt,
+            truncation=truncation,
         )
         self.criteria = parse_criteria(criteria)
 

@@ -1,35 +1,57 @@
 """complete_structured: ask a chat model for JSON matching a pydantic model, and get it parsed.
 
-The schema travels as a JSON-schema ``response_format`` when the server is known to honour it
-(or not known not to); a server that answers 400 about ``response_format`` is remembered as
-not supporting it (``model.json_schema = False``) and the question is asked again with the
-schema in the prompt. An answer that does not parse gets one repair request (the answer, the
-parse error and the schema go back to the model); a second failure is an
-`OutputParserException`, which graders count as a parse error.
+How the schema reaches the model depends on the endpoint's structured-output dialect
+(`OpenAIChatModel`'s ``structured_output``, found by ``"auto"``): as a constraint the server
+enforces, or, for servers without one (``"prompt"``), as one example answer in the prompt.
+A reply cut at the token limit is a `TruncatedOutputError` (unless ``truncation="parse"``);
+one that does not parse gets one repair request, saying in a line what was wrong, at a
+temperature that lets the model write something else; a second failure is an
+`OutputParserException`, which graders count as an error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
-import json
 import logging
-import re
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from gradewire.core._errors import InvalidTypeError, ModelCallError, OutputParserException
+from gradewire.core._errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    ModelCallError,
+    OutputParserException,
+)
 from gradewire.helpers._structured import pydantic_parse
 from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel, Usage
+from gradewire.judges._negotiation import StructuredOutputRefusedError
+from gradewire.judges._response_format import json_schema_response_format
+from gradewire.judges._structured_prompt import format_instruction, repair_request, with_instruction
+from gradewire.judges._truncated import TruncatedOutputError
 
-__all__ = ["complete_structured", "json_schema_response_format"]
+__all__ = ["DEFAULT_MAX_TOKENS", "REPAIR_TEMPERATURE", "complete_structured"]
 
 logger = logging.getLogger("gradewire")
 
 M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_MAX_TOKENS = 1024
+"""The reply bound of a structured call when neither the call nor the model sets one.
+
+A judge's reasoning and verdict take 20-300 tokens; a RAG judge's list of one verdict with
+reasoning per item about 40 an item, so 1,024 holds twenty items. Without a bound a small
+model that loops runs to the end of its context (2,011 tokens, 39 s seen on a 135M model).
+Reasoning models that think before answering need more: raise ``max_tokens``.
+"""
+
+# Dialects a model can move through in one call (json_schema -> ... -> prompt).
+_MAX_DIALECT_CHANGES = 4
+
+REPAIR_TEMPERATURE = 0.7
+"""The lowest temperature of a repair request: at 0 a model tends to write the same reply."""
 
 
 async def complete_structured(
@@ -40,25 +62,31 @@ async def complete_structured(
     temperature: float | None = None,
     max_tokens: int | None = None,
     logprobs: int | None = None,
+    truncation: Literal["error", "parse"] = "error",
 ) -> tuple[M, ChatCompletion]:
     """Ask ``model`` for an answer matching ``schema`` and return it parsed.
 
     Args:
-        model: Any `ChatModel`. Its ``json_schema`` attribute, when it has one
-            (`OpenAIChatModel` does), says whether the server honours JSON-schema
-            ``response_format``: True sends it, False puts the schema in the prompt, None
-            tries it and falls back (setting False) if the server rejects it.
-        messages: The conversation; the schema instructions are added to a copy.
+        model: Any `ChatModel`. `OpenAIChatModel` sends the schema in its endpoint's
+            structured-output dialect (``structured_output``); on a ``"prompt"`` endpoint,
+            or a model whose ``json_schema`` attribute is False, the prompt shows one
+            example answer instead. Another model gets OpenAI's ``response_format``; if it
+            refuses it (an error naming ``response_format``), the prompt is used.
+        messages: The conversation; the format instruction is added to a copy.
         schema: The pydantic model the answer must match.
         temperature: Sampling temperature, passed to the model.
-        max_tokens: Bound on generated tokens, passed to the model.
+        max_tokens: Bound on generated tokens (default: the model's ``max_tokens``, else
+            `DEFAULT_MAX_TOKENS`).
         logprobs: Top alternatives per token to ask for (the last call's are returned).
+        truncation: ``"error"``: a reply cut at the token limit raises
+            `TruncatedOutputError`; ``"parse"``: it is parsed (repaired) like any reply.
 
     Returns:
         The parsed answer, and the last completion with ``usage`` summed over every call
         made (``cached`` only if every call was answered from a cache).
 
     Raises:
+        TruncatedOutputError: The reply was cut at the token limit (``truncation="error"``).
         OutputParserException: The answer did not match ``schema``, even after one repair
             request; ``llm_output`` holds the last answer.
         ModelCallError: A call failed for good.
@@ -73,49 +101,67 @@ async def complete_structured(
         raise InvalidTypeError(
             f"complete_structured() needs a pydantic BaseModel subclass as schema, got {schema!r}"
         )
-    schema_text = json.dumps(schema.model_json_schema(), ensure_ascii=False)
+    if truncation not in ("error", "parse"):
+        raise InvalidInputError(f"truncation must be 'error' or 'parse', not {truncation!r}")
     response_format = json_schema_response_format(schema)
-    mode = getattr(model, "json_schema", None)
-    use_format = response_format is not None and mode is not False
+    instruction = format_instruction(schema.model_json_schema())
+    if max_tokens is None:
+        max_tokens = getattr(model, "max_tokens", None)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            max_tokens = DEFAULT_MAX_TOKENS
+    dialect = _dialect(model)
+    prompt_mode = response_format is None or dialect == "prompt"
     calls: list[ChatCompletion] = []
 
-    async def ask(conversation: Sequence[ChatMessage], with_format: bool) -> ChatCompletion:
+    async def ask(conversation: Sequence[ChatMessage], repair: bool = False) -> ChatCompletion:
+        heat = temperature
+        if repair:
+            heat = max(temperature or 0.0, REPAIR_TEMPERATURE)
         completion = await model.complete(
             conversation,
-            temperature=temperature,
+            temperature=heat,
             max_tokens=max_tokens,
-            response_format=response_format if with_format else None,
+            response_format=None if prompt_mode else response_format,
             logprobs=logprobs,
         )
         calls.append(completion)
+        if completion.finish_reason == "length" and truncation == "error":
+            raise TruncatedOutputError.of(
+                completion.text, completion.usage.completion_tokens, max_tokens
+            )
         return completion
 
-    conversation = list(messages) if use_format else _with_schema(messages, schema_text)
-    try:
-        completion = await ask(conversation, use_format)
-    except ModelCallError as exc:
-        if not (use_format and mode is None and _rejects_response_format(exc)):
-            raise
-        _remember_no_json_schema(model, exc)
-        use_format = False
-        conversation = _with_schema(messages, schema_text)
-        completion = await ask(conversation, use_format)
+    def conversation_for_mode() -> list[ChatMessage]:
+        # guided_json is ignored silently by servers that do not know it: show the example too.
+        if prompt_mode or dialect == "guided_json":
+            return with_instruction(messages, instruction)
+        return list(messages)
+
+    conversation = conversation_for_mode()
+    for _ in range(_MAX_DIALECT_CHANGES):
+        try:
+            completion = await ask(conversation)
+            break
+        except StructuredOutputRefusedError:
+            # The model moved to a dialect whose prompt shows the example answer.
+            dialect = _dialect(model)
+            prompt_mode = dialect == "prompt"
+        except ModelCallError as exc:
+            if prompt_mode or not _refuses_response_format(model, exc):
+                raise
+            _remember_prompt_mode(model, exc)
+            dialect, prompt_mode = "prompt", True
+        conversation = conversation_for_mode()
+    else:  # pragma: no cover - a model that keeps changing its dialect
+        completion = await ask(conversation)
 
     try:
         parsed = pydantic_parse(completion.text, schema)
     except OutputParserException as first:
-        repair: list[ChatMessage] = [
-            *conversation,
-            {"role": "assistant", "content": completion.text},
-            {
-                "role": "user",
-                "content": (
-                    f"That answer could not be used: {first.message}. Reply with only the "
-                    f"corrected JSON object, matching this JSON schema:\n{schema_text}"
-                ),
-            },
-        ]
-        completion = await ask(repair, use_format)
+        repair = repair_request(
+            conversation, completion.text, first.message, instruction if prompt_mode else None
+        )
+        completion = await ask(repair, repair=True)
         try:
             parsed = pydantic_parse(completion.text, schema)
         except OutputParserException as second:
@@ -130,70 +176,40 @@ async def complete_structured(
     return parsed, dataclasses.replace(completion, usage=usage, cached=cached)
 
 
-def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """OpenAI's JSON-schema ``response_format`` for ``schema``; None if its root is no object.
-
-    Every object gets ``additionalProperties: false``; ``strict`` is set only when every
-    property of every object is required, as strict mode demands.
-    """
-    raw = copy.deepcopy(schema.model_json_schema())
-    if raw.get("type") != "object":
-        return None  # OpenAI wants an object at the root: such schemas go in the prompt
-    strict = _close_objects(raw)
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64] or "answer"
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": raw, "strict": strict}}
+def _dialect(model: ChatModel) -> str | None:
+    dialect = getattr(model, "structured_output_dialect", None)
+    if isinstance(dialect, str):
+        return dialect
+    # Models with only the older switch: False means the server takes no JSON schema.
+    return "prompt" if getattr(model, "json_schema", None) is False else None
 
 
-def _close_objects(node: Any) -> bool:
-    """Close every object schema in ``node``; True if every object requires all properties."""
-    all_required = True
-    if isinstance(node, dict):
-        properties = node.get("properties")
-        if node.get("type") == "object" and isinstance(properties, dict):
-            node.setdefault("additionalProperties", False)
-            if set(node.get("required", ())) != set(properties):
-                all_required = False
-        for value in node.values():
-            all_required = _close_objects(value) and all_required
-    elif isinstance(node, list):
-        for value in node:
-            all_required = _close_objects(value) and all_required
-    return all_required
-
-
-def _with_schema(messages: Sequence[ChatMessage], schema_text: str) -> list[ChatMessage]:
-    instruction = (
-        "Answer with only a JSON object, and no other text, matching this JSON schema:\n"
-        + schema_text
-    )
-    conversation = list(messages)
-    last = conversation[-1] if conversation else None
-    if last is not None and last.get("role") == "user" and isinstance(last.get("content"), str):
-        # Appended to the last user turn: some chat templates refuse two user turns in a row.
-        conversation[-1] = {**last, "content": f"{last['content']}\n\n{instruction}"}
-    else:
-        conversation.append({"role": "user", "content": instruction})
-    return conversation
-
-
-def _rejects_response_format(exc: ModelCallError) -> bool:
+def _refuses_response_format(model: ChatModel, exc: ModelCallError) -> bool:
+    if getattr(model, "json_schema", None) is True:
+        return False  # said to take it: a refusal is an error to see, not to work around
+    if isinstance(getattr(model, "structured_output_dialect", None), str) or hasattr(
+        model, "structured_output"
+    ):
+        return False  # a model that negotiates its dialect says so itself
+    parameter = getattr(exc, "parameter", None)
+    if parameter is not None:
+        return parameter in ("response_format", "json_schema")
     status = getattr(exc, "status", None)
-    if status is not None and status not in (400, 422):
+    if status is not None and not (status in (400, 422) or status >= 500):
         return False
     # The server's own words: gradewire's advice text mentions response_format on any 400.
-    said = getattr(exc, "server_message", None) or str(exc)
-    said = said.lower()
+    said = (getattr(exc, "server_message", None) or "").lower()
     return "response_format" in said or "json_schema" in said
 
 
-def _remember_no_json_schema(model: ChatModel, exc: ModelCallError) -> None:
+def _remember_prompt_mode(model: ChatModel, exc: ModelCallError) -> None:
     if hasattr(model, "json_schema"):
         # A read-only attribute stays as it is: the fallback then happens on every call.
         with contextlib.suppress(AttributeError):
             setattr(model, "json_schema", False)  # noqa: B010 - not in the ChatModel protocol
     logger.info(
-        "gradewire: %r rejected a JSON-schema response_format (%s); the schema goes in the "
-        "prompt instead",
+        "gradewire: %r refused a JSON-schema response_format (%s); an example answer goes "
+        "in the prompt instead",
         model,
         getattr(exc, "server_message", None) or exc,
     )

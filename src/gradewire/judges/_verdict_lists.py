@@ -6,7 +6,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, create_model
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, create_model
 
 from gradewire.core._subscore import SubScore
 from gradewire.judges._judge_base import upper_label
@@ -22,29 +22,43 @@ __all__ = [
 ]
 
 
+# Bounds for grammar-constrained servers (OpenAI's strict mode refuses them, so the
+# "json_schema" dialect leaves them out; nothing is validated against them): a small model
+# held to a list grammar otherwise writes items, or one string that never closes, until the
+# token limit cuts it off. llama.cpp expands maxLength into nested rules, so it stays small
+# (1,500 no longer compiles, and the server dies on it).
+_ITEM_BOUNDS: dict[str, Any] = {"maxItems": 20, "items": {"type": "string", "maxLength": 300}}
+
+
 class Claims(BaseModel):
     """The atomic factual claims of an answer."""
 
-    claims: list[str]
+    claims: list[str] = Field(json_schema_extra=_ITEM_BOUNDS)
 
 
 class Statements(BaseModel):
     """The statements an answer makes."""
 
-    statements: list[str]
+    statements: list[str] = Field(json_schema_extra=_ITEM_BOUNDS)
+
+
+# One short reason per item is what the prompts ask; the bound keeps a looping model from
+# writing one reason until the token limit on a grammar-constrained server.
+def _short() -> Any:
+    return Field(json_schema_extra={"maxLength": 300})
 
 
 class SupportVerdict(BaseModel):
     """Whether the documents support one claim."""
 
-    reasoning: str
+    reasoning: str = _short()
     verdict: Annotated[Literal["SUPPORTED", "UNSUPPORTED"], BeforeValidator(upper_label)]
 
 
 class RelevanceVerdict(BaseModel):
     """Whether one item is relevant to the question."""
 
-    reasoning: str
+    reasoning: str = _short()
     verdict: Annotated[Literal["RELEVANT", "IRRELEVANT"], BeforeValidator(upper_label)]
 
 
@@ -52,9 +66,10 @@ class RelevanceVerdict(BaseModel):
 def verdict_list_schema(item: type[BaseModel], count: int) -> type[BaseModel]:
     """``{"verdicts": [item, ...]}`` holding exactly ``count`` items.
 
-    The count is checked by a validator rather than written into the JSON schema (strict
-    structured-output modes refuse ``minItems`` on some servers), so a judge that skips an
-    item gets a repair request naming the count instead of a misaligned score.
+    The count is in the JSON schema (``minItems`` = ``maxItems``), so a grammar-constrained
+    server writes exactly ``count`` verdicts; OpenAI's strict mode refuses those keywords, so
+    the ``"json_schema"`` dialect leaves them out, and the validator checks the count there:
+    a judge that skips an item gets a repair request naming the count, not a misaligned score.
     """
 
     def exactly(verdicts: list[Any]) -> list[Any]:
@@ -66,7 +81,10 @@ def verdict_list_schema(item: type[BaseModel], count: int) -> type[BaseModel]:
 
     schema: type[BaseModel] = create_model(
         f"{item.__name__}List",
-        verdicts=(Annotated[list[item], AfterValidator(exactly)], ...),  # type: ignore[valid-type,arg-type]
+        verdicts=(
+            Annotated[list[item], AfterValidator(exactly)],  # type: ignore[valid-type]
+            Field(json_schema_extra={"minItems": count, "maxItems": count}),
+        ),  # type: ignore[arg-type]
     )
     return schema
 

@@ -126,7 +126,7 @@ class Builder:
         assert spec.judge_model is not None  # resolve() fills it
         model = self.model(spec.judge_model, spec.key)
         common: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "system_prompt", "sample_tables"):
+        for name in ("temperature", "max_tokens", "system_prompt", "sample_tables", "truncation"):
             value = getattr(spec, name)
             if value is not None:
                 common[name] = value
@@ -153,7 +153,8 @@ class Builder:
         if shared is not None:
             return shared
         options: dict[str, Any] = {}
-        for name in ("max_concurrency", "timeout", "max_attempts", "cache", "json_schema"):
+        names = ("max_concurrency", "timeout", "max_attempts", "cache", "json_schema")
+        for name in (*names, "structured_output"):
             value = getattr(spec, name)
             if value is not None:
                 options[name] = value

@@ -60,6 +60,9 @@ class _ModelOptions(_Strict):
     max_attempts: int | None = Field(default=None, ge=1)
     cache: str | None = None
     json_schema: bool | None = None
+    structured_output: (
+        Literal["auto", "json_schema", "json_object_schema", "guided_json", "prompt"] | None
+    ) = None
 
     @field_validator("api_key_env")
     @classmethod
@@ -91,6 +94,7 @@ class _Judge(_Base):
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     system_prompt: str | None = None
+    truncation: Literal["error", "parse"] | None = None
 
     @field_validator("judge_model", mode="before")
     @classmethod

@@ -1,0 +1,132 @@
+"""Structured-output dialects: how a JSON schema travels to each kind of server.
+
+`complete_structured` hands `OpenAIChatModel` OpenAI's JSON-schema ``response_format``; the
+endpoint's dialect decides which request fields carry it:
+
+- ``"json_schema"``: ``response_format: {"type": "json_schema", "json_schema": {...}}``
+  (OpenAI, vLLM, Ollama 0.5+, llama.cpp's own ``llama-server``). Count and bound keywords
+  (``minItems``, ``minimum``...) are left out: OpenAI's strict mode refuses them.
+- ``"json_object_schema"``: ``response_format: {"type": "json_object", "schema": S}``
+  (llama-cpp-python's server, grammar-constrained), with the count keywords.
+- ``"guided_json"``: ``guided_json: S`` (vLLM before 0.12), with the count keywords. Servers
+  that ignore unknown fields ignore it silently, so the prompt shows an example answer too.
+- ``"prompt"``: no field: the prompt shows one example answer (`answer_example`).
+
+``"auto"`` tries them in that order and keeps the first the server does not refuse.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError
+
+__all__ = [
+    "AUTO_ORDER",
+    "STRUCTURED_OUTPUTS",
+    "StructuredOutput",
+    "apply_dialect",
+    "dialect_parameters",
+    "next_dialect",
+    "structured_output_setting",
+    "without_keywords",
+]
+
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided_json", "prompt"]
+STRUCTURED_OUTPUTS: tuple[str, ...] = (
+    "auto",
+    "json_schema",
+    "json_object_schema",
+    "guided_json",
+    "prompt",
+)
+# Strongest first: the order "auto" tries them in.
+AUTO_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "guided_json", "prompt")
+
+# The request fields a refusal of each dialect names.
+_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "json_schema": ("response_format", "json_schema"),
+    "json_object_schema": ("response_format", "json_object"),
+    "guided_json": ("guided_json",),
+    "prompt": (),
+}
+# JSON-schema keywords OpenAI's strict mode refuses; grammar engines honour them.
+STRICT_REFUSED = frozenset(
+    {
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+    }
+)
+
+
+def structured_output_setting(value: object) -> str:
+    """``value`` checked as a ``structured_output=`` setting."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(
+            f"structured_output must be one of {list(STRUCTURED_OUTPUTS)}, not {value!r}"
+        )
+    if value not in STRUCTURED_OUTPUTS:
+        raise InvalidInputError(
+            f"structured_output={value!r} is not a dialect gradewire knows; use one of "
+            f"{list(STRUCTURED_OUTPUTS)} ('auto' finds the one the server takes)"
+        )
+    return value
+
+
+def dialect_parameters(dialect: str) -> tuple[str, ...]:
+    """The request fields ``dialect`` sends, as a refusal would name them."""
+    return _PARAMETERS[dialect]
+
+
+def next_dialect(dialect: str) -> str:
+    """The dialect "auto" tries after ``dialect`` was refused."""
+    index = AUTO_ORDER.index(dialect)
+    return AUTO_ORDER[min(index + 1, len(AUTO_ORDER) - 1)]
+
+
+def apply_dialect(
+    payload: dict[str, Any], dialect: str, response_format: Mapping[str, Any]
+) -> None:
+    """Write ``response_format`` (OpenAI's form) into ``payload`` as ``dialect`` sends it."""
+    if response_format.get("type") != "json_schema":
+        # Only a JSON-schema format has other dialects; anything else is sent as given.
+        if dialect != "prompt":
+            payload["response_format"] = response_format
+        return
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, Mapping) else None
+    if dialect == "json_schema":
+        payload["response_format"] = {
+            **response_format,
+            "json_schema": {**spec, "schema": without_keywords(schema, STRICT_REFUSED)},  # type: ignore[dict-item]
+        }
+    elif dialect == "json_object_schema":
+        payload["response_format"] = {"type": "json_object", "schema": schema}
+    elif dialect == "guided_json":
+        payload["guided_json"] = schema
+
+
+def without_keywords(node: Any, keywords: frozenset[str]) -> Any:
+    """A copy of a JSON schema without ``keywords`` (in schema positions, at any depth)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in keywords and not isinstance(value, (dict, list)):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                # Property names are data, not keywords: a field called "minimum" stays.
+                out[key] = {name: without_keywords(sub, keywords) for name, sub in value.items()}
+            else:
+                out[key] = without_keywords(value, keywords)
+        return out
+    if isinstance(node, list):
+        return [without_keywords(value, keywords) for value in node]
+    return copy.copy(node)
