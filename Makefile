@@ -21,10 +21,16 @@ $(STAMP): pyproject.toml
 	# OpenRLHF's reward calling code, read by the tests from its release wheel (its own
 	# dependencies, vLLM and DeepSpeed among them, are neither needed nor installed).
 	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/openrlhf openrlhf==0.11.2
-	# veRL's reward loop and Tracking, which the Ray tests run as veRL does, from its release
-	# wheel without its declared dependencies (its transformers pin conflicts with trl's; the
-	# few modules its reward loop imports on CPU are in the dev extra).
-	$(PY) -m pip install --quiet --no-deps verl==0.9.1
+	# veRL's reward loop and Tracking, which the Ray tests run as veRL does: the verl package
+	# of its release wheel, on the venv's path, without its declared dependencies (their
+	# transformers pin conflicts with trl's; the few modules its reward loop imports on CPU
+	# are in the dev extra). Only verl/: the wheel also installs a top-level `tests` package,
+	# which would shadow this repository's tests folder.
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/wheels verl==0.9.1
+	$(PY) -c "import glob, sys, sysconfig, zipfile; \
+wheel = zipfile.ZipFile(glob.glob('$(VENV)/wheels/verl-0.9.1-*.whl')[0]); \
+wheel.extractall(sys.argv[1], [n for n in wheel.namelist() if n.split('/')[0] in ('verl', 'verl-0.9.1.dist-info')]); \
+open(sysconfig.get_paths()['purelib'] + '/verl.pth', 'w').write(sys.argv[1] + '\\n')" $(CURDIR)/$(VENV)/verl
 	touch $@
 
 $(LLAMA_STAMP): $(STAMP)

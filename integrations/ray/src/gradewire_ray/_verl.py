@@ -255,7 +255,10 @@ def verl_compute_score(
     hook of `gradewire_ray.verl_plugin`) before the call returns, so a training step's
     figures are complete when the trainer logs it. Samples whose ``extra_info["split"]``
     is in ``val_splits`` are counted under ``val-rewards/``, the others under
-    ``rewards/``. Pass ``channel=None`` to send nothing.
+    ``rewards/``. Pass ``channel=None`` to send nothing. (veRL's batch path,
+    ``compute_rm_score``, pads a batch to a multiple of ``reward.num_workers`` with copies
+    of its first samples and scores those too: they count in the statistics, so keep the
+    batch a multiple of the workers. Its agent loop, the default, sends each sample once.)
 
     Args:
         grader: Any gradewire grader (it is pickled into veRL's workers).
