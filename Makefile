@@ -21,6 +21,16 @@ $(STAMP): pyproject.toml
 	# OpenRLHF's reward calling code, read by the tests from its release wheel (its own
 	# dependencies, vLLM and DeepSpeed among them, are neither needed nor installed).
 	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/openrlhf openrlhf==0.11.2
+	# veRL's reward loop and Tracking, which the Ray tests run as veRL does: the verl package
+	# of its release wheel, on the venv's path, without its declared dependencies (their
+	# transformers pin conflicts with trl's; the few modules its reward loop imports on CPU
+	# are in the dev extra). Only verl/: the wheel also installs a top-level `tests` package,
+	# which would shadow this repository's tests folder.
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/wheels verl==0.9.1
+	$(PY) -c "import glob, sys, sysconfig, zipfile; \
+wheel = zipfile.ZipFile(glob.glob('$(VENV)/wheels/verl-0.9.1-*.whl')[0]); \
+wheel.extractall(sys.argv[1], [n for n in wheel.namelist() if n.split('/')[0] in ('verl', 'verl-0.9.1.dist-info')]); \
+open(sysconfig.get_paths()['purelib'] + '/verl.pth', 'w').write(sys.argv[1] + '\\n')" $(CURDIR)/$(VENV)/verl
 	touch $@
 
 $(LLAMA_STAMP): $(STAMP)
@@ -51,7 +61,7 @@ demo: $(STAMP)
 
 ## Run every test (the core's, each integration's, the judges against a real model).
 test: $(STAMP) $(LLAMA_STAMP) $(MODEL)
-	$(PY) -m pytest
+	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)
@@ -109,6 +119,7 @@ bench: $(STAMP)
 	$(PY) bench/trl_reward.py
 	$(PY) bench/eval_throughput.py
 	$(PY) bench/compare.py
+	$(PY) bench/ray_grading.py
 
 clean:
 	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache

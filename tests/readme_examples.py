@@ -11,9 +11,10 @@ reader would copy it into a file and run it:
   use names from an earlier block). ``__name__`` is ``"__main__"``, as in a script.
 - **A fresh working directory** (the test's ``tmp_path``): whatever a block writes (an
   ``mlflow.db``, a ``gradewire-demo/`` folder, a JSONL file) lands there, and so does what
-  it puts in the temp folder (``TMPDIR``; a `BackgroundSink`'s spill). Every fence of the
-  same Markdown file whose info string has ``file=NAME`` (```` ```toml file=graders.toml ````)
-  is written there first, so a block can load the file the README shows beside it.
+  it puts in the temp folder (``TMPDIR``; a `BackgroundSink`'s spill; only Ray keeps
+  ``/tmp/ray``, as its socket paths must stay short). Every fence of the same Markdown file
+  whose info string has ``file=NAME`` (```` ```toml file=graders.toml ````) is written
+  there first, so a block can load the file the README shows beside it.
 - **W&B offline**: ``WANDB_MODE=offline`` and every W&B directory inside the working
   directory; W&B's service is stopped at the end of the session.
 - **A judge on loopback**: a fresh `JudgeServer` (``tests/judge_server.py``) per block, found
@@ -143,6 +144,10 @@ def readme_world(
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # Except Ray's: it puts Unix sockets there, whose paths may not pass 107 bytes. And a
+    # block that starts Ray sends no usage report.
+    monkeypatch.setenv("RAY_TMPDIR", "/tmp")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     for name, text in fence_files(Path(item.path)).items():
         target = tmp_path / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
-ADAPTERS = ("gradewire_wandb", "gradewire_mlflow")
+ADAPTERS = ("gradewire_wandb", "gradewire_mlflow", "gradewire_ray")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_the_wheel_holds_the_core_and_every_adapter(dist: Path) -> None:
     assert "gradewire/cli/_data/demo_samples.jsonl" in names
     assert not any(n.startswith(("tests/", "integrations/")) for n in names)
     extras = set(meta.get_all("Provides-Extra") or [])
-    assert {"wandb", "mlflow", "serve", "pandas"} <= extras
+    assert {"wandb", "mlflow", "serve", "pandas", "ray"} <= extras
     requires = [Requirement(r) for r in meta.get_all("Requires-Dist") or []]
 
     def needs(extra: str | None) -> set[str]:
@@ -88,6 +88,7 @@ def test_the_wheel_holds_the_core_and_every_adapter(dist: Path) -> None:
     assert needs("wandb") - needs(None) == {"wandb"}
     assert needs("mlflow") - needs(None) == {"mlflow-skinny", "sqlalchemy", "alembic"}
     assert needs("serve") - needs(None) == {"aiohttp"}
+    assert needs("ray") - needs(None) == {"ray"}
 
 
 def test_the_sdist_holds_the_sources_and_tests(dist: Path) -> None:
@@ -116,6 +117,7 @@ def test_without_extras_every_adapter_imports_and_names_its_extra(
         import sys
         import gradewire as gw
         from gradewire_mlflow import MlflowSink
+        from gradewire_ray import grade_dataset, verl_compute_score
         from gradewire_wandb import WandbSink
 
         for make in (WandbSink, MlflowSink):
@@ -128,7 +130,12 @@ def test_without_extras_every_adapter_imports_and_names_its_extra(
             gw.create_app([grader])
         except gw.MissingDependencyError as exc:
             print(exc)
-        heavy = {"wandb", "mlflow", "aiohttp", "pandas", "torch"}
+        for build in (lambda: grade_dataset(None, [grader]), lambda: verl_compute_score(grader)):
+            try:
+                build()
+            except gw.MissingDependencyError as exc:
+                print(exc)
+        heavy = {"wandb", "mlflow", "aiohttp", "pandas", "torch", "ray"}
         print("imported:", sorted(heavy & {m.split(".")[0] for m in sys.modules}))
         """,
         tmp_path,
@@ -136,6 +143,7 @@ def test_without_extras_every_adapter_imports_and_names_its_extra(
     assert "pip install 'gradewire[wandb]'" in out
     assert "pip install 'gradewire[mlflow]'" in out
     assert "pip install 'gradewire[serve]'" in out
+    assert out.count("pip install 'gradewire[ray]'") == 2
     assert "imported: []" in out
     # The demo runs on the core alone and says what an extra would add.
     demo = subprocess.run(

@@ -82,6 +82,18 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--retry-errors", action="store_true", help="re-grade the outcomes that were errors"
     )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
+    parser.add_argument(
+        "--engine",
+        default="local",
+        help="where the samples are graded: local (this process, the default) or ray "
+        "(a Ray actor pool; needs gradewire[ray]); the run folder is the same",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --engine ray: the Ray cluster to use (default: the running one, else a "
+        "new local instance)",
+    )
 
 
 def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]:
@@ -113,6 +125,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
         if args.limit is not None and args.limit < 1:
             raise GradewireError(f"--limit must be at least 1, not {args.limit}")
+        engine = _engine(args)
         display = None if args.no_progress else RichDisplay()
         graders = load_graders(args.graders)
         trackers, sinks = sinks_for(args.sink, out)
@@ -129,6 +142,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
                     cluster_key=args.cluster_key,
                     display=display,
                     grader_file=str(args.graders),
+                    engine=engine,
                 )
             )
         finally:
@@ -157,6 +171,18 @@ def run_eval_command(args: argparse.Namespace) -> int:
         )
         return 130
     return _gate(args.fail_on_error, result.error_samples, len(result.run.records))
+
+
+def _engine(args: argparse.Namespace) -> Any:
+    """The grading engine of ``--engine`` (None: this process)."""
+    from gradewire.eval._engines import eval_engine
+
+    if args.engine == "local":
+        if args.ray_address is not None:
+            raise GradewireError("--ray-address needs --engine ray")
+        return None
+    options = {"address": args.ray_address} if args.engine == "ray" else {}
+    return eval_engine(args.engine, **options)
 
 
 def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:

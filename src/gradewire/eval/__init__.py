@@ -5,7 +5,8 @@ with every grader (resuming what the folder already holds), and writes ``results
 ``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
 folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
 grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
-p-value. Imports `core`, `sinks` and `specs`; trackers plug in through entry points.
+p-value. Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`:
+Ray) plug in through entry points.
 """
 
 from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
@@ -14,6 +15,7 @@ from gradewire.eval._compare_report import render_comparison
 from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
 from gradewire.eval._data import load_samples
 from gradewire.eval._display import RichDisplay
+from gradewire.eval._engines import GradingEngine, eval_engine
 from gradewire.eval._eval import EvalResult, run_eval
 from gradewire.eval._records import GradeOutcome, SampleRecord
 from gradewire.eval._report import render_report, write_report
@@ -34,10 +36,12 @@ __all__ = [
     "GradeOutcome",
     "GraderComparison",
     "GraderSummary",
+    "GradingEngine",
     "GradingReport",
     "RichDisplay",
     "SampleRecord",
     "compare_runs",
+    "eval_engine",
     "load_run",
     "load_samples",
     "paired_bootstrap",

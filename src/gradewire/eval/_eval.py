@@ -14,6 +14,7 @@ from typing import Any
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.eval._data import data_format, data_hash, load_samples
+from gradewire.eval._engines import GradingEngine
 from gradewire.eval._outcomes import spec_hash
 from gradewire.eval._report import write_report
 from gradewire.eval._run import EvalRun, load_run
@@ -66,6 +67,7 @@ async def run_eval(
     cluster_key: str | None = None,
     display: EvalDisplay | None = None,
     grader_file: str | None = None,
+    engine: GradingEngine | None = None,
 ) -> EvalResult:
     """Grade a data set into a run folder, resuming what an earlier run left.
 
@@ -81,6 +83,8 @@ async def run_eval(
             source document): standard errors are clustered by it.
         display: A progress display (see `EvalDisplay`); None shows nothing.
         grader_file: The grader file's path, recorded in the config.
+        engine: Where the samples are graded (`eval_engine`); None: in this process.
+            The folder, resumption, statistics and report are the same either way.
 
     Returns:
         The run and its statistics; ``outcome.interrupted`` tells if Ctrl-C stopped it.
@@ -113,7 +117,7 @@ async def run_eval(
     folder.mkdir(parents=True, exist_ok=True)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     _write_config(folder, graders, hashes, data_info, samples, cluster_key, grader_file)
-    outcome = await grade_samples(
+    outcome = await (engine or grade_samples)(
         samples,
         graders,
         folder,

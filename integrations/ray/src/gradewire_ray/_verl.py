@@ -1,0 +1,308 @@
+"""verl_compute_score: any grader as veRL's ``custom_reward_function``, statistics included."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from gradewire import (
+    BaseGrader,
+    CombinedGrader,
+    Grade,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+    StringThread,
+)
+from gradewire.core._histogram import DEFAULT_EDGES, check_edges
+from gradewire.train import RewardLogger
+from gradewire_ray._channel import DEFAULT_CHANNEL
+from gradewire_ray._ray import import_ray, pickle, unpickle
+from gradewire_ray._sender import WindowSender
+
+__all__ = ["VAL_SPLITS", "VerlReward", "verl_compute_score"]
+
+VAL_SPLITS = ("test", "val", "valid", "validation")
+"""``extra_info["split"]`` values whose samples count as validation (``val-rewards/``)."""
+
+_RESERVED = ("score", "reasoning", "error", "abstained", "error_message")
+_ids = itertools.count()
+
+
+class _LoopThread:
+    """One event loop in a daemon thread, for the sync compute_score.
+
+    veRL runs a sync reward function in a thread pool; the grader's logs must stay on one
+    event loop, so every call grades there.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="gradewire-verl", daemon=True
+                ).start()
+                self._loop = loop
+            return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+
+class VerlReward:
+    """The state behind a `verl_compute_score` function (one per reward-worker process).
+
+    It pickles as its settings and grader, so veRL's ``remote`` reward manager can ship
+    the function to its own actors; each process then builds its own loggers and sender.
+    """
+
+    def __init__(
+        self,
+        grader: BaseGrader,
+        *,
+        failure_score: float,
+        label_key: str,
+        prompt_key: str,
+        channel: str | None,
+        histogram_edges: Sequence[float],
+        val_splits: Sequence[str],
+    ) -> None:
+        if not isinstance(grader, BaseGrader):
+            raise InvalidTypeError(
+                f"verl_compute_score takes a gradewire grader, not {type(grader).__name__}; "
+                "wrap a function with BaseGrader.from_function(key, fn)"
+            )
+        if isinstance(failure_score, bool) or not isinstance(failure_score, int | float):
+            raise InvalidTypeError(f"failure_score must be a number, not {failure_score!r}")
+        if not math.isfinite(failure_score):
+            raise InvalidInputError(f"failure_score must be finite, not {failure_score!r}")
+        for name, value in (("label_key", label_key), ("prompt_key", prompt_key)):
+            if not isinstance(value, str) or not value:
+                raise InvalidInputError(f"{name} must be a non-empty str, not {value!r}")
+        if channel is not None:
+            import_ray("send reward statistics across veRL's Ray actors")
+        self.grader = grader
+        self.failure_score = float(failure_score)
+        self.label_key = label_key
+        self.prompt_key = prompt_key
+        self.channel = channel
+        self.histogram_edges = check_edges(histogram_edges)
+        self.val_splits = tuple(val_splits)
+        self.sub_keys = _sub_keys(grader)
+        self._sender: WindowSender | None = None
+        self._loop_thread = _LoopThread()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Fresh loggers, sender and loop in the process that unpickles it.
+        return (_rebuild, (self.grader, self._settings()))
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "failure_score": self.failure_score,
+            "label_key": self.label_key,
+            "prompt_key": self.prompt_key,
+            "channel": self.channel,
+            "histogram_edges": self.histogram_edges,
+            "val_splits": self.val_splits,
+        }
+
+    def keys(self) -> list[str]:
+        """The keys of every dict the function returns, in order (the same for each sample)."""
+        return [*_RESERVED, *self.sub_keys]
+
+    def thread(
+        self, data_source: Any, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any]
+    ) -> StringThread:
+        """The sample as a thread: ``[user: extra_info[prompt_key], assistant: solution_str]``.
+
+        veRL passes the decoded response only; the prompt is there when the data set put
+        it in ``extra_info`` (veRL's data recipes use ``question``). The metadata holds
+        ``extra_info``, ``data_source`` and the ground truth under ``label_key``.
+        """
+        prompt = extra_info.get(self.prompt_key)
+        metadata = {**extra_info, "data_source": data_source, self.label_key: ground_truth}
+        return StringThread(
+            [("user", "" if prompt is None else str(prompt)), ("assistant", solution_str)],
+            metadata,
+        )
+
+    def _logger(self, section: str) -> RewardLogger:
+        sender = self._sender_for()
+        reward_logger = sender.loggers.get(section)
+        if reward_logger is None:
+            # A grader of its own per section: the logger drains the grader's logs, and
+            # training and validation figures must not take each other's records.
+            grader = self.grader if not sender.loggers else _copy(self.grader)
+            reward_logger = RewardLogger(grader, prefix=None, histogram_edges=self.histogram_edges)
+            sender.loggers[section] = reward_logger
+        return reward_logger
+
+    def _sender_for(self) -> WindowSender:
+        if self._sender is None:
+            self._sender = WindowSender(self.channel or DEFAULT_CHANNEL)
+        return self._sender
+
+    async def score(
+        self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any
+    ) -> dict[str, Any]:
+        """Grade one sample as veRL hands it over; send its statistics; the veRL dict."""
+        info: Mapping[str, Any] = extra_info if isinstance(extra_info, Mapping) else {}
+        thread = self.thread(data_source, str(solution_str), ground_truth, info)
+        split = info.get("split")
+        section = "val-rewards" if split in self.val_splits else "rewards"
+        reward_logger = self._logger(section)
+        grader = next(iter(reward_logger.graders.values()))
+        outcome = await grader._attempt(thread)
+        grade = outcome if isinstance(outcome, Grade) else None
+        index = info.get("index")
+        # GRPO's completions of one prompt share the row's index in veRL's data recipes.
+        group = f"{data_source}/{index}" if index is not None else f"sample-{next(_ids)}"
+        reward_logger.record(grader, [thread], [grade], groups=[group])
+        if self.channel is not None:
+            await self._sender_for().delivered()
+        return self.answer(outcome)
+
+    def answer(self, outcome: Grade | BaseException) -> dict[str, Any]:
+        """The dict veRL gets: ``score``, flags, reasoning, error message, sub-scores."""
+        out: dict[str, Any] = dict.fromkeys(self.keys())
+        if isinstance(outcome, Grade) and math.isfinite(outcome.value):
+            out.update(score=outcome.value, error=0.0, abstained=0.0, error_message="")
+            out["reasoning"] = outcome.reasoning or ""
+            children = {child.grader_key: child.value for child in outcome.children}
+            for key in self.sub_keys:
+                out[key] = children.get(key)
+            return out
+        abstained = isinstance(outcome, IgnoreGradeException)
+        if isinstance(outcome, Grade):
+            message = f"the grader returned a non-finite score ({outcome.value!r})"
+        elif abstained:
+            message = f"abstained: {outcome}"
+        else:
+            message = f"{type(outcome).__name__}: {outcome}"
+        out.update(
+            score=self.failure_score,
+            error=0.0 if abstained else 1.0,
+            abstained=1.0 if abstained else 0.0,
+            error_message=message,
+            reasoning="",
+        )
+        return out
+
+    def run_sync(self, coro: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
+        """Run a `score` call on this process's grading loop and wait for it."""
+        result: dict[str, Any] = self._loop_thread.submit(coro).result()
+        return result
+
+
+def _rebuild(grader: BaseGrader, settings: dict[str, Any]) -> VerlReward:
+    return VerlReward(grader, **settings)
+
+
+def _copy(grader: BaseGrader) -> BaseGrader:
+    copy: BaseGrader = unpickle(pickle(grader))
+    copy.clear_logs()
+    return copy
+
+
+def _sub_keys(grader: BaseGrader) -> list[str]:
+    keys = [g.grader_key for g in grader.graders] if isinstance(grader, CombinedGrader) else []
+    clash = sorted(set(keys) & set(_RESERVED))
+    if clash:
+        raise InvalidInputError(
+            f"sub-grader key(s) {clash} clash with the keys veRL gets ({', '.join(_RESERVED)}); "
+            "rename the sub-grader"
+        )
+    return keys
+
+
+def verl_compute_score(
+    grader: BaseGrader,
+    *,
+    sync: bool = False,
+    failure_score: float = 0.0,
+    label_key: str = "ground_truth",
+    prompt_key: str = "question",
+    channel: str | None = DEFAULT_CHANNEL,
+    histogram_edges: Sequence[float] = DEFAULT_EDGES,
+    val_splits: Sequence[str] = VAL_SPLITS,
+) -> Callable[..., Any]:
+    """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
+
+    Put ``compute_score = verl_compute_score(grader)`` in the file the config's
+    ``reward.custom_reward_function.path`` names. veRL (0.9.1) calls it once per sample
+    in its reward-loop actors as ``compute_score(data_source=, solution_str=,
+    ground_truth=, extra_info=, **reward_kwargs)``; the default is an ``async def``,
+    which veRL awaits on the worker's loop, so a worker's samples grade concurrently.
+    ``sync=True`` gives a plain function (for the ``remote`` reward manager, which takes
+    sync functions only): it grades on one loop per process, whatever thread calls it.
+
+    Every call returns a dict with the same keys, as veRL requires (it reads the keys of
+    the first sample): ``score`` (the reward), ``error`` and ``abstained`` (1.0 or 0.0),
+    ``reasoning``, ``error_message``, and for a `CombinedGrader` each sub-grader's value
+    under its key (None where it has none). Where the grader fails, abstains or returns a
+    non-finite score, ``score`` is ``failure_score`` and the flags say why: the reward is
+    chosen, never a silent 0. veRL averages the numeric keys into its validation metrics
+    and writes them all to its rollout dumps.
+
+    Each sample's statistics go to the channel actor (`drain_reward_stats`, the veRL
+    hook of `gradewire_ray.verl_plugin`) before the call returns, so a training step's
+    figures are complete when the trainer logs it. Samples whose ``extra_info["split"]``
+    is in ``val_splits`` are counted under ``val-rewards/``, the others under
+    ``rewards/``. Pass ``channel=None`` to send nothing. (veRL's batch path,
+    ``compute_rm_score``, pads a batch to a multiple of ``reward.num_workers`` with copies
+    of its first samples and scores those too: they count in the statistics, so keep the
+    batch a multiple of the workers. Its agent loop, the default, sends each sample once.)
+
+    Args:
+        grader: Any gradewire grader (it is pickled into veRL's workers).
+        sync: Return a sync function instead of an async one.
+        failure_score: The reward of a sample that got no score.
+        label_key: The metadata key the ground truth goes under.
+        prompt_key: The ``extra_info`` field that holds the prompt, if any.
+        channel: The channel actor's name (None: no statistics sent).
+        histogram_edges: Bin edges of the score histograms.
+        val_splits: ``extra_info["split"]`` values that mark validation samples.
+    """
+    reward = VerlReward(
+        grader,
+        failure_score=failure_score,
+        label_key=label_key,
+        prompt_key=prompt_key,
+        channel=channel,
+        histogram_edges=histogram_edges,
+        val_splits=val_splits,
+    )
+    if sync:
+
+        def compute_score_sync(
+            data_source: Any = None,
+            solution_str: Any = "",
+            ground_truth: Any = None,
+            extra_info: Any = None,
+            **reward_kwargs: Any,
+        ) -> dict[str, Any]:
+            return reward.run_sync(
+                reward.score(data_source, solution_str, ground_truth, extra_info)
+            )
+
+        compute_score_sync.reward = reward  # type: ignore[attr-defined]
+        return compute_score_sync
+
+    async def compute_score(
+        data_source: Any = None,
+        solution_str: Any = "",
+        ground_truth: Any = None,
+        extra_info: Any = None,
+        **reward_kwargs: Any,
+    ) -> dict[str, Any]:
+        return await reward.score(data_source, solution_str, ground_truth, extra_info)
+
+    compute_score.reward = reward  # type: ignore[attr-defined]
+    return compute_score

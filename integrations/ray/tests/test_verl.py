@@ -1,0 +1,185 @@
+"""veRL's reward loop (0.9.1) on CPU: the reward workers score, the trainer's Tracking logs.
+
+veRL cannot train here (it needs GPUs), so the tests run the parts that touch gradewire
+exactly as veRL runs them: its `RewardLoopManager` starts real reward-loop worker actors
+that load `verl_reward.py` by path and call ``compute_score`` through veRL's own naive
+reward manager; the rewards of a step come back through ``compute_rm_score`` (or
+per sample, as veRL's agent loop asks its reward workers); and a real
+``verl.utils.tracking.Tracking`` logs each step to MLflow on a sqlite store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import verl_reward
+from gradewire import Grade
+from gradewire.train import RewardLogger
+from gradewire_ray import drain_reward_stats, install_verl_hook, verl_compute_score
+from verl_support import batch, reward_config, sample, tokenizer_folder
+
+STEPS = 5
+PER_STEP = 400  # 2,000 samples in all
+
+
+def expected_logs(samples: Sequence[dict[str, Any]], section: str = "rewards") -> dict[str, Any]:
+    """The step's figures recomputed in this process, one grader, no Ray."""
+    grader = verl_reward.grader()
+    logger = RewardLogger(grader, prefix=section)
+    reward = verl_compute_score(grader, channel=None).reward  # type: ignore[attr-defined]
+    threads = [
+        reward.thread(s["data_source"], s["response"], s["ground_truth"], s["extra_info"])
+        for s in samples
+    ]
+
+    async def grade() -> list[Grade | None]:
+        return [await grader(t) for t in threads]
+
+    grades = asyncio.run(grade())
+    groups = [f"{s['data_source']}/{s['extra_info']['index']}" for s in samples]
+    logger.record(grader, threads, grades, groups=groups)
+    return logger.step(0)
+
+
+def assert_numbers_equal(expected: dict[str, Any], got: dict[str, float]) -> None:
+    numbers = {k: v for k, v in expected.items() if isinstance(v, int | float)}
+    assert set(got) == set(numbers)
+    for key, value in numbers.items():
+        if key.endswith(("count", "groups")):
+            assert got[key] == value, key
+        else:
+            assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), (
+                key,
+                got[key],
+                value,
+            )
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tokenizer_folder(tmp_path_factory.mktemp("tokenizer"))
+
+
+@pytest.fixture
+def mlflow_uri(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    return uri
+
+
+def test_four_reward_workers_five_steps_reach_tracking_exactly(
+    ray_instance: Any, tokenizer: Path, mlflow_uri: str
+) -> None:
+    import mlflow
+    from mlflow import MlflowClient
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+    from verl.utils.tracking import Tracking
+
+    install_verl_hook()
+    tracking = Tracking("gradewire-verl", "five-steps", default_backend=["mlflow"])
+    run_id = mlflow.active_run().info.run_id
+    manager = RewardLoopManager(reward_config(tokenizer, workers=4))
+    keys = verl_reward.compute_score.reward.keys()  # type: ignore[attr-defined]
+    expected_per_step = []
+    try:
+        for step in range(1, STEPS + 1):
+            samples = [sample(i) for i in range((step - 1) * PER_STEP, step * PER_STEP)]
+            if step < STEPS:
+                out = manager.compute_rm_score(batch(samples))
+                assert out.meta_info["reward_extra_keys"] == keys
+                scores = out.batch["rm_scores"].sum(-1).tolist()
+                assert list(out.non_tensor_batch["score"]) == pytest.approx(scores)
+            else:
+                # As veRL's agent loop does: each sample to a random reward worker.
+                refs = [
+                    random.choice(manager.reward_loop_workers).compute_score.remote(batch([s]))
+                    for s in samples
+                ]
+                infos = [r["reward_extra_info"] for r in ray_instance.get(refs)]
+                assert all(list(info) == keys for info in infos)
+                flagged = [info for info in infos if info["error"] or info["abstained"]]
+                assert flagged
+                assert all(info["score"] == 0.0 for info in flagged)
+                assert all(info["error_message"] for info in flagged)
+            tracking.log({"critic/score/mean": 0.0}, step=step)
+            expected_per_step.append(expected_logs(samples))
+    finally:
+        tracking.finish()
+        for worker in manager.reward_loop_workers:
+            ray_instance.kill(worker)
+    client = MlflowClient(mlflow_uri)
+    logged = client.get_run(run_id).data.metrics
+    assert "critic/score/mean" in logged
+    for step, expected in enumerate(expected_per_step, start=1):
+        got = {}
+        for key in expected:
+            if isinstance(expected[key], int | float):
+                history = client.get_metric_history(run_id, key)
+                values = [m.value for m in history if m.step == step]
+                assert len(values) == 1, (key, step, history)
+                got[key] = values[0]
+        assert_numbers_equal(expected, got)
+        assert (
+            got["rewards/answer/score/count"]
+            + got["rewards/answer/score/abstained_count"]
+            + (got["rewards/answer/score/error_count"])
+            == PER_STEP
+        )
+
+
+def test_validation_samples_go_to_their_own_section_with_histograms(ray_instance: Any) -> None:
+    drain_reward_stats()  # whatever an earlier test left
+    samples = [sample(i, split="test") for i in range(40)] + [sample(i) for i in range(40, 80)]
+
+    async def score_all() -> list[dict[str, Any]]:
+        return await asyncio.gather(
+            *(
+                verl_reward.compute_score(
+                    data_source=s["data_source"],
+                    solution_str=s["response"],
+                    ground_truth=s["ground_truth"],
+                    extra_info=s["extra_info"],
+                )
+                for s in samples
+            )
+        )
+
+    answers = asyncio.run(score_all())
+    assert {tuple(a) for a in answers} == {tuple(verl_reward.compute_score.reward.keys())}  # type: ignore[attr-defined]
+    logs = drain_reward_stats()
+    val = expected_logs(samples[:40], "val-rewards")
+    train = expected_logs(samples[40:], "rewards")
+    assert_numbers_equal(
+        {**val, **train}, {k: v for k, v in logs.items() if isinstance(v, int | float)}
+    )
+    assert logs["val-rewards/answer/score/histogram"] == val["val-rewards/answer/score/histogram"]
+    assert (
+        logs["rewards/answer/exact/score/histogram"]
+        == train["rewards/answer/exact/score/histogram"]
+    )
+    assert drain_reward_stats() == {}
+
+
+def test_the_sync_function_through_veRLs_thread_pool(ray_instance: Any, tokenizer: Path) -> None:
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+
+    drain_reward_stats()
+    manager = RewardLoopManager(reward_config(tokenizer, workers=1, name="compute_score_sync"))
+    try:
+        samples = [sample(i) for i in range(120)]
+        out = manager.compute_rm_score(batch(samples))
+    finally:
+        for worker in manager.reward_loop_workers:
+            ray_instance.kill(worker)
+    scores = list(out.non_tensor_batch["score"])
+    flagged = out.non_tensor_batch["error"] + out.non_tensor_batch["abstained"]
+    assert all(s == -1.0 for s, f in zip(scores, flagged, strict=True) if f)
+    logs = {k: v for k, v in drain_reward_stats().items() if isinstance(v, int | float)}
+    assert_numbers_equal(expected_logs(samples), logs)

@@ -1,0 +1,58 @@
+"""Grading engines for eval runs: where the samples are graded, found through entry points.
+
+The default is this process (`grade_samples`). An integration offers another engine under
+the ``gradewire.eval_engines`` entry point group (``ray``): ``factory(**options)``
+returns a `GradingEngine`, which `run_eval` calls in place of the local runner. The
+run folder, resumption, statistics and report stay the runner's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
+
+from gradewire.core import BaseGrader, MissingDependencyError
+from gradewire.eval._runner import EvalDisplay, GradingReport
+from gradewire.eval._samples import EvalSample
+
+__all__ = ["EVAL_ENGINES", "GradingEngine", "eval_engine"]
+
+EVAL_ENGINES = "gradewire.eval_engines"
+
+
+class GradingEngine(Protocol):
+    """Grades what a run folder lacks and appends the results, as `grade_samples` does.
+
+    It reads the folder's results to skip what is graded (`plan`), appends one results
+    line per sample as it lands (`ResultsWriter`), and reports what it did.
+    """
+
+    async def __call__(
+        self,
+        samples: Sequence[EvalSample],
+        graders: Sequence[BaseGrader],
+        folder: Path,
+        *,
+        concurrency: int = 32,
+        retry_errors: bool = False,
+        display: EvalDisplay | None = None,
+    ) -> GradingReport:
+        """Grade the samples into the folder."""
+
+
+def eval_engine(name: str, **options: Any) -> GradingEngine:
+    """The engine an installed integration offers under ``name``, built with ``options``.
+
+    Raises:
+        MissingDependencyError: No installed integration offers it (the message has the
+            pip command of the extra of that name).
+    """
+    for entry in metadata.entry_points(group=EVAL_ENGINES):
+        if entry.name == name:
+            factory: Callable[..., GradingEngine] = entry.load()
+            return factory(**options)
+    raise MissingDependencyError(
+        f"gradewire[{name}]", extra=name, purpose=f"grade evals with the {name} engine"
+    )
