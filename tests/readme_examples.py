@@ -12,9 +12,10 @@ reader would copy it into a file and run it:
 - **A fresh working directory** (the test's ``tmp_path``): whatever a block writes (an
   ``mlflow.db``, a ``gradewire-demo/`` folder, a JSONL file) lands there, and so does what
   it puts in the temp folder (``TMPDIR``; a `BackgroundSink`'s spill; only Ray keeps
-  ``/tmp/ray``, as its socket paths must stay short). Every fence of the same Markdown file
-  whose info string has ``file=NAME`` (```` ```toml file=graders.toml ````) is written
-  there first, so a block can load the file the README shows beside it.
+  ``/tmp/ray``, as its socket paths must stay short; when the Ray tests' session instance
+  is up, its workers write relative paths in its own scratch folder). Every fence of the
+  same Markdown file whose info string has ``file=NAME`` (```` ```toml file=graders.toml
+  ````) is written there first, so a block can load the file the README shows beside it.
 - **W&B offline**: ``WANDB_MODE=offline`` and every W&B directory inside the working
   directory; W&B's service is stopped at the end of the session.
 - **A judge on loopback**: a fresh `JudgeServer` (``tests/judge_server.py``) per block, found

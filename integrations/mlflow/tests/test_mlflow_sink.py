@@ -364,6 +364,25 @@ def test_local_store_without_a_server(template_db: Path, tmp_path: Path) -> None
     assert "tables/t/step_00000001.html" in run.html
 
 
+def test_a_new_experiment_on_sqlite_keeps_its_artifacts_beside_the_database(
+    template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MLflow's own default is ./mlruns of the folder the process runs in.
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    uri, _ = local_store(template_db, tmp_path / "store")
+    sink = MlflowSink(tracking_uri=uri, experiment_name="beside")
+    sink.log({"a": 1.0, "t": _samples(1)}, 1)
+    sink.close()
+    assert list(elsewhere.iterdir()) == []
+    experiment = MlflowClient(uri).get_experiment_by_name("beside")
+    assert experiment.artifact_location == (tmp_path / "store" / "mlartifacts").as_uri()
+    assert sink.run_id is not None
+    run = read_run(MlflowClient(uri), sink.run_id, tmp_path / "read")
+    assert "tables/t/step_00000001.html" in run.html
+
+
 def test_default_tracking_uri(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     sink = MlflowSink()

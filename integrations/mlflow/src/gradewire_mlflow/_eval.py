@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
-from gradewire_mlflow._run import default_tracking_uri
+from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location
 
 __all__ = ["MlflowEvalTracker", "eval_tracker"]
 
@@ -179,15 +179,11 @@ class MlflowEvalTracker:
         """
         import mlflow
 
-        if client.get_experiment_by_name(
-            self.experiment_name
-        ) is None and self.tracking_uri.startswith("sqlite:///"):
-            folder = Path(self.tracking_uri[len("sqlite:///") :]).parent
+        location = sqlite_artifact_location(self.tracking_uri)
+        if location is not None and client.get_experiment_by_name(self.experiment_name) is None:
             # Made meanwhile by another process? Then that one is used.
             with contextlib.suppress(Exception):
-                client.create_experiment(
-                    self.experiment_name, artifact_location=(folder / "mlartifacts").as_uri()
-                )
+                client.create_experiment(self.experiment_name, artifact_location=location)
         return mlflow.set_experiment(self.experiment_name)
 
     def log_comparison(self, comparison: Any, html: str) -> list[str]:

@@ -24,6 +24,18 @@ def default_tracking_uri() -> str:
     return "sqlite:///" + (Path.cwd() / "mlflow.db").as_posix()
 
 
+def sqlite_artifact_location(tracking_uri: str) -> str | None:
+    """Where a new experiment on a sqlite store keeps its artifacts: beside the database.
+
+    MLflow's own choice is ``./mlruns`` of whatever folder the process runs in, so the
+    artifacts of one store end up scattered over the folders it was used from. None for
+    every other kind of store (a server chooses for itself).
+    """
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    return (Path(tracking_uri[len("sqlite:///") :]).parent / "mlartifacts").as_uri()
+
+
 def _run_tags(tags: Mapping[str, str]) -> dict[str, str]:
     """The tags ``mlflow.start_run`` would set (user, source, git commit), then ``tags``."""
     try:
@@ -148,7 +160,8 @@ class RunTarget:
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
             try:
-                return client.create_experiment(name, artifact_location=self.artifact_location)
+                location = self.artifact_location or sqlite_artifact_location(self.tracking_uri)
+                return client.create_experiment(name, artifact_location=location)
             except Exception:
                 # Another process (another rank, another job) may have created it meanwhile.
                 experiment = client.get_experiment_by_name(name)

@@ -59,7 +59,9 @@ class MlflowSink(BaseSink):
     **Tracking URI.** ``tracking_uri``; else, when reusing the active run, the URI it lives
     at (``mlflow.get_tracking_uri()``); else ``MLFLOW_TRACKING_URI`` or a URI set with
     ``mlflow.set_tracking_uri``; else MLflow's own default, made absolute when the sink is
-    created: ``sqlite:///<current dir>/mlflow.db`` (artifacts under ``./mlruns``).
+    created: ``sqlite:///<current dir>/mlflow.db``. An experiment the sink creates on a sqlite
+    store keeps its artifacts beside the database (``<db folder>/mlartifacts``) unless
+    ``artifact_location`` says otherwise.
 
     **Numbers** go out with ``MlflowClient.log_batch`` in requests of at most 1,000 metrics
     (and ~900 kB), several steps per request through `log_many` (which is what makes
@@ -138,7 +140,8 @@ class MlflowSink(BaseSink):
             run_name: Name of a run the sink starts.
             run_id: Log to this existing run (it is never ended by the sink).
             tags: Tags set on the run logged to.
-            artifact_location: Artifact root of an experiment the sink creates.
+            artifact_location: Artifact root of an experiment the sink creates (on sqlite,
+                default: `mlartifacts` beside the database).
             table_rows_per_file: Rows per JSON table file before a key continues in the next.
             table_policy: Applied to tables before sending; None sends them as they are.
             all_ranks: Log from every process, not only rank 0.
