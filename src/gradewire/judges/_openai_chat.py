@@ -63,17 +63,11 @@ class OpenAIChatModel(NegotiatedSettings):
       shared request fails, each caller gets an exception object of its own (a copy of the
       same type, message and attributes, chained from the original), so fields a grader
       attaches to one never show up in another sample's record.
-    - **Cache**: with ``cache=``, answers persist in sqlite; a hit has ``cached=True`` and the
-      usage of the original call. The same request gets the same answer back, also at a
-      temperature above 0: leave the cache off to sample afresh.
-    - **Speed**: by default sends through a lean HTTP/1.1 client on asyncio (no dependency):
-      on 2 cores it keeps ~75% of the ideal rate at 256 calls in flight where one
-      `httpx.AsyncClient` keeps ~3%. When the environment names a proxy for the host it sends
-      through a pool of single-connection httpx clients instead; pass ``http_client=`` to use
-      your own `httpx.AsyncClient` (its limits and transport then set the pace).
-    - **Connections** belong to an event loop: they close when the loop shuts down
-      (`asyncio.run`, `run_sync`) or at `aclose` / the end of ``async with model:``. Call
-      `aclose` yourself if you close loops without ``shutdown_asyncgens()``.
+    - **Cache**: with ``cache=``, answers persist in sqlite (a hit: ``cached=True``, the
+      original usage), also at a temperature above 0: leave it off to sample afresh.
+    - **Speed**: a lean HTTP/1.1 client on asyncio (README: Performance); through httpx
+      clients when the environment names a proxy for the host, or your ``http_client=``.
+    - **Connections** belong to an event loop; they close with it, or at `aclose`.
 
     Args:
         model: The model name the server serves.
@@ -99,8 +93,7 @@ class OpenAIChatModel(NegotiatedSettings):
             the endpoint, in the process and in the ``cache`` file. Logprobs and
             ``max_tokens`` (vs ``max_completion_tokens``) are negotiated the same way. A
             named dialect is never changed: a refusal of it is an error saying what to set.
-        json_schema: The older switch: True is ``structured_output="json_schema"``, False
-            ``"prompt"``.
+        json_schema: The older switch: True is ``"json_schema"``, False ``"prompt"``.
         http_client: Your own `httpx.AsyncClient` (proxies, TLS, transports); never closed
             here. ``timeout`` and ``max_response_bytes`` still apply to each attempt.
         max_response_bytes: The largest answer body accepted, also once decompressed
@@ -201,8 +194,7 @@ class OpenAIChatModel(NegotiatedSettings):
         return f"OpenAIChatModel({self.model!r}, base_url={self.base_url!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Connections, futures and the cache's thread stay behind: the copy opens its own,
-        # and its own JudgeCache on the same file.
+        # Connections, futures and the cache's thread stay behind: the copy opens its own.
         if self._http_client is not None:
             raise InvalidTypeError(
                 "an OpenAIChatModel with its own http_client cannot be pickled (an "

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-__all__ = ["clean_text", "config_key_problem", "key_problem"]
+from gradewire import InvalidInputError, InvalidTypeError
+
+__all__ = ["checked_name", "clean_text", "config_key_problem", "key_problem"]
 
 
 def _encodable(text: str) -> bool:
@@ -61,3 +63,16 @@ def config_key_problem(config: Mapping[str, Any], path: str = "config") -> str |
             if problem is not None:
                 return problem
     return None
+
+
+def checked_name(what: str, value: object) -> str:
+    """``value`` as a W&B key prefix or step metric name (``/`` stripped), or a clear error."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{what} must be a str, not {type(value).__name__} {value!r}")
+    name = value.strip("/")
+    if not name or name != value.strip() or "*" in name:
+        raise InvalidInputError(
+            f"{what}={value!r} is not usable as a W&B key: pass a plain name such as "
+            "'rewards' or 'grader_step' (no '*', no leading or trailing '/')"
+        )
+    return name

@@ -18,7 +18,7 @@ from gradewire import (
     TablePolicy,
 )
 from gradewire_wandb._incremental import IncrementalTables
-from gradewire_wandb._names import clean_text, config_key_problem, key_problem
+from gradewire_wandb._names import checked_name, clean_text, config_key_problem, key_problem
 from gradewire_wandb._run_source import PURPOSE, RunSource, call_wandb, update_config
 from gradewire_wandb._tables import sample_rows, text_for_mixed_columns, to_wandb_table
 
@@ -35,18 +35,6 @@ HTML_SUFFIX = "_html"
 
 # W&B writes these itself in every history row; a logged key of that name would clash.
 _RESERVED = frozenset({"_step", "_runtime", "_timestamp", "_wandb"})
-
-
-def _check_name(what: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidTypeError(f"{what} must be a str, not {type(value).__name__} {value!r}")
-    name = value.strip("/")
-    if not name or name != value.strip() or "*" in name:
-        raise InvalidInputError(
-            f"{what}={value!r} is not usable as a W&B key: pass a plain name such as "
-            "'rewards' or 'grader_step' (no '*', no leading or trailing '/')"
-        )
-    return name
 
 
 class WandbSink(BaseSink):
@@ -181,8 +169,8 @@ class WandbSink(BaseSink):
             config=config,
             init_kwargs=init_kwargs,
         )
-        self.prefix = None if prefix is None else _check_name("prefix", prefix)
-        self.step_metric = None if step_metric is None else _check_name("step_metric", step_metric)
+        self.prefix = None if prefix is None else checked_name("prefix", prefix)
+        self.step_metric = None if step_metric is None else checked_name("step_metric", step_metric)
         if self.step_metric in _RESERVED:
             raise InvalidInputError(f"step_metric={step_metric!r} is a name W&B keeps for itself")
         self.html = html
