@@ -157,7 +157,9 @@ def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experime
     )
     assert done.returncode == 0, done.stderr
     assert "8 trace(s) logged" in done.stdout
-    assert "mlflow ui --backend-store-uri" in done.stdout
+    # A server is opened in a browser; `mlflow ui --backend-store-uri http://...` would not work.
+    [view] = [line for line in done.stdout.splitlines() if "view it:" in line]
+    assert view.split("view it:", 1)[1].strip() == mlflow_server.url
     run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
     compared = subprocess.run(
         [

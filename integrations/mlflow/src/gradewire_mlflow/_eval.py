@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
-from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location
+from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 
 __all__ = ["MlflowEvalTracker", "eval_tracker"]
 
@@ -168,7 +168,11 @@ class MlflowEvalTracker:
         return [
             f"MLflow: {len(todo)} trace(s) logged to run {state['run_id']} "
             f"(experiment {self.experiment_name!r}) at {self.tracking_uri}",
-            f"  view it: mlflow ui --backend-store-uri {self.tracking_uri}",
+            (
+                f"  view it: {ui_command(self.tracking_uri)}"
+                if self.tracking_uri.startswith("sqlite:")
+                else f"  view it: {self.tracking_uri}"
+            ),
         ]
 
     def _experiment(self, client: Any) -> Any:

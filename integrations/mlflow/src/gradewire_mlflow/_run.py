@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
+import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +25,20 @@ logger = logging.getLogger("gradewire")
 def default_tracking_uri() -> str:
     """MLflow's own default store, made absolute: ``sqlite:///<current dir>/mlflow.db``."""
     return "sqlite:///" + (Path.cwd() / "mlflow.db").as_posix()
+
+
+def ui_command(tracking_uri: str) -> str:
+    """The shell command that opens ``tracking_uri`` in MLflow's UI, runnable anywhere.
+
+    This interpreter's ``mlflow`` by its full path, so it works with no venv active.
+    """
+    beside = shutil.which("mlflow", path=str(Path(sys.executable).parent))
+    program = (
+        [str(Path(beside).absolute())]
+        if beside
+        else [str(Path(sys.executable).absolute()), "-m", "mlflow"]
+    )
+    return shlex.join([*program, "ui", "--backend-store-uri", tracking_uri])
 
 
 def sqlite_artifact_location(tracking_uri: str) -> str | None:
