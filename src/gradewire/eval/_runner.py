@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.eval._outcomes import grade_outcome, spec_hash
@@ -24,7 +24,7 @@ from gradewire.eval._records import GradeOutcome, SampleRecord
 from gradewire.eval._run_folder import ResultsWriter, read_records
 from gradewire.eval._samples import EvalSample
 
-__all__ = ["EvalDisplay", "GradingReport", "grade_samples", "plan"]
+__all__ = ["EvalDisplay", "GradingReport", "GradingStep", "grade_samples", "plan", "start_grading"]
 
 
 class EvalDisplay(Protocol):
@@ -94,6 +94,45 @@ def plan(
     return todo
 
 
+class GradingStep(NamedTuple):
+    """What a grading step starts from (`start_grading`), whichever engine grades.
+
+    Attributes:
+        graders: The graders by key.
+        hashes: Each grader's spec hash, written beside its outcomes for resumption.
+        todo: The samples still to grade, each with the keys of the graders it needs.
+        skipped: Samples every grader had already graded with its current spec.
+        writer: The run folder's results file, open for appending.
+    """
+
+    graders: dict[str, BaseGrader]
+    hashes: dict[str, str]
+    todo: list[tuple[EvalSample, list[str]]]
+    skipped: int
+    writer: ResultsWriter
+
+
+def start_grading(
+    samples: Sequence[EvalSample],
+    graders: Sequence[BaseGrader],
+    folder: Path,
+    *,
+    concurrency: int,
+    retry_errors: bool,
+    display: EvalDisplay | None,
+) -> GradingStep:
+    """Check the options, plan what the folder lacks, tell the display, open the results."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
+    by_key = {grader.grader_key: grader for grader in graders}
+    hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
+    todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
+    skipped = len(samples) - len(todo)
+    if display is not None:
+        display.start(len(todo), list(by_key), skipped)
+    return GradingStep(by_key, hashes, todo, skipped, ResultsWriter(folder))
+
+
 async def grade_samples(
     samples: Sequence[EvalSample],
     graders: Sequence[BaseGrader],
@@ -104,15 +143,14 @@ async def grade_samples(
     display: EvalDisplay | None = None,
 ) -> GradingReport:
     """Grade what the folder does not hold yet and append the results to it."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
-    by_key = {grader.grader_key: grader for grader in graders}
-    hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
-    todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
-    skipped = len(samples) - len(todo)
-    if display is not None:
-        display.start(len(todo), list(by_key), skipped)
-    writer = ResultsWriter(folder)
+    by_key, hashes, todo, skipped, writer = start_grading(
+        samples,
+        graders,
+        folder,
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+        display=display,
+    )
     stop = asyncio.Event()
     pending: Iterator[tuple[EvalSample, list[str]]] = iter(todo)
     in_flight = 0

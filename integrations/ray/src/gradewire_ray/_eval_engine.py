@@ -18,9 +18,8 @@ from typing import Any
 
 from gradewire import BaseGrader, InvalidInputError
 from gradewire.eval import EvalDisplay, EvalSample, GradeOutcome, GradingReport
-from gradewire.eval._outcomes import spec_hash
-from gradewire.eval._run_folder import ResultsWriter, read_records
-from gradewire.eval._runner import _on_sigint, plan
+from gradewire.eval._run_folder import ResultsWriter
+from gradewire.eval._runner import _on_sigint, start_grading
 from gradewire_ray._ray import pickle, quiet_ray_data, start_ray
 
 __all__ = ["RayEngine", "ray_engine"]
@@ -54,15 +53,14 @@ class RayEngine:
         display: EvalDisplay | None = None,
     ) -> GradingReport:
         """Grade what the folder lacks and append the results, as the local runner does."""
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
-        by_key = {grader.grader_key: grader for grader in graders}
-        hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
-        todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
-        skipped = len(samples) - len(todo)
-        if display is not None:
-            display.start(len(todo), list(by_key), skipped)
-        writer = ResultsWriter(folder)
+        by_key, hashes, todo, skipped, writer = start_grading(
+            samples,
+            graders,
+            folder,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            display=display,
+        )
         stop = threading.Event()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         interrupted = False
