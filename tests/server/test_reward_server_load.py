@@ -158,6 +158,30 @@ async def test_at_the_limit_the_connection_idle_the_longest_makes_room():
             writer.close()
 
 
+async def test_silent_connections_make_room_before_a_client_between_two_requests():
+    async with running(constant(), max_connections=4) as url:
+        port = port_of(url)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(grade_request(keep_alive=True))
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert head.startswith(b"HTTP/1.1 200")
+        length = int(re.search(rb"Content-Length: (\d+)", head, re.IGNORECASE)[1])  # type: ignore[index]
+        await reader.readexactly(length)
+        await asyncio.sleep(0.1)  # now idle longer than any of the silent ones below
+        silent = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
+        await asyncio.sleep(0.1)
+        # One more at the limit: the oldest silent connection goes, not the keep-alive one
+        # that has been idle the longest.
+        assert (await exchange(port, grade_request())).startswith(b"HTTP/1.1 200")
+        assert await closed_by_server(silent[0][0], 2.0)
+        writer.write(grade_request())  # the keep-alive client goes on, on the same connection
+        await writer.drain()
+        assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 200")
+        for _, other in [*silent, (reader, writer)]:
+            other.close()
+
+
 async def test_when_every_connection_is_busy_a_new_one_gets_a_503():
     release = asyncio.Event()
 

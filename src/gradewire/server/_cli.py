@@ -119,8 +119,9 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--max-connections",
         type=int,
         default=None,
-        help="connections open at once; at the limit the one idle the longest is closed for "
-        "a new one (default: half the open-file limit, ulimit -n, from 16 to 10,000)",
+        help="connections open at once; at the limit an idle one (one that has sent nothing "
+        "first) is closed for a new one (default: half the open-file limit, ulimit -n, "
+        "from 16 to 10,000)",
     )
     serve.add_argument(
         "--header-timeout",

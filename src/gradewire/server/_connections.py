@@ -6,9 +6,11 @@ file descriptor each; enough of them and the server cannot accept anyone. So:
 - a connection must send a complete request head within ``header_timeout`` of opening
   (or of its first byte after an answer; checked a few times per deadline), and an idle
   keep-alive connection is closed after ``keepalive_timeout`` (aiohttp's own timer);
-- at most ``max_connections`` are open: a new one makes room by closing the connection
-  that has been idle (no request being handled) the longest, and is refused with a 503
-  only when every open connection is in the middle of a request;
+- at most ``max_connections`` are open: a new one makes room by closing a connection
+  that has sent no request yet (the one open the longest), else the one idle (no request
+  being handled) the longest, so a flood of silent connections displaces itself, not the
+  clients between two requests; it is refused with a 503 only when every open connection
+  is in the middle of a request;
 - what aiohttp answers by itself to a request it cannot parse (a bad Content-Length, a
   NUL in a header) is JSON like every other error, and never repeats a header value:
   the value could be an ``Authorization`` header that carries the real token.
@@ -123,10 +125,11 @@ class _Refusal(asyncio.Protocol):
 class Connections:
     """The protocol factory for the listening socket: caps and tracks the open connections.
 
-    Open connections are idle (waiting for, or receiving, a request head) or busy (a
-    request is being handled or answered). Idle ones are kept in the order they became
-    idle, so making room closes the one idle the longest: a client that opens many
-    connections and sends nothing cannot lock the others out.
+    Open connections are fresh (no request yet), idle (answered, waiting for or receiving
+    the next head) or busy (a request is being handled or answered). Fresh and idle ones
+    are kept in the order they became so, and making room closes the oldest fresh one,
+    else the one idle the longest: a client that opens many connections and sends nothing
+    cannot lock the others out, nor push a working client off its keep-alive connection.
     """
 
     def __init__(
@@ -143,12 +146,14 @@ class Connections:
         self.log = log
         self._server = server
         self._options = dict(handler_options)
-        self._idle: dict[Connection, None] = {}  # insertion order: idle the longest first
+        # Insertion order: open (fresh) or idle (idle) the longest first.
+        self._fresh: dict[Connection, None] = {}
+        self._idle: dict[Connection, None] = {}
         self._busy: set[Connection] = set()
         self._refusal = _refusal_answer(max_connections)
 
     def __len__(self) -> int:
-        return len(self._idle) + len(self._busy)
+        return len(self._fresh) + len(self._idle) + len(self._busy)
 
     async def enforce_head_deadline(self) -> None:
         """Close connections whose request head is late, for as long as the server runs.
@@ -161,14 +166,15 @@ class Connections:
         while True:
             await asyncio.sleep(period)
             late = loop.time() - self.header_timeout
-            for connection in list(self._idle):
+            for connection in [*self._fresh, *self._idle]:
                 since = connection.head_since
                 if since is not None and since <= late:
                     connection.head_too_slow()
 
     def __call__(self) -> asyncio.BaseProtocol:
         if len(self) >= self.max_connections:
-            oldest = next(iter(self._idle), None)
+            pool = self._fresh if self._fresh else self._idle
+            oldest = next(iter(pool), None)
             if oldest is None:
                 self.log.log(
                     "refused-connection",
@@ -178,24 +184,27 @@ class Connections:
                     self.max_connections,
                 )
                 return _Refusal(self._refusal)
-            del self._idle[oldest]
+            del pool[oldest]
             self.log.log(
                 "closed-idle-connection",
                 logging.WARNING,
-                "gradewire serve: %d connections open (the limit): closing the one idle the "
-                "longest for a new one",
+                "gradewire serve: %d connections open (the limit): closing an idle one "
+                "(one that sent nothing first) for a new one",
                 self.max_connections,
             )
             oldest.force_close()
         connection = Connection(
             self, self._server, loop=asyncio.get_running_loop(), **self._options
         )
-        self._idle[connection] = None
+        self._fresh[connection] = None
         return connection
 
     def busy(self, connection: Connection) -> None:
         """``connection`` is handling a request."""
-        if connection in self._idle:
+        if connection in self._fresh:
+            del self._fresh[connection]
+            self._busy.add(connection)
+        elif connection in self._idle:
             del self._idle[connection]
             self._busy.add(connection)
 
@@ -207,6 +216,7 @@ class Connections:
 
     def lost(self, connection: Connection) -> None:
         """``connection`` is closed."""
+        self._fresh.pop(connection, None)
         self._idle.pop(connection, None)
         self._busy.discard(connection)
 

@@ -33,8 +33,9 @@ that never clears the logs keeps memory bounded while ``/v1/logs`` figures stay 
 Under hostile or heavy load: at most ``max_concurrency`` samples are graded at once across
 all requests (the rest queue); a connection must send its request head within
 ``header_timeout`` and its body within ``body_timeout``; at most ``max_connections`` are open,
-the one idle the longest closed to make room; malformed HTTP gets a JSON 400 that never
-repeats a header; and lines a client can cause are logged at a bounded rate.
+an idle one closed to make room (one that never sent a request first); malformed HTTP gets
+a JSON 400 that never repeats a header; and lines a client can cause are logged at a
+bounded rate.
 
 Built on aiohttp (the ``gradewire[serve]`` extra): its server parses HTTP in C and caps
 request bodies itself, with one dependency rather than the two of starlette + uvicorn.
@@ -194,7 +195,8 @@ async def serve(
         max_log_bytes: See `create_app`.
         allowed_hosts: See `create_app`.
         max_connections: Most connections open at once. At the limit, a new connection
-            closes the one idle the longest (no request in progress), and is refused with
+            closes the one open the longest that sent no request yet, else the one idle
+            the longest (no request in progress), and is refused with
             a 503 only when every open one is handling a request. None (the default): half
             the process's open-file limit (``ulimit -n``), between 16 and 10,000.
         header_timeout: Seconds a connection has to send a complete request head, from
