@@ -9,8 +9,10 @@ aside (on disk, listed in the report, readable with `read_spill`). While every c
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
-from background_doubles import wait_until
+from background_doubles import FlakySink, wait_until
 
 from gradewire import Rejection, read_spill
 
@@ -26,10 +28,10 @@ def test_an_entry_that_keeps_failing_alone_is_set_aside_and_later_steps_go_on(ma
     assert report.rejected == 1
     assert report.pending == 1
     assert report.rejections == (Rejection(3, "SinkError: cannot encode step 3"),)
-    # A bounded number of attempts: max_attempts alone, one more beside the next entry, and
-    # the batches that carried it while the entries before it were found good (at most one
-    # per entry of the first failed batch of 4).
-    assert sink.poison_calls <= 5 + 1 + 4
+    # A bounded number of attempts: max_attempts alone, one more beside the next entry and
+    # one after it went through, and the batches that carried it while the entries before
+    # it were found good (at most one per entry of the first failed batch of 4).
+    assert sink.poison_calls <= 5 + 2 + 4
     background.log({"x": 10}, 10)
     assert background.flush(timeout=20).rejected == 1  # it stays aside; step 10 goes on
     assert sink.steps[-1] == 10
@@ -90,3 +92,31 @@ def test_a_poisoned_entry_during_an_outage_is_set_aside_only_once_the_tracker_is
     report = background.flush(timeout=20)
     assert sink.steps == [0, 1, 3, 4, 5]
     assert [r.step for r in report.rejections] == [2]
+
+
+class BackBetweenTwoCalls(FlakySink):
+    """Down until a call carries step ``back_at``: an outage that ends mid suspect job."""
+
+    def __init__(self, back_at: int) -> None:
+        super().__init__()
+        self.down = True
+        self.back_at = back_at
+
+    def log(self, logs: Mapping[str, Any], step: int) -> None:
+        if step == self.back_at:
+            self.down = False  # the server is up again just as the next entry is sent
+        super().log(logs, step)
+
+
+def test_an_entry_that_only_met_the_end_of_an_outage_is_not_set_aside(make):
+    # Step 0 fails alone max_attempts times (the tracker is down), then in the suspect job
+    # it fails once more and step 1 goes through: the tracker came back in between. Seen
+    # in a real MLflow restart; step 0 must be tried again, not set aside.
+    sink = BackBetweenTwoCalls(back_at=1)
+    background = make(sink)
+    background.log({"x": 0}, 0)
+    background.log({"x": 1}, 1)
+    report = background.flush(timeout=20)
+    assert report.rejected == 0, report
+    assert sorted(sink.steps) == [0, 1]
+    assert report.delivered == 2

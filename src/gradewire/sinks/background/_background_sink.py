@@ -55,9 +55,9 @@ class BackgroundSink:
     written; spill segments are fsynced as the next one starts and at `close()`.
 
     **Refusals.** An entry the wrapped sink refuses alone with `InvalidInputError`, or one
-    that failed ``max_attempts`` times in a row and fails again while the entry after it
-    goes through, is set aside (``report.rejected_path``, ``report.rejections``; never
-    retried) and delivery goes on.
+    that failed ``max_attempts`` times in a row, fails again, and fails once more right
+    after the entry behind it went through, is set aside (``report.rejected_path``,
+    ``report.rejections``; never retried) and delivery goes on.
 
     **A full disk.** Entries that cannot be written stay in memory and are retried; once
     memory is full too, ``when_full`` applies to each new entry: ``"drop_newest"`` (counted

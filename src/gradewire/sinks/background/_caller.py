@@ -25,7 +25,8 @@ class Job:
     """Entries to send in order; ``suspect``: send the first alone, and if it fails the second.
 
     A suspect job tells a refused entry from an outage: the first entry has failed many
-    times, so if it fails again while the entry after it goes through, it is refused.
+    times, so if it fails again, the entry after it goes through, and the first still
+    fails once more after that, it is refused.
     ``close`` calls the wrapped sink's ``close()`` instead (and ends the thread).
     """
 
@@ -43,8 +44,9 @@ class Outcome:
         error: What the call that failed raised (None if all went through).
         call_size: Entries that failed call carried.
         failed_calls: Calls that raised.
-        refused: For a suspect job: the first entry failed with this error while the second
-            went through (``done`` is then 0: the second is accepted, the first refused).
+        refused: For a suspect job: the first entry failed with this error before and
+            after the second went through (``done`` is then 0: the second is accepted,
+            the first refused).
     """
 
     done: int = 0
@@ -133,7 +135,12 @@ class Caller:
             return first
         second = self._send([after])
         if second.error is None:
-            return Outcome(failed_calls=1, refused=first.error)
+            # The tracker is up. The first may only have met the end of an outage (the
+            # server came back between the two calls): refused only if it fails again now.
+            again = self._send([head])
+            if again.error is None:
+                return Outcome(done=2)
+            return Outcome(failed_calls=2, refused=again.error)
         return Outcome(error=first.error, call_size=1, failed_calls=2)
 
     def _send(self, entries: list[Entry]) -> Outcome:

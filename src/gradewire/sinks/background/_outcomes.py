@@ -2,8 +2,10 @@
 
 An entry refused alone with `InvalidInputError` is set aside at once. One that fails alone
 ``max_attempts`` times in a row is tried once more beside the entry after it (a *suspect*
-job); if that one goes through, the tracker is up and the first entry is what it refuses,
-so it is set aside. Any other failure is an outage: back off, then probe one entry per call.
+job); if that one goes through, the tracker is up, and if the first then fails once more
+it is what the tracker refuses, so it is set aside (an outage that ended between the
+calls leaves it delivered instead). Any other failure is an outage: back off, then probe
+one entry per call.
 """
 
 from __future__ import annotations
