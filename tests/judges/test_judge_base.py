@@ -21,8 +21,8 @@ from gradewire import (
     StringThread,
     Usage,
 )
+from gradewire.core._gather import gather_all
 from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
-from gradewire.judges._gather import gather_all
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import SYSTEM_PROMPT
 from gradewire.judges._rag_judges import (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections import Counter
 from collections.abc import Awaitable, Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._evaluation_result import EvaluationResult
+from gradewire.core._gather import gather_all
 from gradewire.core._grade import Grade
 from gradewire.core._subscore import SubScore
 
@@ -49,7 +49,7 @@ async def combine(*items: Grade | Awaitable[Grade]) -> EvaluationResult:
                 "SubScore(name=..., value=...))"
             )
     if pending:
-        resolved = await _gather_or_cancel(list(pending.values()))
+        resolved = await gather_all(list(pending.values()))
         for index, result in zip(pending, resolved, strict=True):
             if not isinstance(result, Grade):
                 raise InvalidTypeError(
@@ -115,15 +115,3 @@ def _unique_names(grades: Sequence[Grade]) -> list[str]:
         taken.add(name)
         names.append(name)
     return names
-
-
-async def _gather_or_cancel(awaitables: list[Awaitable[Grade]]) -> list[Grade]:
-    tasks = [asyncio.ensure_future(aw) for aw in awaitables]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        # Let cancelled tasks finish unwinding before the error leaves combine().
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

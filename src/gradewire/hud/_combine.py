@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import warnings
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from gradewire.core import Grade
+from gradewire.core._gather import gather_all
 from gradewire.hud._results import EvaluationResult, SubScore
 
 __all__ = ["_combine_subscores", "combine", "combine_all", "combine_any"]
@@ -109,7 +109,7 @@ async def combine(*items: SubScore | Grade | Awaitable[SubScore | Grade]) -> Eva
         else:
             raise TypeError(f"Expected SubScore or Awaitable[SubScore], got {type(item).__name__}")
     if pending:
-        results = await _gather_or_cancel([awaitable for _, awaitable in pending])
+        results = await gather_all([awaitable for _, awaitable in pending])
         for (slot, _), result in zip(pending, results, strict=True):
             resolved[slot] = result
     return _combine_subscores([_as_subscore(item) for item in resolved])
@@ -137,15 +137,3 @@ def combine_all(weight: float, subscores: list[SubScore], *, name: str = "all") 
     if not subscores:
         raise ValueError("subscores must not be empty")
     return _boolean_subscore(name, weight, subscores, min(s.value for s in subscores))
-
-
-async def _gather_or_cancel(awaitables: list[Awaitable[Any]]) -> list[Any]:
-    tasks = [asyncio.ensure_future(aw) for aw in awaitables]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        # Let cancelled tasks (a command being killed, say) finish before the error leaves.
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

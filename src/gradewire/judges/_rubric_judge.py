@@ -10,10 +10,10 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._gather import gather_all
 from gradewire.core._grade import Grade
 from gradewire.core._subscore import SubScore
 from gradewire.judges._chat_model import ChatModel
-from gradewire.judges._gather import gather_all
 from gradewire.judges._judge_base import JudgeGrader, upper_label
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import rubric_prompt
