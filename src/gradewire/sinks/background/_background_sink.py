@@ -1,36 +1,33 @@
-"""BackgroundSink: deliver to any sink from a worker thread, so a training step never waits."""
+"""BackgroundSink: deliver to any sink from a worker thread, so a training step never waits.
+
+Also what the sink says at the end: a warning when entries are left undelivered, the error
+when the wrapped sink's ``close()`` raised, and the `atexit` hook that closes a sink which a
+script forgot to close.
+"""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradewire.core._errors import SinkError
 from gradewire.sinks._base_sink import check_config
 from gradewire.sinks._sink import Logs, Sink, StepLogs
-from gradewire.sinks.background._admission import Admission
-from gradewire.sinks.background._checks import (
-    WhenFull,
-    check_options,
-    check_seconds,
-    step_entries,
-    step_entry,
-)
-from gradewire.sinks.background._delivery import (
-    delivered,
-    make_report,
-    report_close,
-    spill_files,
-    start_worker,
-    stop_and_report,
-)
-from gradewire.sinks.background._exit import ExitHook, register_exit_hook, unregister_exit_hook
+from gradewire.sinks.background._admission import Admission, step_entries, step_entry
+from gradewire.sinks.background._checks import WhenFull, check_options, check_seconds
 from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._spill_format import snapshot_config
+from gradewire.sinks.background._spill_store import open_spill_store
 from gradewire.sinks.background._worker import Worker
 
 __all__ = ["BackgroundSink"]
+
+logger = logging.getLogger("gradewire")
 
 
 class BackgroundSink:
@@ -158,17 +155,20 @@ class BackgroundSink:
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        self._name, self._store, self._aside = spill_files(sink, spill_dir)
+        where = None if spill_dir is None else Path(spill_dir)
+        self._name, self._store = open_spill_store(sink, where)
         self._admission = Admission(options, repr(self), str(self._store.directory))
+        self._worker = Worker(sink, self._admission, self._store, options, name=self._name)
         self._report: DeliveryReport | None = None
-        self._worker: Worker | None = None
-        self._exit_hook: ExitHook | None = None
+        self._exit_hook: functools.partial[None] | None = None
         if not self._active:
             return
-        self._worker = start_worker(
-            sink, self._admission, self._store, self._aside, options, name=self._name
-        )
-        self._exit_hook = register_exit_hook(self, options.exit_timeout)
+        self._worker.start()
+        if options.exit_timeout is not None:
+            # A strong reference: an instance dropped without close() still has a running
+            # worker and pending entries, which the hook must reach at exit.
+            self._exit_hook = functools.partial(_close_at_exit, self, options.exit_timeout)
+            atexit.register(self._exit_hook)
 
     # -- producer side -----------------------------------------------------------------------
 
@@ -249,12 +249,12 @@ class BackgroundSink:
     @property
     def delivered(self) -> int:
         """Entries the wrapped sink accepted."""
-        return delivered(self._worker)
+        return self._worker.delivered
 
     @property
     def is_healthy(self) -> bool:
         """Whether the last call succeeded and none is hanging (True before the first)."""
-        return True if self._worker is None else self._worker.healthy
+        return self._worker.healthy
 
     @property
     def report(self) -> DeliveryReport | None:
@@ -276,9 +276,8 @@ class BackgroundSink:
             return self._report
         with self._admission.lock:
             target = self._admission.seq
-        if self._worker is not None:
-            self._worker.wait_settled(target, seconds)
-        return make_report(self._worker, self._aside, self._admission)
+        self._worker.wait_settled(target, seconds)
+        return self._worker.report()
 
     def close(self, timeout: float | None = None) -> None:
         """Stop accepting logs, deliver what is pending, close the wrapped sink; set `report`.
@@ -299,16 +298,39 @@ class BackgroundSink:
     def _close(self, delivery_timeout: float, stop_timeout: float) -> None:
         if not self._admission.close():
             return
-        unregister_exit_hook(self._exit_hook)
-        self._exit_hook = None
-        worker = self._worker
-        if worker is None:
-            self._report = make_report(None, self._aside, self._admission)
+        if self._exit_hook is not None:
+            atexit.unregister(self._exit_hook)
+            self._exit_hook = None
+        if not self._active:
+            self._report = self._worker.report()
             return
         self.flush(delivery_timeout)
-        report = stop_and_report(worker, self._aside, self._admission, stop_timeout)
-        self._report = report
-        report_close(self, self._sink, worker, report, self._admission.logged)
+        report = self._report = self._worker.stop(stop_timeout)
+        if not report.ok:
+            where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
+            logger.warning(
+                "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
+                "last error: %s); the rest is kept in %s: read it back with "
+                "gradewire.read_spill(path)",
+                self,
+                report.pending,
+                self._admission.logged,
+                report.rejected,
+                report.rejected_path,
+                report.lost,
+                f": {report.lost_reason}" if report.lost_reason else "",
+                report.last_error,
+                where,
+            )
+        failure = self._worker.close_error
+        if failure is not None:
+            error = SinkError(
+                f"{type(self._sink).__name__}.close() raised {failure!r}; "
+                f"{report.delivered} entries were delivered, {report.pending} are pending"
+                + (f" in {report.spill_path}" if report.spill_path else "")
+            )
+            error.report = report  # type: ignore[attr-defined]
+            raise error from failure
 
     def __enter__(self) -> BackgroundSink:
         return self
@@ -318,3 +340,11 @@ class BackgroundSink:
 
     def __repr__(self) -> str:
         return f"BackgroundSink({self._name})"
+
+
+def _close_at_exit(sink: BackgroundSink, timeout: float) -> None:
+    """The `atexit` hook: give delivery, and then the wrapped sink's close, ``timeout`` each."""
+    try:
+        sink._close(timeout, timeout)
+    except SinkError:
+        logger.exception("closing %r at interpreter exit failed", sink)

@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.core._logging_core import LogValue
-from gradewire.core._table import Table
-from gradewire.sinks._base_sink import check_logs, check_step
 from gradewire.sinks._fanout_sink import FanOutSink
-from gradewire.sinks._sink import Sink, StepLogs
-from gradewire.sinks.background._spill_format import copy_table
+from gradewire.sinks._sink import Sink
 
-__all__ = [
-    "Item",
-    "Options",
-    "WhenFull",
-    "check_options",
-    "check_seconds",
-    "step_entries",
-    "step_entry",
-]
-
-Item = tuple[int | None, dict[str, LogValue] | None, dict[str, Any] | None]
-"""What `Admission.put` takes: (step, logs, None) for a step, (None, None, config) for a config."""
+__all__ = ["Options", "WhenFull", "check_options", "check_seconds"]
 
 WhenFull = Literal["drop_newest", "raise", "block"]
 """What `BackgroundSink.log` does when memory is full and the spill file cannot be written."""
@@ -121,27 +105,3 @@ def _check_count(name: str, value: object) -> int:
     if value < 1:
         raise InvalidInputError(f"{name} must be at least 1, not {value}")
     return value
-
-
-def step_entry(step: object, logs: object) -> Item:
-    """One step checked and snapshotted for the queue (`BackgroundSink.log`)."""
-    checked = check_logs(logs)
-    for key, value in checked.items():
-        if isinstance(value, Table):
-            checked[key] = copy_table(value)  # so that the caller may keep changing it
-    return check_step(step), checked, None
-
-
-def step_entries(entries: Sequence[StepLogs]) -> list[Item]:
-    """Every step of `BackgroundSink.log_many`, checked before any is queued."""
-    checked: list[Item] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, tuple | list) or len(entry) != 2:
-            raise InvalidTypeError(
-                f"entries[{i}] must be a (step, logs) pair, not {type(entry).__name__}"
-            )
-        try:
-            checked.append(step_entry(entry[0], entry[1]))
-        except InvalidInputError as exc:
-            raise type(exc)(f"entries[{i}]: {exc}") from None
-    return checked
