@@ -23,7 +23,7 @@ from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import check_logs, check_step
 from gradewire.sinks._sink import StepLogs
-from gradewire.sinks.background._checks import Options
+from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import Entry, copy_table
 
 __all__ = ["Admission", "Item", "step_entries", "step_entry"]
@@ -80,7 +80,7 @@ class Admission:
         owner: The `BackgroundSink`'s repr, which every message names.
     """
 
-    def __init__(self, options: Options, owner: str, where: str) -> None:
+    def __init__(self, settings: DeliverySettings, owner: str, where: str) -> None:
         self.lock = threading.Lock()
         self.work = threading.Condition(self.lock)
         self.progress = threading.Condition(self.lock)
@@ -94,10 +94,10 @@ class Admission:
         self.closed = False
         self.owner = owner
         self._where = where  # the spill directory, for messages
-        self._max_queue = options.max_queue
-        self._high_water = max(1, options.max_queue * 3 // 4)  # the worker spills from here
-        self._batch_size = options.batch_size
-        self._when_full = options.when_full
+        self._max_queue = settings.max_queue
+        self._high_water = max(1, settings.max_queue * 3 // 4)  # the worker spills from here
+        self._batch_size = settings.batch_size
+        self._when_full = settings.when_full
         self._last_step: int | None = None
         self._dropping = 0  # entries dropped since memory was last below max_queue
 

@@ -10,17 +10,24 @@ from __future__ import annotations
 import atexit
 import functools
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire.core._errors import SinkError
+from typing_extensions import Unpack
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
 from gradewire.sinks._base_sink import check_config
+from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._sink import Logs, Sink, StepLogs
 from gradewire.sinks.background._admission import Admission, step_entries, step_entry
-from gradewire.sinks.background._checks import WhenFull, check_options, check_seconds
 from gradewire.sinks.background._report import DeliveryReport
+from gradewire.sinks.background._settings import (
+    DeliveryOptions,
+    DeliverySettings,
+    check_seconds,
+    resolve_settings,
+)
 from gradewire.sinks.background._spill_format import snapshot_config
 from gradewire.sinks.background._spill_store import open_spill_store
 from gradewire.sinks.background._worker import Worker
@@ -39,7 +46,8 @@ class BackgroundSink:
     ``gradewire-<Sink>-<n>``, which calls the wrapped sink: ``log_many(batch)`` when it has
     it, else ``log(logs, step)`` per step, and ``log_config`` for configs. **The wrapped sink
     is only ever called from that one thread** (`close()` too), and the worker stays free
-    while a call hangs.
+    while a call hangs. The settings named below (``max_queue``, ``flush_interval``, ...) are
+    the fields of `DeliverySettings`, given as keywords or whole as ``settings=``.
 
     **Outages.** When a call raises (any `Exception`) or has not returned after
     ``stall_timeout`` (a tracker client retrying for minutes on its own, a server that never
@@ -98,76 +106,40 @@ class BackgroundSink:
         self,
         sink: Sink,
         *,
-        max_queue: int = 10_000,
-        batch_size: int = 100,
-        flush_interval: float = 0.5,
-        spill_dir: str | os.PathLike[str] | None = None,
-        initial_retry_delay: float = 0.5,
-        max_retry_delay: float = 30.0,
-        close_timeout: float = 30.0,
-        exit_timeout: float | None = 5.0,
-        stall_timeout: float = 5.0,
-        max_attempts: int = 5,
-        when_full: WhenFull = "drop_newest",
+        settings: DeliverySettings | None = None,
+        **options: Unpack[DeliveryOptions],
     ) -> None:
         """Start the worker (unless the wrapped sink is inactive on this rank).
 
         Args:
             sink: Any `Sink`; it is called only from the delivery thread from now on.
-            max_queue: Most entries held in memory (the batch being delivered included).
-            batch_size: Most entries per ``log_many`` call.
-            flush_interval: Seconds the worker waits for a batch to fill before sending,
-                and, while the sink is down, between two writes to the spill file.
-            spill_dir: Directory for spill files (made when needed; may be shared).
-                Default: ``gradewire-spill-<pid>-<Sink>-<n>`` in the system temp directory.
-            initial_retry_delay: Backoff scale in seconds for the first retry (> 0).
-            max_retry_delay: Cap on any single backoff wait, in seconds.
-            close_timeout: Seconds `close()` waits for delivery by default, then at most for
-                a call in progress, and then for the wrapped sink's ``close()``.
-            exit_timeout: Seconds the `atexit` hook gives `close()`; None registers no hook.
-            stall_timeout: Seconds a call may take before the sink counts as down and
-                memory goes to disk (the call is not interrupted).
-            max_attempts: Failed attempts in a row after which an entry is tried past: if
-                the entry after it goes through, it is set aside.
-            when_full: What `log()` does when memory is full and the disk cannot be written:
-                ``"drop_newest"``, ``"raise"`` or ``"block"`` (see above).
+            settings: How to queue, batch, retry and spill (default: `DeliverySettings()`).
+            **options: `DeliverySettings` fields by name (``max_queue=``, ``spill_dir=``,
+                ``when_full=``, ...), each documented there; they override ``settings``.
 
         Raises:
-            InvalidTypeError: ``sink`` lacks ``log``/``log_config``/``close``, or an option
+            InvalidTypeError: ``sink`` lacks ``log``/``log_config``/``close``, or a setting
                 has the wrong type.
-            InvalidInputError: An option is out of range.
+            InvalidInputError: A setting is out of range, or ``sink`` is a `FanOutSink`.
         """
-        options = check_options(
-            sink,
-            spill_dir,
-            max_queue=max_queue,
-            batch_size=batch_size,
-            flush_interval=flush_interval,
-            initial_retry_delay=initial_retry_delay,
-            max_retry_delay=max_retry_delay,
-            close_timeout=close_timeout,
-            exit_timeout=exit_timeout,
-            stall_timeout=stall_timeout,
-            max_attempts=max_attempts,
-            when_full=when_full,
-        )
-        self._close_timeout = options.close_timeout
+        _check_wrapped(sink)
+        checked = resolve_settings(settings, options)
+        self._settings = checked
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        where = None if spill_dir is None else Path(spill_dir)
-        self._name, self._store = open_spill_store(sink, where)
-        self._admission = Admission(options, repr(self), str(self._store.directory))
-        self._worker = Worker(sink, self._admission, self._store, options, name=self._name)
+        self._name, self._store = open_spill_store(sink, checked.spill_dir)
+        self._admission = Admission(checked, repr(self), str(self._store.directory))
+        self._worker = Worker(sink, self._admission, self._store, checked, name=self._name)
         self._report: DeliveryReport | None = None
         self._exit_hook: functools.partial[None] | None = None
         if not self._active:
             return
         self._worker.start()
-        if options.exit_timeout is not None:
+        if checked.exit_timeout is not None:
             # A strong reference: an instance dropped without close() still has a running
             # worker and pending entries, which the hook must reach at exit.
-            self._exit_hook = functools.partial(_close_at_exit, self, options.exit_timeout)
+            self._exit_hook = functools.partial(_close_at_exit, self, checked.exit_timeout)
             atexit.register(self._exit_hook)
 
     # -- producer side -----------------------------------------------------------------------
@@ -220,6 +192,11 @@ class BackgroundSink:
         self._admission.put([(None, None, snapshot_config(check_config(config)))])
 
     # -- delivery state ----------------------------------------------------------------------
+
+    @property
+    def settings(self) -> DeliverySettings:
+        """The settings this sink was made with, checked (``spill_dir`` as a `Path`, or None)."""
+        return self._settings
 
     @property
     def spill_dir(self) -> Path:
@@ -293,7 +270,8 @@ class BackgroundSink:
                 `DeliveryReport` as its ``report`` attribute.
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
-        self._close(self._close_timeout if seconds is None else seconds, self._close_timeout)
+        stop = self._settings.close_timeout
+        self._close(stop if seconds is None else seconds, stop)
 
     def _close(self, delivery_timeout: float, stop_timeout: float) -> None:
         if not self._admission.close():
@@ -348,3 +326,19 @@ def _close_at_exit(sink: BackgroundSink, timeout: float) -> None:
         sink._close(timeout, timeout)
     except SinkError:
         logger.exception("closing %r at interpreter exit failed", sink)
+
+
+def _check_wrapped(sink: object) -> None:
+    if not isinstance(sink, Sink):
+        raise InvalidTypeError(
+            f"BackgroundSink wraps a sink with log(), log_config() and close(), not "
+            f"{type(sink).__name__}"
+        )
+    if isinstance(sink, FanOutSink):
+        # FanOutSink logs and swallows its sinks' errors, so nothing would ever be
+        # retried or spilled: the delivery guarantee would silently not hold.
+        raise InvalidInputError(
+            "BackgroundSink(FanOutSink(...)) cannot retry a failing tracker: FanOutSink "
+            "swallows its sinks' errors. Wrap each tracker instead: "
+            "FanOutSink(BackgroundSink(a), BackgroundSink(b))"
+        )

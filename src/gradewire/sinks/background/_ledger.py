@@ -26,8 +26,8 @@ from pathlib import Path
 from gradewire.core._errors import InvalidInputError
 from gradewire.sinks.background._admission import Admission
 from gradewire.sinks.background._caller import Outcome
-from gradewire.sinks.background._checks import Options
 from gradewire.sinks.background._report import describe
+from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import Entry
 from gradewire.sinks.background._spill_store import SpillStore
 
@@ -126,12 +126,14 @@ class Ledger:
         health: How the wrapped sink fares: failures, backoff, probing.
     """
 
-    def __init__(self, admission: Admission, store: SpillStore, options: Options, label: str):
+    def __init__(
+        self, admission: Admission, store: SpillStore, settings: DeliverySettings, label: str
+    ):
         self._adm = admission
         self._store = store
         self._aside = store.aside
         self._label = label
-        self.health = SinkHealth(label, options.initial_retry_delay, options.max_retry_delay)
+        self.health = SinkHealth(label, settings.initial_retry_delay, settings.max_retry_delay)
         self.delivered = 0
         self.settled = 0
         self.lost = 0

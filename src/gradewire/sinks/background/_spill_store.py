@@ -44,7 +44,9 @@ MAX_LISTED = 1000
 _instances = itertools.count()
 
 
-def open_spill_store(sink: object, spill_dir: Path | None) -> tuple[str, SpillStore]:
+def open_spill_store(
+    sink: object, spill_dir: str | os.PathLike[str] | None
+) -> tuple[str, SpillStore]:
     """A new instance's name, ``<Sink>-<n>``, and its spill store (nothing is created yet).
 
     The files go in ``spill_dir``, or else in a directory of its own in the system temp
@@ -53,9 +55,11 @@ def open_spill_store(sink: object, spill_dir: Path | None) -> tuple[str, SpillSt
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", type(sink).__name__)
     number, pid = next(_instances), os.getpid()
     if spill_dir is None:
-        spill_dir = Path(tempfile.gettempdir()) / f"gradewire-spill-{pid}-{name}-{number}"
+        path = Path(tempfile.gettempdir()) / f"gradewire-spill-{pid}-{name}-{number}"
+    else:
+        path = Path(spill_dir)
     stem = f"{name}-{time.strftime('%Y%m%dT%H%M%S')}-{pid}-{number}"
-    return f"{name}-{number}", SpillStore(SpillDir(spill_dir), stem)
+    return f"{name}-{number}", SpillStore(SpillDir(path), stem)
 
 
 class SetAside:

@@ -28,9 +28,9 @@ from pathlib import Path
 from gradewire.sinks._sink import Sink
 from gradewire.sinks.background._admission import Admission
 from gradewire.sinks.background._caller import Caller, Job
-from gradewire.sinks.background._checks import Options
 from gradewire.sinks.background._ledger import Ledger
 from gradewire.sinks.background._report import DeliveryReport, describe
+from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import Entry
 from gradewire.sinks.background._spill_store import SpillStore
 
@@ -46,7 +46,13 @@ class Worker:
     """The delivery thread of one `BackgroundSink` (see the module docs)."""
 
     def __init__(
-        self, sink: Sink, admission: Admission, store: SpillStore, options: Options, *, name: str
+        self,
+        sink: Sink,
+        admission: Admission,
+        store: SpillStore,
+        settings: DeliverySettings,
+        *,
+        name: str,
     ) -> None:
         """Make the threads ``gradewire-<name>`` (calls the sink) and ``gradewire-<name>-spool``.
 
@@ -56,15 +62,15 @@ class Worker:
         self._lock = admission.lock
         self._store = store
         self._aside = store.aside
-        self._opts = options
+        self._settings = settings
         self._label = label = f"{type(sink).__name__} behind {admission.owner}"  # for logs
         self._caller = Caller(sink, admission.lock, admission.work, name=f"gradewire-{name}")
         self._thread = threading.Thread(
             target=self._run, name=f"gradewire-{name}-spool", daemon=True
         )
-        self.ledger = Ledger(admission, store, options, label)
+        self.ledger = Ledger(admission, store, settings, label)
         self._health = self.ledger.health
-        self._spiller = Spiller(admission, store, options, label)
+        self._spiller = Spiller(admission, store, settings, label)
         self.close_error: Exception | None = None
         self.close_stuck = False
         self.spill_paths: list[Path] = []
@@ -158,7 +164,7 @@ class Worker:
                     # is in memory, and try again later rather than end the thread.
                     self._health.last_error = describe(exc)
                     logger.exception("gradewire delivery thread %s: internal error", self._label)
-                    self._adm.work.wait(self._opts.max_retry_delay)
+                    self._adm.work.wait(self._settings.max_retry_delay)
             self._finish()
 
     def _turn(self, now: float) -> bool:
@@ -183,19 +189,19 @@ class Worker:
         started = self._caller.busy_since
         if self._job is None or self._stalled or started is None:
             return
-        if now - started >= self._opts.stall_timeout:
+        if now - started >= self._settings.stall_timeout:
             self._stalled = True
-            self._health.stalled(self._opts.stall_timeout, self._store.directory)
+            self._health.stalled(self._settings.stall_timeout, self._store.directory)
 
     def _wait_for(self, now: float) -> float:
         """Seconds until the next thing is due, if nothing wakes the worker before."""
         deadlines = [now + _IDLE_WAKEUP, self._spiller.next_due(self._outage()), self._stop_at]
         started = self._caller.busy_since
         if self._job is not None and not self._stalled and started is not None:
-            deadlines.append(started + self._opts.stall_timeout)
+            deadlines.append(started + self._settings.stall_timeout)
         if self._job is None and self._adm.memory:
             since = self._unsent_since if self._unsent_since is not None else now
-            deadlines.append(since + self._opts.flush_interval)
+            deadlines.append(since + self._settings.flush_interval)
         if self._job is None and (self._adm.memory or self._store.last_seq > self.ledger.settled):
             deadlines.append(self._health.retry_at)
         due = min(d for d in deadlines if d is not None and d > now)
@@ -208,8 +214,8 @@ class Worker:
         if now < self._health.retry_at:
             return False
         probing = self._health.probing
-        suspect = self._health.head_failures >= self._opts.max_attempts
-        want = 2 if suspect else (1 if probing else self._opts.batch_size)
+        suspect = self._health.head_failures >= self._settings.max_attempts
+        want = 2 if suspect else (1 if probing else self._settings.batch_size)
         settled = self.ledger.settled
         if self._store.last_seq > settled:
             entries = self._adm.unlocked(lambda: self._store.read(settled, want))
@@ -240,10 +246,10 @@ class Worker:
 
     def _due(self, now: float, single: bool) -> bool:
         """Whether the entries in memory should go now rather than wait for a fuller batch."""
-        flush = self._opts.flush_interval
+        flush = self._settings.flush_interval
         if (
             single
-            or len(self._adm.memory) >= self._opts.batch_size
+            or len(self._adm.memory) >= self._settings.batch_size
             or self._adm.flush_target > self.ledger.settled
             or (self._unsent_since is not None and now >= self._unsent_since + flush)
         ):
@@ -308,11 +314,13 @@ class Worker:
 class Spiller:
     """Moves memory to the spill store; remembers when it last did and whether it failed."""
 
-    def __init__(self, admission: Admission, store: SpillStore, options: Options, label: str):
+    def __init__(
+        self, admission: Admission, store: SpillStore, settings: DeliverySettings, label: str
+    ):
         self._adm = admission
         self._store = store
         self._aside = store.aside
-        self._opts = options
+        self._settings = settings
         self._label = label
         self._last = 0.0
         self._failures = 0
@@ -325,18 +333,21 @@ class Spiller:
             return False
         # Three quarters full: spill before log() has to wait for room (it keeps adding to
         # memory while the write runs).
-        high = max(1, self._opts.max_queue * 3 // 4)
+        high = max(1, self._settings.max_queue * 3 // 4)
         if stopping or self._adm.waiting or len(memory) >= high:
             return True
         if not outage:
             return False
-        return len(memory) >= self._opts.batch_size or now >= self._last + self._opts.flush_interval
+        return (
+            len(memory) >= self._settings.batch_size
+            or now >= self._last + self._settings.flush_interval
+        )
 
     def next_due(self, outage: bool) -> float | None:
         """When memory is next due to go to disk while the sink is down (None: not then)."""
         if not (outage and self._adm.memory):
             return None
-        return max(self._last + self._opts.flush_interval, self.retry_at)
+        return max(self._last + self._settings.flush_interval, self.retry_at)
 
     def spill(self) -> None:
         """Move all of memory to disk, or, if the write fails, keep it there and say so."""
@@ -363,9 +374,9 @@ class Spiller:
         self.retry_at = 0.0
 
     def _failed(self, error: OSError, count: int) -> None:
-        delay = self._opts.initial_retry_delay * 2.0 ** min(self._failures, 60)
+        delay = self._settings.initial_retry_delay * 2.0 ** min(self._failures, 60)
         self._failures += 1
-        self.retry_at = time.monotonic() + min(self._opts.max_retry_delay, delay)
+        self.retry_at = time.monotonic() + min(self._settings.max_retry_delay, delay)
         if self._adm.spill_error is None:
             logger.error(
                 "%s: cannot write the spill file in %s (%s); %d entries stay in memory, "
@@ -374,7 +385,7 @@ class Spiller:
                 self._store.directory,
                 error,
                 count,
-                self._opts.max_queue,
-                self._opts.when_full,
+                self._settings.max_queue,
+                self._settings.when_full,
             )
         self._adm.spill_error = describe(error)
