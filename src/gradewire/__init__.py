@@ -108,7 +108,7 @@ from gradewire.judges import (
     complete_structured,
     render_schema,
 )
-from gradewire.server import create_app, serve
+from gradewire.server import ServerSettings, create_app, serve
 from gradewire.sinks import (
     BackgroundSink,
     BaseSink,
@@ -213,6 +213,7 @@ __all__ = [
     "RichDisplay",
     "Role",
     "SampleRecord",
+    "ServerSettings",
     "Sink",
     "SinkError",
     "Stats",
