@@ -21,8 +21,7 @@ from typing import Any, TypeVar
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
-from gradewire.sinks._base_sink import check_logs, check_step
-from gradewire.sinks._sink import StepLogs
+from gradewire.sinks._sink import StepLogs, check_logs, check_step
 from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import Entry, copy_table
 

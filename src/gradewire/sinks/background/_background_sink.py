@@ -17,9 +17,8 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
-from gradewire.sinks._base_sink import check_config
 from gradewire.sinks._fanout_sink import FanOutSink
-from gradewire.sinks._sink import Logs, Sink, StepLogs
+from gradewire.sinks._sink import Logs, Sink, StepLogs, check_config
 from gradewire.sinks.background._admission import Admission, step_entries, step_entry
 from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._settings import (
