@@ -246,6 +246,12 @@ def test_a_bad_value_fails_naming_the_flag(tmp_path, capsys, flags, message):
     assert message in capsys.readouterr().err
 
 
+def test_a_bad_token_from_the_environment_names_the_variable(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(TOKEN_ENV, "t\u2713")
+    assert main(["serve", str(tmp_path / "graders.toml"), "--port", "0"]) == 2
+    assert f"${TOKEN_ENV}: the token must be Latin-1" in capsys.readouterr().err
+
+
 def test_a_value_of_the_wrong_kind_fails_naming_the_flag(capsys):
     with pytest.raises(SystemExit):
         main(["serve", "graders.toml", "--max-concurrency", "many"])

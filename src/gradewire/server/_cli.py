@@ -167,9 +167,9 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
 
     given: dict[str, Any] = {}
     for flag in setting_flags():
-        value = getattr(args, flag.field, None)
+        value, source = getattr(args, flag.field, None), flag.flag
         if flag.field == "token" and value is None:
-            value = os.environ.get(TOKEN_ENV)
+            value, source = os.environ.get(TOKEN_ENV), f"${TOKEN_ENV}"
         if value is None:
             continue
         if flag.zero_is_none and value == 0:
@@ -177,7 +177,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         try:
             given[flag.field] = check_setting(flag.field, value)
         except GradewireError as exc:
-            raise type(exc)(f"{flag.flag}: {exc}") from None
+            raise type(exc)(f"{source}: {exc}") from None
     return ServerSettings(**given)
 
 

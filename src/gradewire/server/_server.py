@@ -59,7 +59,7 @@ from gradewire.server._settings import AppOptions, ServerOptions, ServerSettings
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["by_key", "create_app", "serve"]
+__all__ = ["create_app", "serve"]
 
 Graders = BaseGrader | Iterable[BaseGrader] | Mapping[str, BaseGrader]
 
@@ -95,7 +95,7 @@ def create_app(
     checked = resolve_settings(
         settings, options, takes=AppOptions.__optional_keys__, caller="create_app"
     )
-    served = by_key(graders)
+    served = _by_key(graders)
     # After every check: a refused configuration leaves the graders as they were.
     cap, text = checked.max_log_records, checked.max_log_bytes
     for grader in served.values():
@@ -161,7 +161,7 @@ async def serve(
     )
 
 
-def by_key(graders: Graders) -> dict[str, BaseGrader]:
+def _by_key(graders: Graders) -> dict[str, BaseGrader]:
     """The graders to serve by key, checked: distinct non-empty keys, at least one."""
     pairs: list[tuple[object, object]]
     if isinstance(graders, BaseGrader):

@@ -148,11 +148,11 @@ class ServerSettings:
         failure_reward: The reward ``/get_reward`` gives a sample that abstained or failed
             (flagged in ``extra_logs``, never silently).
         label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
-            (OpenRLHF's ``labels``): ``answer`` for graders that read
-            ``metadata["answer"]``.
+            (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``answer`` for
+            graders that read ``metadata["answer"]``.
         max_concurrency: Samples graded at once across every request; the others wait for a
-            slot, first come first served (ten batches of 64 run 64 samples at a time, not
-            640).
+            slot, first come first served (at 64, ten batches of 64 run 64 samples at a
+            time, not 640).
         max_log_records: Log records each served grader keeps before folding the oldest
             into exact running statistics, so that memory stays bounded over a long run
             while ``/v1/logs`` figures stay exact (tables show recent samples). Set on every
