@@ -128,7 +128,7 @@ class Ledger:
 
     def __init__(
         self, admission: Admission, store: SpillStore, settings: DeliverySettings, label: str
-    ):
+    ) -> None:
         self._adm = admission
         self._store = store
         self._aside = store.aside

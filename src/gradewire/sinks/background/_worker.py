@@ -316,7 +316,7 @@ class Spiller:
 
     def __init__(
         self, admission: Admission, store: SpillStore, settings: DeliverySettings, label: str
-    ):
+    ) -> None:
         self._adm = admission
         self._store = store
         self._aside = store.aside
