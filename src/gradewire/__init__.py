@@ -108,12 +108,13 @@ from gradewire.judges import (
     complete_structured,
     render_schema,
 )
-from gradewire.server import create_app, serve
+from gradewire.server import ServerSettings, create_app, serve
 from gradewire.sinks import (
     BackgroundSink,
     BaseSink,
     ConsoleSink,
     DeliveryReport,
+    DeliverySettings,
     FanOutSink,
     JsonlRun,
     JsonlSink,
@@ -163,6 +164,7 @@ __all__ = [
     "ContextRelevancyGrader",
     "DataError",
     "DeliveryReport",
+    "DeliverySettings",
     "EndpointGrader",
     "EvalDisplay",
     "EvalResult",
@@ -211,6 +213,7 @@ __all__ = [
     "RichDisplay",
     "Role",
     "SampleRecord",
+    "ServerSettings",
     "Sink",
     "SinkError",
     "Stats",

@@ -16,6 +16,7 @@ from gradewire.sinks._table_policy import PolicyState, TablePolicy
 from gradewire.sinks.background import (
     BackgroundSink,
     DeliveryReport,
+    DeliverySettings,
     Rejection,
     read_spill,
     read_spill_configs,
@@ -26,6 +27,7 @@ __all__ = [
     "BaseSink",
     "ConsoleSink",
     "DeliveryReport",
+    "DeliverySettings",
     "FanOutSink",
     "JsonlRun",
     "JsonlSink",
