@@ -131,6 +131,14 @@ from gradewire.sinks import (
     read_spill_configs,
 )
 from gradewire.specs import build_grader, grader_config, load_graders
+from gradewire.stats import (
+    Agreement,
+    MeanInterval,
+    PPIInterval,
+    agreement,
+    ppi_mean_difference,
+    ppi_mean_interval,
+)
 from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
 from gradewire.train import (
     OpenRLHFRewardFunc,
@@ -144,6 +152,7 @@ from gradewire.train import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
     "AnswerRelevancyGrader",
     "BackgroundSink",
     "BaseGrader",
@@ -195,6 +204,7 @@ __all__ = [
     "LogState",
     "LogValue",
     "Logs",
+    "MeanInterval",
     "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
@@ -202,6 +212,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenRLHFRewardFunc",
     "OutputParserException",
+    "PPIInterval",
     "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
@@ -226,6 +237,7 @@ __all__ = [
     "Turn",
     "Usage",
     "__version__",
+    "agreement",
     "attach_log_fields",
     "build_grader",
     "combine",
@@ -252,6 +264,8 @@ __all__ = [
     "numeric_match",
     "openrlhf_reward_func",
     "paired_bootstrap",
+    "ppi_mean_difference",
+    "ppi_mean_interval",
     "process_rank",
     "pydantic_parse",
     "read_jsonl",
