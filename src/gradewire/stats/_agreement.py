@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +25,18 @@ __all__ = ["agreement"]
 
 _Array = npt.NDArray[np.float64]
 _NAMES = "abcdefghijklmnopqrstuvwxyz"
+_ORDER = (
+    "raw_agreement",
+    "mean_absolute_difference",
+    "cohen_kappa",
+    "weighted_kappa_linear",
+    "weighted_kappa_quadratic",
+    "krippendorff_alpha",
+    "pearson",
+    "spearman",
+)
+# What one item already gives; every other statistic needs two items or more.
+_DEFINED_ON_ONE = frozenset({"raw_agreement", "mean_absolute_difference"})
 # Floating-point slack of the interval tolerance: 1.3 - 1.1 is 0.20000000000000018.
 _SLACK = 1e-9
 
@@ -114,22 +128,24 @@ def agreement(
     cluster_codes = _cluster_codes(clusters, coded, ids, by_position)
     types = ItemTypes.of(coded.codes)
     n = len(coded.ids)
-    applicable, reasons = _statistics(coded, types, raters, tolerance)
-    chosen = _chosen(applicable, statistics, coded.scale, raters)
+    factories, reasons = _statistics(coded, types, raters, tolerance)
+    chosen = _chosen(list(factories), statistics, coded.scale, raters)
     estimates: dict[str, float] = {}
     notes: dict[str, str] = {}
+    built: dict[str, Statistic] = {}
     observed = types.counts[None, :]
-    for name, statistic in chosen.items():
-        if n == 0 or (n < 2 and name != "raw_agreement" and name != "mean_absolute_difference"):
+    for name in chosen:
+        if n == 0 or (n < 2 and name not in _DEFINED_ON_ONE):
             estimates[name] = math.nan
             notes[name] = f"fewer than 2 items to compare (n = {n})"
             continue
-        estimates[name] = float(statistic(observed)[0])
+        built[name] = factories[name]()
+        estimates[name] = float(built[name](observed)[0])
         if math.isnan(estimates[name]):
             notes[name] = reasons[name]
     n_clusters = None if cluster_codes is None else int(cluster_codes.max(initial=-1)) + 1
     intervals = _intervals(
-        chosen, estimates, types, cluster_codes, n_resamples, confidence, seed, notes
+        built, estimates, types, cluster_codes, n_resamples, confidence, seed, notes
     )
     unit = "items" if cluster_codes is None else f"{n_clusters} clusters of items"
     method = (
@@ -150,7 +166,12 @@ def agreement(
         n_left_out=coded.n_left_out,
         statistics=MappingProxyType(estimates),
         intervals=MappingProxyType(
-            {name: (intervals[name].low, intervals[name].high) for name in estimates}
+            {
+                name: (intervals[name].low, intervals[name].high)
+                if name in intervals
+                else (math.nan, math.nan)
+                for name in estimates
+            }
         ),
         notes=MappingProxyType(notes),
         method=method,
@@ -224,13 +245,10 @@ def _cluster_codes(
 
 
 def _chosen(
-    applicable: dict[str, Statistic],
-    names: Sequence[str] | None,
-    scale: Scale,
-    raters: int,
-) -> dict[str, Statistic]:
+    applicable: Sequence[str], names: Sequence[str] | None, scale: Scale, raters: int
+) -> list[str]:
     if names is None:
-        return applicable
+        return list(applicable)
     if isinstance(names, str) or not isinstance(names, Sequence):
         raise InvalidTypeError(
             f"statistics must be a list of names, e.g. ['cohen_kappa'], not {names!r}"
@@ -241,70 +259,72 @@ def _chosen(
             f"statistics={list(names)!r}: on a {scale} scale with {raters} raters choose "
             f"among {', '.join(applicable)}"
         )
-    return {name: statistic for name, statistic in applicable.items() if name in names}
+    return [name for name in applicable if name in names]
 
 
 def _statistics(
     coded: CodedItems, types: ItemTypes, raters: int, tolerance: float
-) -> tuple[dict[str, Statistic], dict[str, str]]:
-    """Each statistic that applies, as a function of type weights, and why it may be NaN."""
+) -> tuple[dict[str, Callable[[], Statistic]], dict[str, str]]:
+    """Each statistic that applies (built on demand), and why it may be NaN."""
     rows = types.rows
     values = coded.values
-    present = rows >= 0
-    lows = np.where(present, rows, np.iinfo(np.int64).max).min(axis=1)
-    highs = np.where(present, rows, -1).max(axis=1)
-    if coded.scale == "interval" and tolerance > 0:
-        spread = values[highs] - values[lows]
-        agree = spread <= tolerance * (1.0 + _SLACK)
-    else:
-        agree = lows == highs
-    statistics: dict[str, Statistic] = {"raw_agreement": _share(agree.astype(np.float64))}
-    reasons = {"raw_agreement": "no items to compare"}
+    scale = coded.scale
     label = _one_label(coded)
-    if raters == 2 and coded.scale != "interval":
+    factories: dict[str, Callable[[], Statistic]] = {
+        "raw_agreement": lambda: _share(_agreeing(rows, values, scale, tolerance))
+    }
+    reasons = {"raw_agreement": "no items to compare"}
+    if raters == 2 and scale == "interval":
+        factories["mean_absolute_difference"] = lambda: _share(
+            np.abs(values[rows[:, 0]] - values[rows[:, 1]])
+        )
+        reasons["mean_absolute_difference"] = "no items to compare"
+    if raters == 2 and scale != "interval":
         k = values.size
         cells = (rows[:, 0] * k + rows[:, 1]).astype(np.int64)
-        weightings = [("cohen_kappa", "none")]
-        if coded.scale == "ordinal":
+        weightings: list[tuple[str, Literal["none", "linear", "quadratic"]]] = [
+            ("cohen_kappa", "none")
+        ]
+        if scale == "ordinal":
             weightings += [
                 ("weighted_kappa_linear", "linear"),
                 ("weighted_kappa_quadratic", "quadratic"),
             ]
         for name, weighting in weightings:
-            statistics[name] = kappa(cells, k, weighting)  # type: ignore[arg-type]
+            factories[name] = partial(kappa, cells, k, weighting)
             reasons[name] = (
                 f"both raters gave every item the same label ({label}): chance alone then "
                 "predicts perfect agreement, so κ is 0/0"
             )
-    elif raters == 2:
-        x, y = values[rows[:, 0]], values[rows[:, 1]]
-        statistics["mean_absolute_difference"] = _share(np.abs(x - y))
-        reasons["mean_absolute_difference"] = "no items to compare"
-    statistics["krippendorff_alpha"] = alpha(rows, values, coded.scale)
+    factories["krippendorff_alpha"] = partial(alpha, rows, values, scale)
     reasons["krippendorff_alpha"] = (
         f"every label is the same ({label}): with no variation there is no disagreement to "
         "expect by chance, so α is 0/0"
     )
-    if raters == 2 and coded.scale != "nominal":
+    if raters == 2 and scale != "nominal":
         constant = _constant_rater(coded)
-        if coded.scale == "interval":
-            statistics["pearson"] = pearson(
+        if scale == "interval":
+            factories["pearson"] = lambda: pearson(
                 values[rows[:, 0]], values[rows[:, 1]], rows[:, 0], rows[:, 1]
             )
             reasons["pearson"] = constant
-        statistics["spearman"] = spearman(rows[:, 0], rows[:, 1])
+        factories["spearman"] = partial(spearman, rows[:, 0], rows[:, 1])
         reasons["spearman"] = constant
-    order = [
-        "raw_agreement",
-        "mean_absolute_difference",
-        "cohen_kappa",
-        "weighted_kappa_linear",
-        "weighted_kappa_quadratic",
-        "krippendorff_alpha",
-        "pearson",
-        "spearman",
-    ]
-    return {name: statistics[name] for name in order if name in statistics}, reasons
+    return {name: factories[name] for name in _ORDER if name in factories}, reasons
+
+
+def _agreeing(
+    rows: npt.NDArray[np.int64], values: _Array, scale: Scale, tolerance: float
+) -> _Array:
+    """Per type, 1 where every label agrees (within ``tolerance`` on an interval scale)."""
+    present = rows >= 0
+    lows = np.where(present, rows, np.iinfo(np.int64).max).min(axis=1)
+    highs = np.where(present, rows, -1).max(axis=1)
+    if scale == "interval" and tolerance > 0:
+        agree = values[highs] - values[lows] <= tolerance * (1.0 + _SLACK)
+    else:
+        agree = lows == highs
+    return np.asarray(agree, dtype=np.float64)
 
 
 def _share(per_type: _Array) -> Statistic:
@@ -351,17 +371,14 @@ def _intervals(
     seed: int,
     notes: dict[str, str],
 ) -> dict[str, Interval]:
-    none = Interval(math.nan, math.nan, "", None)
-    intervals = dict.fromkeys(statistics, none)
-    n = types.of_item.size
-    if n_resamples == 0 or n < 2:
-        return intervals
+    if n_resamples == 0 or types.of_item.size < 2 or not statistics:
+        return {}
     if clusters is not None and int(clusters.max()) + 1 < 2:
         for name in statistics:
             notes[f"{name}_ci"] = (
                 "every item is in one cluster: resampling clusters needs 2 or more"
             )
-        return intervals
+        return {}
     computed = bootstrap_intervals(
         statistics,
         estimates,
@@ -372,10 +389,9 @@ def _intervals(
         seed=seed,
     )
     for name, interval in computed.items():
-        intervals[name] = interval
         if interval.note:
             notes[f"{name}_ci"] = interval.note
-    return intervals
+    return computed
 
 
 def _disagreements(coded: CodedItems, tolerance: float) -> tuple[Hashable, ...]:

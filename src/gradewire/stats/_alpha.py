@@ -26,6 +26,8 @@ __all__ = ["alpha"]
 _Array = npt.NDArray[np.float64]
 # Elements of one block of value × value matrices in the ordinal form.
 _BLOCK = 2_000_000
+# Relative size below which a computed disagreement may be rounding error on constant labels.
+_TINY = 1e-10
 
 
 def alpha(rows: npt.NDArray[np.int64], values: _Array, scale: Scale) -> Statistic:
@@ -72,10 +74,10 @@ class _Margins:
         order = np.argsort(codes, kind="stable")
         ordered = codes[order]
         self._unit = unit[order]
-        self._starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        self._starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]][: ordered.size])
         self.size = self._starts.size
         # Each code's position among the codes present (the ordinal distance needs no other).
-        self.position = np.full(int(codes.max()) + 1, -1, dtype=np.intp)
+        self.position = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.intp)
         self.position[ordered[self._starts]] = np.arange(self.size)
 
     def __call__(self, weights: _Array) -> _Array:
@@ -110,7 +112,7 @@ def _nominal(
     def statistic(weights: _Array) -> _Array:
         n = weights @ pairable
         expected = n**2 - np.sum(margins(weights) ** 2, axis=1)
-        return _alpha(n, weights @ within, expected, constant(weights))
+        return _alpha(weights, n, weights @ within, expected, n**2, constant)
 
     return statistic
 
@@ -135,8 +137,9 @@ def _interval(
     def statistic(weights: _Array) -> _Array:
         n = weights @ pairable
         total = weights @ s1
-        expected = 2.0 * (n * (weights @ s2) - total**2)
-        return _alpha(n, weights @ within, expected, constant(weights))
+        squares = n * (weights @ s2)
+        expected = 2.0 * (squares - total**2)
+        return _alpha(weights, n, weights @ within, expected, 2.0 * squares, constant)
 
     return statistic
 
@@ -157,7 +160,7 @@ def _ordinal(
     order = np.argsort(first * v + second, kind="stable")
     unit, first, second, amount = unit[order], first[order], second[order], amount[order]
     flat = first * v + second
-    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]][: flat.size])
     cell_first, cell_second = first[starts], second[starts]
     i, j = np.indices((v, v))
     lo, hi = np.minimum(i, j), np.maximum(i, j)
@@ -180,14 +183,28 @@ def _ordinal(
                 coincidences[block] * distance[:, cell_first, cell_second], axis=1
             )
             expected[block] = np.sum(m[:, :, None] * m[:, None, :] * distance, axis=(1, 2))
-        return _alpha(n, observed, expected, constant(weights))
+        return _alpha(weights, n, observed, expected, np.sum(every, axis=1) ** 4, constant)
 
     return statistic
 
 
 def _alpha(
-    n: _Array, observed: _Array, expected: _Array, constant: npt.NDArray[np.bool_]
+    weights: _Array,
+    n: _Array,
+    observed: _Array,
+    expected: _Array,
+    scale: _Array,
+    constant: _Constant,
 ) -> _Array:
+    """α from its sums; NaN where every pairable label is one value.
+
+    ``scale`` is the size ``expected`` would have without cancellation: rows whose
+    ``expected`` is that small relative to it may be rounding error on constant labels,
+    and are checked exactly.
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         value = 1.0 - (n - 1.0) * observed / expected
-    return np.where(constant | (expected <= 0.0), np.nan, value)
+    maybe = np.flatnonzero(expected <= _TINY * scale)
+    if maybe.size:
+        value[maybe[constant(weights[maybe])]] = np.nan
+    return np.where(expected > 0.0, value, np.nan)

@@ -129,7 +129,8 @@ def _kinds(keyed: KeyedLabels) -> dict[str, str]:
         for sample_id, label in zip(keyed.ids, column, strict=True):
             if label is not None:
                 kind = _KINDS.get(type(label), "number")
-                kinds.setdefault(kind, f"id {format_id(sample_id)} has {format_id(repr(label))}")
+                if kind not in kinds:
+                    kinds[kind] = f"id {format_id(sample_id)} has {format_id(repr(label))}"
     if "str" in kinds and len(kinds) > 1:
         other = kinds.get("number", kinds.get("bool"))
         raise InvalidTypeError(

@@ -15,6 +15,8 @@ from gradewire.stats._resample import Statistic
 __all__ = ["pearson", "spearman"]
 
 _Array = npt.NDArray[np.float64]
+# Relative size below which a computed variance may be rounding error on a constant.
+_TINY = 1e-10
 
 
 def pearson(
@@ -28,13 +30,21 @@ def pearson(
 
     def statistic(weights: _Array) -> _Array:
         total, sx, sy, sxx, syy, sxy = (weights @ moments).T
-        covariance = sxy - sx * sy / total
-        spread = (sxx - sx * sx / total) * (syy - sy * sy / total)
+        x_spread = sxx - sx * sx / total
+        y_spread = syy - sy * sy / total
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.clip(covariance / np.sqrt(spread), -1.0, 1.0)
-        # Exact, where a variance computed in floating point may come out a hair above 0.
-        constant = _constant(weights, x_codes) | _constant(weights, y_codes)
-        return np.where(constant, np.nan, r)
+            r = np.asarray(
+                np.clip((sxy - sx * sy / total) / np.sqrt(x_spread * y_spread), -1.0, 1.0),
+                dtype=np.float64,
+            )
+        # A variance computed in floating point may come out a hair above 0 where a rater
+        # never varies: rows whose variance is that small are checked exactly.
+        maybe = np.flatnonzero((x_spread <= _TINY * sxx) | (y_spread <= _TINY * syy))
+        if maybe.size:
+            rows = weights[maybe]
+            constant = _constant(rows, x_codes) | _constant(rows, y_codes)
+            r[maybe[constant]] = np.nan
+        return r
 
     return statistic
 
@@ -79,7 +89,7 @@ class _Groups:
     def __init__(self, codes: npt.NDArray[np.int64]) -> None:
         self._order = np.argsort(codes, kind="stable")
         ordered = codes[self._order]
-        new = np.r_[True, ordered[1:] != ordered[:-1]]
+        new = np.r_[True, ordered[1:] != ordered[:-1]][: ordered.size]
         self._starts = np.flatnonzero(new)
         self.run = np.empty(codes.size, dtype=np.intp)
         self.run[self._order] = np.cumsum(new) - 1

@@ -31,7 +31,7 @@ def confusion(
     """
     out = np.zeros((weights.shape[0], k * k))
     out[:, cells] = weights
-    return out.reshape(-1, k, k)
+    return out.reshape(weights.shape[0], k, k)
 
 
 def kappa(

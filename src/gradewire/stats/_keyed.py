@@ -148,8 +148,10 @@ def _reader(source: object, name: str) -> tuple[str, Any]:
             f"{name} must be a mapping from sample id to label (a dict, a pandas Series) or "
             f"a sequence of labels aligned with ids=, not {type(source).__name__}"
         )
-    if isinstance(source, np.ndarray) and source.ndim != 1:
-        raise InvalidInputError(f"{name} must be 1-D, not of shape {source.shape}")
+    if isinstance(source, np.ndarray):
+        if source.ndim != 1:
+            raise InvalidInputError(f"{name} must be 1-D, not of shape {source.shape}")
+        return "seq", source.tolist()  # Python scalars, read without numpy's boxing
     return "seq", source
 
 
@@ -221,6 +223,11 @@ def _plain_id(raw: object) -> Hashable:
 
 
 def _plain_label(raw: object, sample_id: Hashable, name: str) -> Label | None:
+    kind = type(raw)
+    if kind is str or kind is int or kind is bool:
+        return raw  # type: ignore[return-value]
+    if kind is float:
+        return None if math.isnan(raw) else raw  # type: ignore[arg-type, return-value]
     value = raw.item() if isinstance(raw, np.generic) else raw
     if value is None or type(value).__name__ in _PANDAS_MISSING:
         return None

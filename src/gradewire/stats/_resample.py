@@ -137,6 +137,11 @@ def _resamples(
         return
     g = n if clusters is None else int(clusters.max()) + 1
     rows = max(1, _BLOCK // max(n, t, g))
+    per_cluster = None
+    if clusters is not None and g * t <= _BLOCK:
+        # Items per type in each cluster: a resample's weights are then one product.
+        per_cluster = np.zeros((g, t))
+        np.add.at(per_cluster, (clusters, types.of_item), 1.0)
     for start in range(0, n_resamples, rows):
         b = min(rows, n_resamples - start)
         offsets = np.arange(b)[:, None]
@@ -146,6 +151,9 @@ def _resamples(
         else:
             picked = rng.integers(0, g, size=(b, g))
             times = np.bincount((picked + g * offsets).ravel(), minlength=b * g).reshape(b, g)
+            if per_cluster is not None:
+                yield start, times.astype(np.float64) @ per_cluster
+                continue
             per_item = times[:, clusters]
             flat = np.bincount(
                 (types.of_item[None, :] + t * offsets).ravel(),
