@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -212,6 +212,8 @@ def _labels(items: Iterable[tuple[Any, Any]], name: str) -> dict[Hashable, Label
 
 
 def _plain_id(raw: object) -> Hashable:
+    if type(raw) is str or type(raw) is int:
+        return raw
     value: Hashable = raw.item() if isinstance(raw, np.generic) else raw
     try:
         hash(value)
@@ -244,7 +246,9 @@ def _plain_label(raw: object, sample_id: Hashable, name: str) -> Label | None:
     )
 
 
-def _refuse_type_twins(ids: Iterable[Hashable]) -> None:
+def _refuse_type_twins(ids: Collection[Hashable]) -> None:
+    if len({type(i) for i in ids}) <= 1:
+        return  # ids of one type cannot be twins
     seen: dict[str, Hashable] = {}
     for sample_id in ids:
         key = str(sample_id)

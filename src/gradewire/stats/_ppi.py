@@ -19,7 +19,9 @@ and the tuned λ is ``cov(y, f) / ((1 + n / N) · var(f))`` with ``var`` over ev
 score (dividing by count - 1).
 
 The labelled samples must be a uniform random subset of the judged ones: PPI's guarantee
-rests on it, and nothing in the numbers can check it.
+rests on it, and nothing in the numbers can check it. The interval is asymptotic: with
+tens of labels it is too narrow (the more so when the judge's errors are rare, and PPI++
+tunes λ on the same labels), which `PPIInterval.describe` says below 100 labels.
 """
 
 from __future__ import annotations

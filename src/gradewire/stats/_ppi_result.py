@@ -10,6 +10,10 @@ from gradewire.stats._text import cell_html, format_number
 
 __all__ = ["MeanInterval", "PPIInterval"]
 
+# Below this many labels the CLT interval is flagged as approximate: in simulations of a
+# lenient binary judge, 95% intervals from 30 labels covered about 87%, from 100 about 93.5%.
+_FEW_LABELS = 100
+
 
 @dataclass(frozen=True)
 class MeanInterval:
@@ -130,6 +134,12 @@ class PPIInterval:
             f"{_ratio(self.width, self.human_only.width)} the labels-only one: the judge is "
             f"worth as much as {self.effective_labels:,.0f} human labels alone.",
         ]
+        if self.n_labels < _FEW_LABELS:
+            lines.append(
+                f"With fewer than {_FEW_LABELS} labels this normal interval is approximate and "
+                "tends to be too narrow, more so when the judge's errors are rare: label more "
+                "samples before relying on its ends."
+            )
         return "\n".join(lines)
 
     def __str__(self) -> str:
