@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -70,6 +70,12 @@ class Agreement:
     categories: tuple[Label, ...] | None
     confusion: npt.NDArray[np.int64] | None = field(compare=False, repr=False)
     disagreements: tuple[Hashable, ...] = field(repr=False)
+
+    legend: ClassVar[Mapping[str, str]] = LEGEND
+    """Statistic name → what it means, in plain words (for a report's legend)."""
+
+    display_names: ClassVar[Mapping[str, str]] = LABELS
+    """Statistic name → its short display name (``"Cohen's κ"``)."""
 
     @property
     def raw_agreement(self) -> float:

@@ -77,12 +77,17 @@ def ppi_mean_interval(
             number, or an argument out of range.
 
     Example:
+        A judge that passes a third of the answers, where people fail one in four of
+        those; people labelled every fifth sample:
+
         >>> import gradewire as gw
         >>> judge = {f"s{i}": float(i % 3 == 0) for i in range(300)}
         >>> people = {f"s{i}": float(i % 3 == 0 and i % 4 != 0) for i in range(0, 300, 5)}
         >>> result = gw.ppi_mean_interval(judge, people)
-        >>> result.n_labels, result.n_judged, round(result.estimate, 3)
-        (60, 300, 0.233)
+        >>> result.n_labels, result.n_judged
+        (60, 300)
+        >>> round(result.judge_only.estimate, 3), round(result.estimate, 3)
+        (0.333, 0.25)
     """
     _check(confidence, lam)
     all_ids, (scores, human) = read_scores([judge, labels], ["judge", "labels"], ids)
