@@ -16,7 +16,7 @@ from gradewire.stats._agreement_result import Agreement
 from gradewire.stats._alpha import alpha
 from gradewire.stats._coding import CodedItems, Scale, code_items
 from gradewire.stats._correlation import pearson, spearman
-from gradewire.stats._kappa import confusion, kappa
+from gradewire.stats._kappa import kappa
 from gradewire.stats._keyed import Label, LabelSource, is_mapping, read_keyed
 from gradewire.stats._resample import Interval, ItemTypes, Statistic, bootstrap_intervals
 from gradewire.stats._text import format_id
@@ -35,6 +35,8 @@ _ORDER = (
     "pearson",
     "spearman",
 )
+# Categories beyond which no confusion matrix is built (it would be mostly zeros).
+_CONFUSION_LIMIT = 1_000
 # What one item already gives; every other statistic needs two items or more.
 _DEFINED_ON_ONE = frozenset({"raw_agreement", "mean_absolute_difference"})
 # Floating-point slack of the interval tolerance: 1.3 - 1.1 is 0.20000000000000018.
@@ -156,9 +158,12 @@ def agreement(
     table = None
     if raters == 2 and coded.categories is not None:
         k = len(coded.categories)
-        cells = (types.rows[:, 0] * k + types.rows[:, 1]).astype(np.int64)
-        table = confusion(observed, cells, k)[0].astype(np.int64)
-        table.flags.writeable = False
+        if k <= _CONFUSION_LIMIT:
+            table = np.zeros((k, k), dtype=np.int64)
+            np.add.at(table, (coded.codes[:, 0], coded.codes[:, 1]), 1)
+            table.flags.writeable = False
+        else:
+            notes["confusion"] = f"{k:,} categories: no confusion matrix (see the disagreements)"
     return Agreement(
         scale=scale,
         raters=raters,
@@ -281,7 +286,6 @@ def _statistics(
         reasons["mean_absolute_difference"] = "no items to compare"
     if raters == 2 and scale != "interval":
         k = values.size
-        cells = (rows[:, 0] * k + rows[:, 1]).astype(np.int64)
         weightings: list[tuple[str, Literal["none", "linear", "quadratic"]]] = [
             ("cohen_kappa", "none")
         ]
@@ -291,7 +295,7 @@ def _statistics(
                 ("weighted_kappa_quadratic", "quadratic"),
             ]
         for name, weighting in weightings:
-            factories[name] = partial(kappa, cells, k, weighting)
+            factories[name] = partial(kappa, rows[:, 0], rows[:, 1], k, weighting)
             reasons[name] = (
                 f"both raters gave every item the same label ({label}): chance alone then "
                 "predicts perfect agreement, so κ is 0/0"

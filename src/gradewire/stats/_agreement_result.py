@@ -19,6 +19,8 @@ __all__ = ["Agreement"]
 
 # Ids shown by the terminal text and the notebook view; to_dict() keeps them all.
 _SHOWN_IDS = 10
+# Categories up to which the text and the notebook view draw the confusion matrix.
+_SHOWN_CATEGORIES = 12
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,8 @@ class Agreement:
         categories: The categories in their order (nominal, ordinal), the confusion
             matrix's rows and columns; None on an interval scale.
         confusion: For two raters on a nominal or ordinal scale, item counts with rows the
-            first rater's label and columns the second's (read-only); else None.
+            first rater's label and columns the second's (read-only); else None, and None
+            beyond 1,000 categories (``notes["confusion"]`` says so).
         disagreements: Ids of the items the raters labelled differently: on an ordinal or
             interval scale the largest difference first, else in the order of the ids.
     """
@@ -167,7 +170,9 @@ class Agreement:
             note = self.notes.get(name) or self.notes.get(f"{name}_ci")
             line = f"  {LABELS[name]:<{width}}  {format_number(value):>7}  {interval}"
             lines.append(f"{line}  ({note})" if note else line.rstrip())
-        if self.confusion is not None and self.categories is not None:
+        if self.confusion is not None and len(self.confusion) > _SHOWN_CATEGORIES:
+            lines.append(f"confusion: {len(self.confusion)} × {len(self.confusion)} (.confusion)")
+        elif self.confusion is not None and self.categories is not None:
             lines.append("confusion (rows: first rater, columns: second rater)")
             names = [format_id(c) for c in self.categories]
             cell = max([len(n) for n in names] + [len(str(int(self.confusion.max(initial=0))))])
@@ -198,7 +203,11 @@ class Agreement:
             f"<table><thead><tr><th></th><th>value</th><th>{level} interval</th><th></th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>",
         ]
-        if self.confusion is not None and self.categories is not None:
+        if (
+            self.confusion is not None
+            and self.categories is not None
+            and len(self.confusion) <= _SHOWN_CATEGORIES
+        ):
             names = [cell_html(format_id(c)) for c in self.categories]
             head = "".join(f"<th>{n}</th>" for n in names)
             body = "".join(
@@ -225,7 +234,8 @@ class Agreement:
             if self.tolerance is not None and self.tolerance > 0
             else ""
         )
-        left = f"; {self.n_left_out} ids with a single label left out" if self.n_left_out else ""
+        k = self.n_left_out
+        left = f"; {k} id{'s' if k != 1 else ''} with fewer than two labels left out" if k else ""
         return (
             f"Agreement of {raters} on {self.n} items ({self.scale} scale{order}{tolerance}){left}"
         )
@@ -237,4 +247,4 @@ class Agreement:
         order = "largest first" if self.scale != "nominal" else "in id order"
         shown = ", ".join(show(i) for i in self.disagreements[:_SHOWN_IDS])
         more = f", … ({count - _SHOWN_IDS} more)" if count > _SHOWN_IDS else ""
-        return f"{count} disagreements ({order}): {shown}{more}"
+        return f"{count} disagreement{'s' if count != 1 else ''} ({order}): {shown}{more}"

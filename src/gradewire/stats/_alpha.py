@@ -9,8 +9,9 @@ ordinal, the squared count of pairable labels from one category to the other, le
 of each end; interval, the squared difference. These are the definitions of the
 ``krippendorff`` package (``alpha(reliability_data, level_of_measurement=...)``).
 
-The nominal and interval forms are sums over units of a few numbers each (no value × value
-matrix), so they stay linear in the data however many distinct values there are.
+Each form is computed from sums over units and over values, with no value × value matrix,
+so it stays linear in the data however many distinct values there are: the ordinal
+distance is the interval one on each category's mid-cumulative count.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from gradewire.stats._coding import Scale
+from gradewire.stats._margins import Margins
 from gradewire.stats._resample import Statistic
 
 __all__ = ["alpha"]
 
 _Array = npt.NDArray[np.float64]
-# Elements of one block of value × value matrices in the ordinal form.
-_BLOCK = 2_000_000
 # Relative size below which a computed disagreement may be rounding error on constant labels.
 _TINY = 1e-10
 
@@ -47,7 +47,7 @@ def alpha(rows: npt.NDArray[np.int64], values: _Array, scale: Scale) -> Statisti
     if scale == "interval":
         return _interval(rows, present, pairable, values, constant)
     unit, rater = np.nonzero(present)
-    margins = _Margins(unit, rows[unit, rater])
+    margins = Margins(rows[unit, rater], entries=unit)
     if scale == "nominal":
         return _nominal(rows, present, pairable, margins, constant)
     return _ordinal(rows, present, pairable, margins, constant)
@@ -67,23 +67,6 @@ class _Constant:
         return np.asarray(smallest >= largest)
 
 
-class _Margins:
-    """The pairable labels per value (``n_c``), values in code order, from type weights."""
-
-    def __init__(self, unit: npt.NDArray[np.intp], codes: npt.NDArray[np.int64]) -> None:
-        order = np.argsort(codes, kind="stable")
-        ordered = codes[order]
-        self._unit = unit[order]
-        self._starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]][: ordered.size])
-        self.size = self._starts.size
-        # Each code's position among the codes present (the ordinal distance needs no other).
-        self.position = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.intp)
-        self.position[ordered[self._starts]] = np.arange(self.size)
-
-    def __call__(self, weights: _Array) -> _Array:
-        return np.asarray(np.add.reduceat(weights[:, self._unit], self._starts, axis=1))
-
-
 def _rater_pairs(
     rows: npt.NDArray[np.int64], present: npt.NDArray[np.bool_]
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
@@ -101,7 +84,7 @@ def _nominal(
     rows: npt.NDArray[np.int64],
     present: npt.NDArray[np.bool_],
     pairable: _Array,
-    margins: _Margins,
+    margins: Margins,
     constant: _Constant,
 ) -> Statistic:
     different = np.zeros(rows.shape[0])
@@ -148,42 +131,31 @@ def _ordinal(
     rows: npt.NDArray[np.int64],
     present: npt.NDArray[np.bool_],
     pairable: _Array,
-    margins: _Margins,
+    margins: Margins,
     constant: _Constant,
 ) -> Statistic:
-    v = margins.size
+    # The ordinal distance of categories c < k, (n_c + ... + n_k - (n_c + n_k) / 2)^2, is
+    # (u_k - u_c)^2 with u the cumulative count at each category's middle: u_c = P_c - n_c/2.
+    # So ordinal α is interval α on u, recomputed from each weighting's margins.
     pairs = _rater_pairs(rows, present)
     unit = np.concatenate([u for u, _, _ in pairs])
-    first = margins.position[np.concatenate([f for _, f, _ in pairs])]
-    second = margins.position[np.concatenate([s for _, _, s in pairs])]
+    first = np.searchsorted(margins.values, np.concatenate([f for _, f, _ in pairs]))
+    second = np.searchsorted(margins.values, np.concatenate([s for _, _, s in pairs]))
     amount = 1.0 / (pairable[unit] - 1.0)
-    order = np.argsort(first * v + second, kind="stable")
-    unit, first, second, amount = unit[order], first[order], second[order], amount[order]
-    flat = first * v + second
-    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]][: flat.size])
-    cell_first, cell_second = first[starts], second[starts]
-    i, j = np.indices((v, v))
-    lo, hi = np.minimum(i, j), np.maximum(i, j)
 
     def statistic(weights: _Array) -> _Array:
         n = weights @ pairable
-        every = margins(weights)
-        coincidences = np.add.reduceat(weights[:, unit] * amount, starts, axis=1)
-        observed = np.empty(weights.shape[0])
-        expected = np.empty(weights.shape[0])
-        rows_per_block = max(1, _BLOCK // (v * v))
-        for start in range(0, weights.shape[0], rows_per_block):
-            block = slice(start, start + rows_per_block)
-            m = every[block]
-            cumulative = np.cumsum(m, axis=1)
-            # Pairable labels from category lo to category hi, less half of each end.
-            between = cumulative[:, hi] - cumulative[:, lo] + m[:, lo]
-            distance = (between - (m[:, i] + m[:, j]) / 2.0) ** 2
-            observed[block] = np.sum(
-                coincidences[block] * distance[:, cell_first, cell_second], axis=1
-            )
-            expected[block] = np.sum(m[:, :, None] * m[:, None, :] * distance, axis=(1, 2))
-        return _alpha(weights, n, observed, expected, np.sum(every, axis=1) ** 4, constant)
+        m = margins(weights)
+        u = np.cumsum(m, axis=1) - m / 2.0
+        observed = np.einsum(
+            "be,e,be->b",
+            weights[:, unit],
+            amount,
+            (u[:, first] - u[:, second]) ** 2,
+        )
+        squares = n * np.sum(m * u**2, axis=1)
+        expected = 2.0 * (squares - np.sum(m * u, axis=1) ** 2)
+        return _alpha(weights, n, observed, expected, 2.0 * squares, constant)
 
     return statistic
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from gradewire.stats._margins import Margins
 from gradewire.stats._resample import Statistic
 
 __all__ = ["pearson", "spearman"]
@@ -51,19 +52,19 @@ def pearson(
 
 def spearman(x_codes: npt.NDArray[np.int64], y_codes: npt.NDArray[np.int64]) -> Statistic:
     """Spearman's ρ of the values whose order the codes give (per type)."""
-    x_groups = _Groups(x_codes)
-    y_groups = _Groups(y_codes)
+    x_groups = Margins(x_codes)
+    y_groups = Margins(y_codes)
 
     def statistic(weights: _Array) -> _Array:
         total = weights.sum(axis=1)
         # The ranks of S items sum to S (S + 1) / 2, ties or not: their mean is (S + 1) / 2.
         centre = total * ((total + 1.0) / 2.0) ** 2
-        x_per_value, x_mid = x_groups.midranks(weights)
-        y_per_value, y_mid = y_groups.midranks(weights)
+        x_per_value, x_mid = _midranks(x_groups, weights)
+        y_per_value, y_mid = _midranks(y_groups, weights)
         sxx = np.sum(x_per_value * x_mid**2, axis=1) - centre
         syy = np.sum(y_per_value * y_mid**2, axis=1) - centre
         sxy = (
-            np.einsum("bt,bt,bt->b", weights, x_mid[:, x_groups.run], y_mid[:, y_groups.run])
+            np.einsum("bt,bt,bt->b", weights, x_mid[:, x_groups.column], y_mid[:, y_groups.column])
             - centre
         )
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -83,20 +84,8 @@ def _constant(weights: _Array, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.b
     return np.asarray(low >= high)
 
 
-class _Groups:
-    """The types grouped by value: to add weights per value, and rank the values."""
-
-    def __init__(self, codes: npt.NDArray[np.int64]) -> None:
-        self._order = np.argsort(codes, kind="stable")
-        ordered = codes[self._order]
-        new = np.r_[True, ordered[1:] != ordered[:-1]][: ordered.size]
-        self._starts = np.flatnonzero(new)
-        self.run = np.empty(codes.size, dtype=np.intp)
-        self.run[self._order] = np.cumsum(new) - 1
-
-    def midranks(self, weights: _Array) -> tuple[_Array, _Array]:
-        """Weight per value, and the mean rank of the items holding each value."""
-        per_value = np.add.reduceat(weights[:, self._order], self._starts, axis=1)
-        # A value held by w items after c smaller ones takes ranks c+1..c+w: their mean.
-        mid = np.cumsum(per_value, axis=1) - (per_value - 1.0) / 2.0
-        return per_value, mid
+def _midranks(values: Margins, weights: _Array) -> tuple[_Array, _Array]:
+    """Weight per value, and the mean rank of the items holding each value."""
+    per_value = values(weights)
+    # A value held by w items after c smaller ones takes ranks c+1..c+w: their mean.
+    return per_value, np.cumsum(per_value, axis=1) - (per_value - 1.0) / 2.0
