@@ -38,6 +38,7 @@ STAGES = (
     "sinks",
     "sinks.background",
     "specs",
+    "stats",
     "server",
     "train",
     "eval",

@@ -132,6 +132,14 @@ from gradewire.sinks import (
     read_spill_configs,
 )
 from gradewire.specs import build_grader, grader_config, load_graders
+from gradewire.stats import (
+    Agreement,
+    MeanInterval,
+    PPIInterval,
+    agreement,
+    ppi_mean_difference,
+    ppi_mean_interval,
+)
 from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
 from gradewire.train import (
     OpenRLHFRewardFunc,
@@ -145,6 +153,7 @@ from gradewire.train import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
     "AnswerRelevancyGrader",
     "BackgroundSink",
     "BaseGrader",
@@ -197,6 +206,7 @@ __all__ = [
     "LogState",
     "LogValue",
     "Logs",
+    "MeanInterval",
     "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
@@ -204,6 +214,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenRLHFRewardFunc",
     "OutputParserException",
+    "PPIInterval",
     "ParameterRefusedError",
     "PolicyState",
     "RangeJudgeGrader",
@@ -229,6 +240,7 @@ __all__ = [
     "Turn",
     "Usage",
     "__version__",
+    "agreement",
     "attach_log_fields",
     "build_grader",
     "combine",
@@ -255,6 +267,8 @@ __all__ = [
     "numeric_match",
     "openrlhf_reward_func",
     "paired_bootstrap",
+    "ppi_mean_difference",
+    "ppi_mean_interval",
     "process_rank",
     "pydantic_parse",
     "read_jsonl",
