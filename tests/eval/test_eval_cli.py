@@ -472,18 +472,37 @@ def test_a_completion_in_another_column_fails_before_grading_and_the_option_maps
     graders = counted_graders(tmp_path)
     out = tmp_path / "run"
     refused = run_without(
-        "nothing_missing", "eval", str(data), "--graders", str(graders), "--out", str(out),
-        "--no-progress", "--prompt-key", "question", tmp_path=tmp_path,
-    )  # fmt: skip
+        "nothing_missing",
+        "eval",
+        str(data),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--prompt-key",
+        "question",
+        tmp_path=tmp_path,
+    )
     assert refused.returncode == 2
     assert "4 row(s) have no completion" in refused.stderr
     assert "--completion-key response" in refused.stderr
     assert not (tmp_path / "calls.txt").exists()
     done = run_without(
-        "nothing_missing", "eval", str(data), "--graders", str(graders), "--out", str(out),
-        "--no-progress", "--prompt-key", "question", "--completion-key", "response",
+        "nothing_missing",
+        "eval",
+        str(data),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--prompt-key",
+        "question",
+        "--completion-key",
+        "response",
         tmp_path=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     first = lines(out)[0]["input"]["turns"]
     assert first == [
@@ -500,9 +519,13 @@ def test_prompt_only_rows_on_the_command_line(tmp_path):
     assert refused.returncode == 2
     assert "--allow-prompt-only" in refused.stderr
     done = run_without(
-        "nothing_missing", *args, "--out", str(tmp_path / "b"), "--allow-prompt-only",
+        "nothing_missing",
+        *args,
+        "--out",
+        str(tmp_path / "b"),
+        "--allow-prompt-only",
         tmp_path=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert len(lines(tmp_path / "b")) == 2
 
@@ -517,9 +540,10 @@ def test_every_data_option_is_on_the_command_line():
     parser = argparse.ArgumentParser()
     add_eval_parser(parser.add_subparsers())
     flags = {
-        action.dest for sub in parser._subparsers._group_actions[0].choices.values()
+        action.dest
+        for sub in parser._subparsers._group_actions[0].choices.values()
         for action in sub._actions
-    }  # fmt: skip
+    }
     assert set(typing.get_type_hints(DataOptions)) <= flags
 
 
@@ -531,9 +555,15 @@ def test_a_grader_key_with_markup_leaves_a_summary_and_report(tmp_path):
     )
     out = tmp_path / "run"
     done = run_without(
-        "nothing_missing", "eval", str(data_file(tmp_path, 3)), "--graders", str(graders),
-        "--out", str(out), tmp_path=tmp_path,
-    )  # fmt: skip
+        "nothing_missing",
+        "eval",
+        str(data_file(tmp_path, 3)),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        tmp_path=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "f1[macro]" in done.stderr  # the live display, as typed
     assert (out / "summary.json").exists()
