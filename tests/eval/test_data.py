@@ -389,3 +389,26 @@ def test_a_message_fields_column_is_not_overwritten(tmp_path):
     ]
     with pytest.raises(DataError, match="message_fields"):
         load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
+
+
+def test_conversational_prompt_and_completion_as_trl_writes_them(tmp_path):
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": "Hi"}],
+            "completion": [{"role": "assistant", "content": "Hello"}],
+        }
+    ]
+    (sample,) = load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert sample.thread.to_messages() == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]
+    rows[0]["completion"] = [{"role": "user", "content": "Hello"}]
+    with pytest.raises(DataError, match="field 'completion' does not end with an assistant"):
+        load_samples(write_jsonl(tmp_path / "e.jsonl", rows))
+
+
+def test_a_prompt_list_ending_with_the_assistant_has_its_completion(tmp_path):
+    rows = [{"prompt": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}]
+    (sample,) = load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert sample.thread.completion() == "Yo"

@@ -279,3 +279,9 @@ def test_python_prompt_only_samples_when_asked(tmp_path):
         )
     )
     assert result.outcome.graded == 1
+
+
+def test_a_grader_key_that_is_not_whole_text_is_refused_before_grading(tmp_path):
+    grader = gw.BaseGrader.from_function("x\ud800", lambda s: 1.0)
+    with pytest.raises(gw.InvalidInputError, match=r"grader key .* holds a lone surrogate"):
+        asyncio.run(run_eval([sample("a", {})], [grader], tmp_path / "run"))

@@ -23,7 +23,13 @@ from gradewire.eval._report import write_report
 from gradewire.eval._run import EvalRun, load_run
 from gradewire.eval._run_folder import CONFIG, REPORT, SUMMARY, read_config, write_json
 from gradewire.eval._runner import EvalDisplay, GradingReport, grade_samples
-from gradewire.eval._samples import DataOptions, EvalSample, RowShape, checked_samples
+from gradewire.eval._samples import (
+    DataOptions,
+    EvalSample,
+    RowShape,
+    checked_samples,
+    id_problem,
+)
 from gradewire.eval._scipy import scipy_stats
 from gradewire.eval._statistics import GraderSummary, cluster_labels
 
@@ -110,6 +116,10 @@ async def run_eval(
     keys = [grader.grader_key for grader in graders]
     if len(set(keys)) != len(keys):
         raise InvalidInputError(f"two graders share a key ({keys}); give each its own key")
+    for key in keys:
+        problem = id_problem(key)
+        if problem:
+            raise InvalidInputError(f"grader key {key!r} {problem}")
     scipy_stats()  # the summary needs it: fail before grading, not after
     check_out_folder(folder)
     if isinstance(data, (str, os.PathLike)):

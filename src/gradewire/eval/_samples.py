@@ -22,6 +22,7 @@ __all__ = [
     "assign_ids",
     "canonical_json",
     "checked_samples",
+    "id_problem",
     "likely_completion_fields",
     "listing",
     "no_completion",
@@ -61,12 +62,13 @@ class DataOptions(TypedDict, total=False):
     """How the rows of a data set become samples (`load_samples`, `run_eval`, the CLI).
 
     Attributes:
-        completion_key: The field that holds the completion (default ``completion``;
+        completion_key: The field that holds the completion, a string or a list of
+            messages ending with the assistant's (default ``completion``;
             ``--completion-key`` on the command line). A field named ``completion`` is
-            then ordinary metadata.
+            then ordinary metadata. With ``messages`` that do not end with an assistant
+            turn, the completion field is the answer to them.
         prompt_key: The field that holds the prompt, a string or a list of messages
-            (default ``prompt``; ``--prompt-key``). ``messages`` reads a ``messages``
-            field as the prompt, for rows whose completion is in a field of its own.
+            (default ``prompt``; ``--prompt-key``).
         allow_prompt_only: Grade rows that have no completion (for graders of the prompt
             alone; ``--allow-prompt-only``). Without it, a row with no completion (no
             completion field, or messages whose last turn is not the assistant's) is a
@@ -252,7 +254,7 @@ def id_problem(sample_id: str) -> str | None:
     except UnicodeEncodeError:
         return (
             "holds a lone surrogate (half of a character, such as an emoji cut in two); "
-            "ids must be whole text"
+            "use whole text"
         )
     return None
 
@@ -263,12 +265,7 @@ def _thread(
     """The row's thread; None when it has no completion and one was needed."""
     prompt = fields.get(shape.prompt_key)
     messages = None if shape.prompt_key == "messages" else fields.get("messages")
-    completion = fields.get(shape.completion_key)
-    if completion is not None and not isinstance(completion, str):
-        raise DataError(
-            f"{where}: field {shape.completion_key!r} must be a string, not "
-            f"{type(completion).__name__}"
-        )
+    completion = _completion(fields.get(shape.completion_key), shape.completion_key, where)
     if messages is not None:
         if prompt is not None:
             raise DataError(
@@ -298,7 +295,7 @@ def _thread(
                 f"{where}: the row has two completions: 'messages' ends with an assistant "
                 f"turn and {shape.completion_key!r} holds another; give one or the other"
             )
-        turns.append({"role": "assistant", "content": completion})
+        turns.extend(completion)
     extras = {
         str(index): {k: v for k, v in turn.items() if k not in ("role", "content")}
         for index, turn in enumerate(turns)
@@ -315,8 +312,33 @@ def _thread(
         thread = StringThread.from_messages(turns, metadata)
     except GradewireError as exc:
         raise DataError(f"{where}: field {field!r}: {exc}") from None
-    has_completion = completion is not None or (field == "messages" and ends_with_answer)
+    has_completion = completion is not None or ends_with_answer
     return thread if has_completion or shape.allow_prompt_only else None
+
+
+def _completion(value: Any, key: str, where: str) -> list[Any] | None:
+    """The completion's turns, or None when there is none.
+
+    A completion is a string, or messages ending with the assistant's (as TRL's
+    conversational data sets hold it).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [{"role": "assistant", "content": value}]
+    if not isinstance(value, list):
+        raise DataError(
+            f"{where}: field {key!r} must be a string or a list of messages, not "
+            f"{type(value).__name__}"
+        )
+    turns = _listed(key, value, where)
+    try:
+        StringThread.from_messages(turns)
+    except GradewireError as exc:
+        raise DataError(f"{where}: field {key!r}: {exc}") from None
+    if _role(turns[-1]) != "assistant":
+        raise DataError(f"{where}: field {key!r} does not end with an assistant message")
+    return turns
 
 
 def _listed(field: str, messages: Any, where: str) -> list[Any]:
