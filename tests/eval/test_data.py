@@ -412,3 +412,10 @@ def test_a_prompt_list_ending_with_the_assistant_has_its_completion(tmp_path):
     rows = [{"prompt": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}]
     (sample,) = load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
     assert sample.thread.completion() == "Yo"
+
+
+def test_utf16_jsonl_is_named_as_such(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-16")
+    with pytest.raises(DataError, match=r"d.jsonl:1: the file is UTF-16 text; save it as UTF-8"):
+        load_samples(path)

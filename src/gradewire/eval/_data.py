@@ -204,6 +204,8 @@ def _jsonl_rows(file: Path) -> Iterator[_Row]:
             where = f"{file}:{number}"
             if number == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]  # as CSV and most editors allow
+            elif number == 1 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise DataError(f"{where}: the file is UTF-16 text; save it as UTF-8")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
