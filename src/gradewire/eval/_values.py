@@ -15,6 +15,10 @@ NaN (float, Decimal), NaT, ``pd.NA``     ``null``: the missing-value marker of p
 tuples, NumPy scalars and arrays         lists and plain numbers
 ======================================  ===================================================
 
+A grade is stored by the same rule (`grade_outcome`): what a grader puts in ``Grade.info``
+reaches the results line as the table says, and a value refused below makes that
+outcome an error instead of a crash writing the line.
+
 Refused up front, with the row and the field: ``Infinity`` (JSON has no such number, and
 no other value would mean the same), integers longer than Python reads back
 (`sys.get_int_max_str_digits`), values nested more than `MAX_DEPTH` levels, object keys
