@@ -21,7 +21,7 @@ from gradewire.eval._records import GradeOutcome, SampleRecord
 from gradewire.eval._report import render_report, write_report
 from gradewire.eval._run import EvalRun, load_run
 from gradewire.eval._runner import EvalDisplay, GradingReport
-from gradewire.eval._samples import DataError, EvalSample
+from gradewire.eval._samples import DataError, DataOptions, EvalSample
 from gradewire.eval._statistics import GraderSummary
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "ChangedSample",
     "Comparison",
     "DataError",
+    "DataOptions",
     "EvalDisplay",
     "EvalResult",
     "EvalRun",
