@@ -74,13 +74,13 @@ from gradewire.eval import (
     write_report,
 )
 from gradewire.helpers import (
+    MathGrader,
+    MathParseError,
+    MathTimeoutError,
     contains,
     contains_all,
     contains_any,
     exact_match,
-    MathGrader,
-    MathParseError,
-    MathTimeoutError,
     f1_score,
     math_match,
     normalize,

@@ -42,7 +42,8 @@ def reference(answer: str, expected: str) -> float:
 
 def test_matches_math_verifys_own_verdicts() -> None:
     verdicts = [reference(answer, expected) for answer, expected in CASES]
-    assert 0.0 in verdicts and 1.0 in verdicts  # the cases test both ways
+    assert 0.0 in verdicts
+    assert 1.0 in verdicts
     assert [gw.math_match(a, e) for a, e in CASES] == verdicts
 
 
@@ -76,9 +77,8 @@ def test_refuses_a_missing_reference() -> None:
 def test_works_in_a_thread_pool() -> None:
     # Math-Verify's SIGALRM timeout raises ValueError outside the main thread.
     answer, expected = CASES[0]
-    with pytest.raises(ValueError, match="signal"):
-        with ThreadPoolExecutor(1) as pool:
-            pool.submit(verify, parse(expected), parse(answer), timeout_seconds=5).result()
+    with pytest.raises(ValueError, match="signal"), ThreadPoolExecutor(1) as pool:
+        pool.submit(verify, parse(expected), parse(answer), timeout_seconds=5).result()
     verdicts = [reference(a, e) for a, e in CASES]
     with ThreadPoolExecutor(6) as pool:
         got = list(pool.map(lambda case: gw.math_match(*case), CASES * 2))
@@ -110,7 +110,8 @@ def test_the_timeout_holds_off_the_main_thread() -> None:
     thread.start()
     thread.join(60)
     assert not thread.is_alive()
-    assert len(errors) == 1 and isinstance(errors[0], gw.MathTimeoutError)
+    assert len(errors) == 1
+    assert isinstance(errors[0], gw.MathTimeoutError)
 
 
 def test_math_grader_counts_each_outcome_apart_in_asyncio() -> None:
@@ -162,7 +163,8 @@ def test_unreadable_can_be_an_error() -> None:
     thread = gw.StringThread([("user", "?"), ("assistant", "no idea")], {"answer": "1"})
     assert gw.run_sync(grader(thread)) is None
     logs = grader.get_logs()
-    assert logs["score/error_count"] == 1 and logs["math_parse_error/count"] == 1
+    assert logs["score/error_count"] == 1
+    assert logs["math_parse_error/count"] == 1
 
 
 def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path) -> None:

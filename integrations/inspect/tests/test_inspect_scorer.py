@@ -15,10 +15,10 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import generate, system_message
-from judge_server import JudgeServer
 
 import gradewire as gw
 from gradewire_inspect import ABSTAINED, scorer
+from judge_server import JudgeServer
 
 # Inspect 0.3.285 leaves anyio memory streams of its sample tasks unclosed, collected after
 # the eval. Inspect's to fix: ignored for its tests only.
@@ -50,8 +50,9 @@ def samples() -> list[Sample]:
             metadata["skip"] = True  # the grader abstains
         if i == 5:
             metadata["broken"] = True  # the grader fails
-        rows.append(Sample(id=f"q{i}", input=f"What is {i} + {i}?", target=str(2 * i),
-                           metadata=metadata))
+        rows.append(
+            Sample(id=f"q{i}", input=f"What is {i} + {i}?", target=str(2 * i), metadata=metadata)
+        )
     return rows
 
 
@@ -71,13 +72,17 @@ def run(task: Task, log_dir: Path) -> EvalLog:
 
 def test_scores_abstentions_and_errors_in_a_real_eval(tmp_path: Path) -> None:
     grader = gw.BaseGrader.from_function("correct", correct)
-    task = Task(dataset=samples(), solver=[system_message("Answer briefly."), generate()],
-                scorer=scorer(grader))
+    task = Task(
+        dataset=samples(),
+        solver=[system_message("Answer briefly."), generate()],
+        scorer=scorer(grader),
+    )
     log = run(task, tmp_path)
     assert log.status == "success"
     # What the log says, read back from disk as any Inspect tool reads it.
     log = read_eval_log(log.location)
-    assert log.samples is not None and len(log.samples) == N
+    assert log.samples is not None
+    assert len(log.samples) == N
     by_id = {sample.id: sample for sample in log.samples}
 
     expected: dict[str, float] = {}
@@ -92,16 +97,24 @@ def test_scores_abstentions_and_errors_in_a_real_eval(tmp_path: Path) -> None:
         assert sample.error is None, sample.error.message
         score = sample.scores["correct"]  # type: ignore[index]
         if i == 3:
-            assert isinstance(score.value, float) and math.isnan(score.value)
+            assert isinstance(score.value, float)
+            assert math.isnan(score.value)
             assert score.reason == ABSTAINED
             assert "returned None" in (score.explanation or "")
             continue
         reference = gw.numeric_match(sample.output.completion, str(2 * i))
         assert score.value == reference == (1.0 if i % 2 == 0 else 0.0)
         assert score.answer == sample.output.completion
-        assert score.metadata == {"grade": {"value": reference, "grader_key": "correct",
-                                            "reasoning": None, "weight": 1.0,
-                                            "children": [], "info": {}}}
+        assert score.metadata == {
+            "grade": {
+                "value": reference,
+                "grader_key": "correct",
+                "reasoning": None,
+                "weight": 1.0,
+                "children": [],
+                "info": {},
+            }
+        }
         expected[f"q{i}"] = reference
 
     [result] = log.results.scores  # type: ignore[union-attr]
@@ -128,11 +141,15 @@ def test_thread_carries_messages_target_and_metadata(tmp_path: Path) -> None:
         seen.append(sample)
         return 1.0
 
-    dataset = [Sample(id="a", input="What is 1 + 1?", target=["2", "two"],
-                      metadata={"topic": "sums"}),
-               Sample(id="b", input="What is 2 + 2?")]
-    task = Task(dataset=dataset, solver=[system_message("Be brief."), generate()],
-                scorer=scorer(gw.BaseGrader.from_function("record", record), target_key="gold"))
+    dataset = [
+        Sample(id="a", input="What is 1 + 1?", target=["2", "two"], metadata={"topic": "sums"}),
+        Sample(id="b", input="What is 2 + 2?"),
+    ]
+    task = Task(
+        dataset=dataset,
+        solver=[system_message("Be brief."), generate()],
+        scorer=scorer(gw.BaseGrader.from_function("record", record), target_key="gold"),
+    )
     run(task, tmp_path)
     threads = {t.last_user_content(): t for t in seen}
     first = threads["What is 1 + 1?"]
@@ -155,8 +172,12 @@ def test_combined_grader_tree_and_judge_reasoning(tmp_path: Path) -> None:
     def verdict(request: Any) -> str:
         text = json.dumps(request.json["messages"])
         passed = "It is 3." in text  # a judge that passes 1 + 1 = 3 and fails 2 + 2 = 4
-        return json.dumps({"reasoning": "adds up" if passed else "wrong sum",
-                           "verdict": "PASS" if passed else "FAIL"})
+        return json.dumps(
+            {
+                "reasoning": "adds up" if passed else "wrong sum",
+                "verdict": "PASS" if passed else "FAIL",
+            }
+        )
 
     with JudgeServer(verdict) as server:
         model = gw.OpenAIChatModel("judge", base_url=server.base_url, max_attempts=1)
@@ -165,20 +186,27 @@ def test_combined_grader_tree_and_judge_reasoning(tmp_path: Path) -> None:
             "exact", lambda s: float(s.metadata["target"] in (s.completion() or ""))
         )
         reward = gw.CombinedGrader("reward", [judge, exact], weights=[0.5, 0.5])
-        dataset = [Sample(id=f"q{i}", input=f"What is {i} + {i}?", target=str(2 * i))
-                   for i in (1, 2)]
-        log = run(Task(dataset=dataset, solver=generate(),
-                       scorer=[scorer(reward), scorer(judge)]), tmp_path)
+        dataset = [
+            Sample(id=f"q{i}", input=f"What is {i} + {i}?", target=str(2 * i)) for i in (1, 2)
+        ]
+        log = run(
+            Task(dataset=dataset, solver=generate(), scorer=[scorer(reward), scorer(judge)]),
+            tmp_path,
+        )
     by_id = {s.id: s for s in log.samples}  # type: ignore[union-attr]
-    for sample_id, judged, exact_value, why in (("q1", 1.0, 0.0, "adds up"),
-                                                ("q2", 0.0, 1.0, "wrong sum")):
+    for sample_id, judged, exact_value, why in (
+        ("q1", 1.0, 0.0, "adds up"),
+        ("q2", 0.0, 1.0, "wrong sum"),
+    ):
         scores = by_id[sample_id].scores
         assert scores["judge"].value == judged  # type: ignore[index]
         assert scores["judge"].explanation == why  # type: ignore[index]
         assert scores["reward"].value == 0.5  # type: ignore[index]
         tree = scores["reward"].metadata["grade"]  # type: ignore[index,union-attr]
         assert [(c["grader_key"], c["value"], c["weight"]) for c in tree["children"]] == [
-            ("judge", judged, 0.5), ("exact", exact_value, 0.5)]
+            ("judge", judged, 0.5),
+            ("exact", exact_value, 0.5),
+        ]
     assert reward.get_logs()["score/count"] == 2
     assert judge.get_logs()["score/count"] == 4  # graded alone and inside the combination
 

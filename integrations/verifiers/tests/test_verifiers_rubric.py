@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import verifiers as vf
 from datasets import Dataset
-from judge_server import JudgeServer, Request
 from openai import AsyncOpenAI
 
 import gradewire as gw
 from gradewire_verifiers import MASKED_METRIC, RewardMasked, Rubric
+from judge_server import JudgeServer, Request
 
 N = 6
 
@@ -40,12 +40,14 @@ def server() -> Iterator[JudgeServer]:
 
 
 def dataset() -> Dataset:
-    return Dataset.from_dict({
-        "question": [f"What is {i}?" for i in range(N)],
-        "answer": [str(i) for i in range(N)],
-        # row 1: the grader abstains; row 3: it fails
-        "info": [{"skip": i == 1, "broken": i == 3, "topic": "t"} for i in range(N)],
-    })
+    return Dataset.from_dict(
+        {
+            "question": [f"What is {i}?" for i in range(N)],
+            "answer": [str(i) for i in range(N)],
+            # row 1: the grader abstains; row 3: it fails
+            "info": [{"skip": i == 1, "broken": i == 3, "topic": "t"} for i in range(N)],
+        }
+    )
 
 
 def exact(sample: gw.StringThread) -> float | None:
@@ -66,8 +68,13 @@ def evaluate(rubric: Rubric, server: JudgeServer, rollouts: int = 2) -> Any:
     async def run() -> Any:
         async with AsyncOpenAI(base_url=server.base_url, api_key="k") as openai:
             client = vf.OpenAIChatCompletionsClient(openai)
-            return await env.evaluate(client=client, model="policy", num_examples=N,
-                                      rollouts_per_example=rollouts, on_progress=[])
+            return await env.evaluate(
+                client=client,
+                model="policy",
+                num_examples=N,
+                rollouts_per_example=rollouts,
+                on_progress=[],
+            )
 
     return asyncio.run(run())
 
@@ -76,7 +83,8 @@ def test_errors_and_abstentions_are_masked_not_scored_zero(server: JudgeServer) 
     correct = gw.BaseGrader.from_function("exact", exact)
     length = gw.BaseGrader.from_function("words", words)
     judge = gw.BinaryJudgeGrader(
-        "brief", gw.OpenAIChatModel("judge", base_url=server.base_url, max_attempts=1),
+        "brief",
+        gw.OpenAIChatModel("judge", base_url=server.base_url, max_attempts=1),
         "The answer is brief",
     )
     rubric = Rubric([correct, judge], weights=[1.0, 0.5], metrics=[length])
@@ -88,7 +96,8 @@ def test_errors_and_abstentions_are_masked_not_scored_zero(server: JudgeServer) 
     for output in outputs:
         i = output["example_id"]
         metrics = output["metrics"]
-        assert metrics["words"] == 4.0 and metrics["brief"] == 1.0
+        assert metrics["words"] == 4.0
+        assert metrics["brief"] == 1.0
         if i in (1, 3):
             assert math.isnan(metrics["exact"])
             assert metrics[MASKED_METRIC] == 1.0
@@ -98,7 +107,8 @@ def test_errors_and_abstentions_are_masked_not_scored_zero(server: JudgeServer) 
             assert f"exact: {why}" in output["error"]["message"]
             continue
         right = 0.0 if i in (2, 4) else 1.0
-        assert metrics["exact"] == right and metrics[MASKED_METRIC] == 0.0
+        assert metrics["exact"] == right
+        assert metrics[MASKED_METRIC] == 0.0
         assert output["reward"] == right + 0.5
         assert output["error"] is None
         scored_rewards.append(right + 0.5)
@@ -127,8 +137,9 @@ def test_a_failing_metric_only_grader_never_masks_the_reward(server: JudgeServer
             raise RuntimeError("no length today")
         return 1.0
 
-    correct = gw.BaseGrader.from_function("right", lambda s: float(
-        f"is {s.metadata['answer']}." in (s.completion() or "")))
+    correct = gw.BaseGrader.from_function(
+        "right", lambda s: float(f"is {s.metadata['answer']}." in (s.completion() or ""))
+    )
     rubric = Rubric([correct])
     rubric.add_metric(gw.BaseGrader.from_function("flaky", flaky))
     outputs = evaluate(rubric, server, rollouts=1)["outputs"]
@@ -165,4 +176,5 @@ def test_refusals() -> None:
         Rubric([one], metrics=[gw.BaseGrader.from_function("one", lambda s: 0.0)])
     with pytest.raises(gw.InvalidInputError, match="finite"):
         Rubric([one], weights=[math.inf])
-    assert issubclass(RewardMasked, vf.Error) and issubclass(RewardMasked, gw.GradewireError)
+    assert issubclass(RewardMasked, vf.Error)
+    assert issubclass(RewardMasked, gw.GradewireError)

@@ -97,7 +97,7 @@ def math_pool() -> WorkerPool:
 
 
 def math_match(answer: object, expected: object, *, timeout: float = 5.0) -> float:
-    """Score 1.0 if the answer is mathematically equal to `expected`, else 0.0 (Math-Verify).
+    r"""Score 1.0 if the answer is mathematically equal to `expected`, else 0.0 (Math-Verify).
 
     Both are read by Math-Verify (``\\boxed{...}``, ``$...$`` LaTeX, plain expressions and
     numbers; the answer's last readable answer wins as in Math-Verify) and compared

@@ -16,7 +16,7 @@ __all__ = ["MathGrader"]
 
 
 class MathGrader(BaseGrader):
-    """Grade the completion's final math answer against ``metadata[expected_key]``.
+    r"""Grade the completion's final math answer against ``metadata[expected_key]``.
 
     Four outcomes, each apart in `get_logs()`: a right answer (``score`` 1.0), a wrong one
     (0.0), an answer Math-Verify cannot read (0.0 with ``unreadable_answer`` 1, so
@@ -77,9 +77,7 @@ class MathGrader(BaseGrader):
         expected = sample.metadata[self.expected_key]
         completion = sample.completion() or ""
         try:
-            value = await asyncio.to_thread(
-                math_match, completion, expected, timeout=self.timeout
-            )
+            value = await asyncio.to_thread(math_match, completion, expected, timeout=self.timeout)
         except MathParseError as exc:
             if exc.side != "answer" or self.unreadable == "error":
                 raise

@@ -62,9 +62,7 @@ class _Worker:
     def wait_ready(self) -> None:
         """Wait until the worker has imported what it runs (not counted in any call's timeout)."""
         if not self.conn.poll(_START_TIMEOUT):
-            raise WorkerCrashed(
-                f"a math worker process did not start within {_START_TIMEOUT:g} s"
-            )
+            raise WorkerCrashed(f"a math worker process did not start within {_START_TIMEOUT:g} s")
         ok, message = self.conn.recv()
         if not ok:
             raise WorkerCrashed(f"a math worker process could not start: {message}")

@@ -16,13 +16,13 @@ def check(answer: str, expected: str) -> tuple[str, bool]:
     """``("ok", matched)``, or ``("answer" | "expected", False)`` for the side unreadable."""
     from math_verify import parse, verify
 
-    gold = parse(expected, parsing_timeout=None)  # type: ignore[arg-type]
+    gold = parse(expected, parsing_timeout=None)
     if not gold and "$" not in expected:
         # A bare LaTeX reference (\frac{1}{2}) is read once delimited.
-        gold = parse(f"${expected}$", parsing_timeout=None)  # type: ignore[arg-type]
+        gold = parse(f"${expected}$", parsing_timeout=None)
     if not gold:
         return "expected", False
-    found = parse(answer, parsing_timeout=None)  # type: ignore[arg-type]
+    found = parse(answer, parsing_timeout=None)
     if not found:
         return "answer", False
     return "ok", bool(verify(gold, found, timeout_seconds=None))

@@ -31,8 +31,9 @@ def state_thread(state: TaskState, target: Target, target_key: str) -> StringThr
 
     Turns are the sample's messages as the solvers left them (system, user, assistant, tool;
     text parts only), so ``completion()`` is the last assistant message; the model output's
-    completion is added as one only when the messages hold no assistant message. Metadata is the sample's metadata with the
-    target under ``target_key`` (a str, a list of str for several targets, absent for none).
+    completion is added as one only when the messages hold no assistant message. Metadata is
+    the sample's metadata with the target under ``target_key`` (a str, a list of str for
+    several targets, absent for none).
 
     Raises:
         InvalidInputError: The sample's metadata already has ``target_key``.

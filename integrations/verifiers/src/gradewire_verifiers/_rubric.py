@@ -18,7 +18,6 @@ from gradewire import (
     InvalidTypeError,
     LogValue,
 )
-
 from gradewire_verifiers._thread import rollout_thread
 
 __all__ = ["MASKED_METRIC", "RewardMasked", "Rubric"]
@@ -27,7 +26,7 @@ MASKED_METRIC = "reward_masked"
 """The metric set to 1.0 on a rollout whose reward is masked, else 0.0."""
 
 
-class RewardMasked(vf.Error, GradewireError):
+class RewardMasked(vf.Error, GradewireError):  # type: ignore[misc]
     """Set as a rollout's ``error``: a weighted grader failed or abstained on it.
 
     Attributes:
@@ -95,7 +94,7 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
         parser: verifiers' parser (the environment's, as for any rubric).
 
     Example:
-        >>> rubric = Rubric([correct, judge], weights=[1.0, 0.5], metrics=[length])  # doctest: +SKIP
+        >>> rubric = Rubric([correct, judge], [1.0, 0.5], metrics=[length])  # doctest: +SKIP
         >>> env = vf.SingleTurnEnv(dataset=data, rubric=rubric)  # doctest: +SKIP
     """
 
