@@ -20,13 +20,6 @@ import gradewire as gw
 from gradewire_inspect import ABSTAINED, scorer
 from judge_server import JudgeServer
 
-# Inspect 0.3.285 leaves anyio memory streams of its sample tasks unclosed, collected after
-# the eval. Inspect's to fix: ignored for its tests only.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <function MemoryObject(Receive|Send)Stream.__del__"
-    ":pytest.PytestUnraisableExceptionWarning"
-)
-
 N = 12
 
 
