@@ -124,6 +124,7 @@ bench: $(STAMP)
 	$(PY) bench/reward_server.py
 	$(PY) bench/reward_server_load.py
 	$(PY) bench/bash_grader.py
+	$(PY) bench/math_match.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
 	$(PY) integrations/mlflow/bench/outage_kill.py
