@@ -3,8 +3,8 @@
 Math-Verify called directly in the main thread (its SIGALRM timeouts on, as its README uses
 it) and `gradewire.math_match` (the same parse and verify in a long-lived worker process,
 bounded from outside) on the same answers, in the same run: median wall time per call over
-alternating rounds, after the worker has started (its start is timed apart). Also math_match from 8 threads at once,
-where Math-Verify's own timeout cannot run at all.
+alternating rounds, after the worker has started (its start is timed apart). Also
+math_match from 8 threads at once, where Math-Verify's own timeout cannot run at all.
 
     python bench/math_match.py [--rounds 50]
 """
@@ -67,10 +67,14 @@ def main() -> None:
         threaded_s = (time.perf_counter() - start) / (rounds * len(CASES))
     print(f"worker start (once per worker, and after each timeout): {started * 1000:.0f} ms")
     print(f"Math-Verify in-process (SIGALRM, main thread only): {direct_s * 1e3:.2f} ms a call")
-    print(f"math_match (worker process):                        {worker_s * 1e3:.2f} ms a call"
-          f"  ({worker_s / direct_s:.2f}x, +{(worker_s - direct_s) * 1e3:.2f} ms)")
-    print(f"math_match from 8 threads ({math_pool().size} workers):           "
-          f"{threaded_s * 1e3:.2f} ms a call")
+    print(
+        f"math_match (worker process):                        {worker_s * 1e3:.2f} ms a call"
+        f"  ({worker_s / direct_s:.2f}x, +{(worker_s - direct_s) * 1e3:.2f} ms)"
+    )
+    print(
+        f"math_match from 8 threads ({math_pool().size} workers):           "
+        f"{threaded_s * 1e3:.2f} ms a call"
+    )
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from reward_server_helpers import running
 
 import gradewire as gw
+from reward_server_helpers import running
 
 ROLLOUTS = json.loads((Path(__file__).with_name("nemo_gym_rollouts.json")).read_text())
 # The second math rollout's answer, (1+√3)^4033 - (1-√3)^4033 over 2^2017·√3, takes sympy
@@ -49,13 +49,15 @@ async def test_math_rollouts_get_math_verifys_recorded_rewards() -> None:
             answer = (await client.post(f"{base}/verify", json=request, timeout=60)).json()
             assert answer["reward"] == rollout["library_reward"]
             assert answer["reward_components"] == {"math": rollout["library_reward"]}
-            assert answer["error"] is None and answer["abstained"] is False
+            assert answer["error"] is None
+            assert answer["abstained"] is False
             assert answer["grade"]["grader_key"] == "math"
             # The request comes back whole: NeMo Gym's BaseVerifyResponse extends the request.
             for key, value in request.items():
                 assert answer[key] == value
     rewards = [r["library_reward"] for r in FAST_MATH]
-    assert 0.0 in rewards and 1.0 in rewards
+    assert 0.0 in rewards
+    assert 1.0 in rewards
     logs = grader.get_logs()
     assert logs["score/count"] == len(rewards)
     assert logs["score/mean"] == pytest.approx(sum(rewards) / len(rewards))
@@ -92,8 +94,18 @@ async def test_instructions_input_str_and_tool_outputs() -> None:
                 {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
             ],
         },
-        "response": {"output": [{"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": "It is "}, {"type": "output_text", "text": "sunny."}]}]},
+        "response": {
+            "output": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "output_text", "text": "It is "},
+                        {"type": "output_text", "text": "sunny."},
+                    ],
+                }
+            ]
+        },
         "city": "Paris",
     }
     assert (await verify(seen_by(seen), body)).status_code == 200
@@ -114,8 +126,10 @@ async def test_combined_grader_gives_reward_components() -> None:
     request = ROLLOUTS["math"][2]["request"]
     reward = gw.CombinedGrader(
         "reward",
-        [gw.MathGrader("math", expected_key="expected_answer"),
-         gw.BaseGrader.from_function("short", lambda s: float(len(s.completion() or "") < 20))],
+        [
+            gw.MathGrader("math", expected_key="expected_answer"),
+            gw.BaseGrader.from_function("short", lambda s: float(len(s.completion() or "") < 20)),
+        ],
         weights=[0.75, 0.25],
     )
     answer = (await verify(reward, request)).json()
@@ -135,14 +149,17 @@ async def test_no_grade_is_flagged_and_gets_the_failure_reward() -> None:
     math_request = ROLLOUTS["math"][0]["request"]
     tool_request = ROLLOUTS["tool_call"][0]["request"]
     failed = (await verify(grader, math_request, failure_reward=-1.0)).json()
-    assert failed["reward"] == -1.0 and failed["reward_components"] == {}
+    assert failed["reward"] == -1.0
+    assert failed["reward_components"] == {}
     assert failed["abstained"] is False
     assert failed["error"] == "RuntimeError: the checker broke"
     abstained = (await verify(grader, tool_request)).json()
-    assert abstained["reward"] == 0.0 and abstained["abstained"] is True
+    assert abstained["reward"] == 0.0
+    assert abstained["abstained"] is True
     assert "returned None" in abstained["error"]
     logs = grader.get_logs()
-    assert logs["score/error_count"] == 1 and logs["score/abstained_count"] == 1
+    assert logs["score/error_count"] == 1
+    assert logs["score/abstained_count"] == 1
 
 
 @pytest.mark.parametrize(
@@ -151,11 +168,26 @@ async def test_no_grade_is_flagged_and_gets_the_failure_reward() -> None:
         ([1], 422, "/verify takes a JSON object"),
         ({"response": {"output": []}}, 422, "needs 'responses_create_params'"),
         ({"responses_create_params": {}, "response": {}}, 422, "response.output must be a list"),
-        ({"responses_create_params": {"input": [{"role": "robot", "content": "x"}]},
-          "response": {"output": []}}, 422, "has role 'robot'"),
-        ({"responses_create_params": {"input": [{"role": "user", "content": [
-            {"type": "input_image", "image_url": "x"}]}]}, "response": {"output": []}},
-         422, "'input_image' cannot be graded as text"),
+        (
+            {
+                "responses_create_params": {"input": [{"role": "robot", "content": "x"}]},
+                "response": {"output": []},
+            },
+            422,
+            "has role 'robot'",
+        ),
+        (
+            {
+                "responses_create_params": {
+                    "input": [
+                        {"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}
+                    ]
+                },
+                "response": {"output": []},
+            },
+            422,
+            "'input_image' cannot be graded as text",
+        ),
     ],
 )
 async def test_bad_requests_are_refused_with_a_reason(body: Any, status: int, message: str) -> None:
@@ -165,8 +197,10 @@ async def test_bad_requests_are_refused_with_a_reason(body: Any, status: int, me
 
 
 async def test_several_graders_are_picked_by_query() -> None:
-    graders = {"one": gw.BaseGrader.from_function("one", lambda s: 1.0),
-               "half": gw.BaseGrader.from_function("half", lambda s: 0.5)}
+    graders = {
+        "one": gw.BaseGrader.from_function("one", lambda s: 1.0),
+        "half": gw.BaseGrader.from_function("half", lambda s: 0.5),
+    }
     request = ROLLOUTS["tool_call"][0]["request"]
     assert (await verify(graders, request, "/verify?grader=half")).json()["reward"] == 0.5
     refused = await verify(graders, request)

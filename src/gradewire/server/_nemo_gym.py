@@ -121,7 +121,9 @@ def _components(grade: Grade) -> dict[str, float]:
     return {grade.grader_key: grade.value}
 
 
-def verify_answer(data: Mapping[str, Any], outcome: Outcome, failure_reward: float) -> dict[str, Any]:
+def verify_answer(
+    data: Mapping[str, Any], outcome: Outcome, failure_reward: float
+) -> dict[str, Any]:
     """NeMo Gym's ``BaseVerifyResponse``: the request, ``reward`` and ``reward_components``.
 
     Also ``grade`` (the tree), ``error`` and ``abstained`` (`outcome_answer`'s fields). A
