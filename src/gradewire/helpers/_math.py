@@ -15,6 +15,7 @@ in its logs (``math_parse_error/count``, ``math_timeout/count``), beside ``score
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import math
 import os
@@ -93,6 +94,9 @@ def math_pool() -> WorkerPool:
                     "math-verify", extra="math", purpose="check math answers (math_match)"
                 )
             _pool = WorkerPool(str(Path(__file__).with_name("_math_worker.py")), _POOL_SIZE)
+            # Workers would end on their own once this process is gone (their socket
+            # closes); stopping them at exit also reaps them.
+            atexit.register(_pool.close)
         return _pool
 
 
