@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
+from typing import cast
 
 from gradewire.http._framing import (
     CHUNK_LINE,
@@ -76,8 +77,9 @@ class Http11Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, but not necessarily an asyncio.Transport subclass: uvloop's
+        # (the loop of Ray's workers, vLLM and uvicorn) is not one.
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.alive = False
