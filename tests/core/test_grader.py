@@ -20,9 +20,9 @@ from gradewire import (
     LogState,
     StringThread,
     Table,
-    attach_log_fields,
     run_sync,
 )
+from gradewire.core import attach_log_fields
 
 
 def thread(prompt: str = "q", completion: str = "a", **metadata: object) -> StringThread:

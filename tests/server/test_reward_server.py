@@ -17,10 +17,10 @@ from gradewire import (
     IgnoreGradeException,
     InvalidInputError,
     MissingDependencyError,
-    RetryPolicy,
     StringThread,
     Table,
 )
+from gradewire.http import RetryPolicy
 from gradewire.http._retry import ModelHTTPError
 from gradewire.server._server import create_app, is_loopback, serve
 from gradewire.specs._factory import build_grader

@@ -44,7 +44,7 @@ async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> 
     if isinstance(result, Grade):
         return GradeOutcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
     usage = _numbers(log_fields(result))
-    message = str(result) if isinstance(result, IgnoreGradeException) else _error(result)
+    message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
     return GradeOutcome(status, spec, None, message, usage, seconds)
 

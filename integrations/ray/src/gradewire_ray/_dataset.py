@@ -7,17 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradewire import (
-    BaseGrader,
-    Histogram,
-    InvalidInputError,
-    InvalidTypeError,
-    LogState,
-    LogValue,
-    TablePolicy,
-)
+from gradewire import BaseGrader, Histogram, InvalidInputError, InvalidTypeError, LogState
+from gradewire.core import LogValue
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.core._sample_tables import sample_tables
+from gradewire.sinks import TablePolicy
 from gradewire_ray._ray import import_ray, pickle
 from gradewire_ray._rows import STATE_COLUMN, RowToThread, default_row_thread
 

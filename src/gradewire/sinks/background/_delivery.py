@@ -135,7 +135,7 @@ def report_close(
         logger.warning(
             "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
             "last error: %s); the rest is kept in %s: read it back with "
-            "gradewire.read_spill(path)",
+            "gradewire.sinks.read_spill(path)",
             owner,
             report.pending,
             logged,

@@ -8,17 +8,10 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from gradewire import (
-    BinaryJudgeGrader,
-    JudgeCache,
-    ParameterRefusedError,
-    RangeJudgeGrader,
-    StringThread,
-    TruncatedOutputError,
-    complete_structured,
-    forget_endpoint_facts,
-)
+from gradewire import BinaryJudgeGrader, RangeJudgeGrader, StringThread
 from gradewire.helpers._structured import pydantic_parse
+from gradewire.http import ParameterRefusedError, forget_endpoint_facts
+from gradewire.models import JudgeCache, TruncatedOutputError, complete_structured
 from judge_dialects import dialect_handler, length
 from judge_server import Request
 
