@@ -11,7 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from ah_target import BinaryJudgeGrader, ChatCompletion, IgnoreGradeException, StringThread
+from ah_target import (
+    BinaryJudgeGrader,
+    BinaryJudgeShot,
+    ChatCompletion,
+    IgnoreGradeException,
+    StringThread,
+)
 
 CRITERIA = "The answer is correct"
 
@@ -79,3 +85,11 @@ async def test_an_na_verdict_counts_as_an_unscored_sample():
     assert "no sum asked" in unscored["Error"][0]
     # Cleared: nothing counted twice (Adaptive Harmony still lists empty tables).
     assert judge.get_logs().get("score/unscored_samples_count", 0) == 0
+
+
+async def test_shots_and_temperature_as_adaptive_harmony_passes_them():
+    shot = BinaryJudgeShot(sample("5"), "2 + 2 is 4", "FAIL")
+    model = ScriptedJudge([("PASS", "right")])
+    judge = BinaryJudgeGrader("correct", model, CRITERIA, [shot], temperature=0.0)
+    assert (await judge.grade(sample("4"))).value == 1.0
+    assert model.calls == 1

@@ -193,7 +193,8 @@ async def test_a_sample_without_an_answer_is_an_error(judge_server, make_judge):
     with pytest.raises(InvalidInputError, match="no assistant turn"):
         await grader.grade(StringThread([("user", "q")]))
     assert await grader(StringThread([("user", "q")])) is None
-    assert grader.get_logs()["score/error_count"] == 1
+    # Both counted: a judge logs what its grade() raises, as Adaptive Harmony's do.
+    assert grader.get_logs()["score/error_count"] == 2
     assert judge_server.chat_requests == []
 
 
@@ -248,7 +249,7 @@ def test_common_options_are_checked(make_judge, options, message):
 @pytest.mark.parametrize(
     ("cls", "leading", "extra"),
     [
-        (BinaryJudgeGrader, ["grader_key", "model", "criteria"], [("shots", None)]),
+        (BinaryJudgeGrader, ["grader_key", "model", "criteria", "shots"], []),
         (RubricJudgeGrader, ["grader_key", "model", "criteria"], []),
         (
             RangeJudgeGrader,

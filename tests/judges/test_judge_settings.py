@@ -144,3 +144,20 @@ def test_a_judge_keeps_what_was_set_and_leaves_the_rest_to_the_model(make_judge)
     assert (
         BinaryJudgeGrader("j", make_judge(), CRITERION, sample_tables=False).sample_tables is False
     )
+
+
+async def test_a_judge_counts_each_abstention_once_however_it_is_called(judge_server, make_judge):
+    from gradewire import CombinedGrader, IgnoreGradeException
+
+    judge_server.handler = lambda request: verdict("NA", "no sum was asked")
+    judge = BinaryJudgeGrader("judge", make_judge(), CRITERION)
+    with pytest.raises(IgnoreGradeException, match="no sum was asked"):
+        await judge.grade(SAMPLE)  # a direct call, as Adaptive Harmony's code makes
+    assert await judge(SAMPLE) is None
+    assert await judge.grade_many([SAMPLE]) == [None]
+    combined = CombinedGrader("all", [judge])
+    assert await combined(SAMPLE) is None
+    logs = judge.get_logs()
+    assert logs["score/abstained_count"] == 4
+    assert logs["score/unscored_samples_count"] == 4
+    assert combined.get_logs()["score/abstained_count"] == 1

@@ -171,7 +171,6 @@ class BinaryJudgeGrader(JudgeGrader):
         grader_key: str,
         model: ChatModel,
         criteria: str,
-        *,
         shots: Iterable[JudgeShot | BinaryJudgeShot | Mapping[str, Any]] | None = None,
         **settings: Unpack[JudgeSettings],
     ) -> None:
