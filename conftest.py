@@ -1,3 +1,18 @@
 """The README examples' world (tests/readme_examples.py), for the Markdown files at the root."""
 
+from pathlib import Path
+
+import pytest
+
 pytest_plugins = ["readme_examples"]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Keep ``--markdown-docs`` from importing conftest files as test modules.
+
+    Several folders have a ``conftest.py``; pytest loads each as a conftest under its own
+    rules, and the docstring collector would import them again as modules named
+    ``conftest``, which clash once collection visits a subfolder's conftest before the
+    parent's (pytest 9.2 orders files and folders together by name).
+    """
+    return True if collection_path.name == "conftest.py" else None

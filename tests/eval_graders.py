@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from gradewire import StringThread, numeric_match
 
 
@@ -15,3 +17,10 @@ def numeric_answer(sample: StringThread) -> float | None:
 def brevity(sample: StringThread) -> float:
     """1.0 for completions of at most 3 characters, less for longer ones."""
     return min(1.0, 3 / max(len(sample.completion() or ""), 1))
+
+
+def counted(sample: StringThread) -> float:
+    """1.0, after appending a line to the file ``GRADEWIRE_TEST_CALLS`` names (each call)."""
+    with open(os.environ["GRADEWIRE_TEST_CALLS"], "a", encoding="utf-8") as calls:
+        calls.write("graded\n")
+    return 1.0

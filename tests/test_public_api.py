@@ -26,6 +26,7 @@ STAGES = (
     "sinks",
     "sinks.background",
     "specs",
+    "stats",
     "server",
     "train",
     "eval",

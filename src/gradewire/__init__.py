@@ -52,11 +52,13 @@ if TYPE_CHECKING:
     )
     from gradewire.eval import compare_runs, load_run, run_eval
     from gradewire.helpers import (
+        MathGrader,
         contains,
         contains_all,
         contains_any,
         exact_match,
         f1_score,
+        math_match,
         normalize,
         numeric_match,
         pydantic_parse,
@@ -107,6 +109,7 @@ __all__ = [
     "JsonlSink",
     "JudgeShot",
     "LogState",
+    "MathGrader",
     "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
@@ -130,6 +133,7 @@ __all__ = [
     "grader_config",
     "load_graders",
     "load_run",
+    "math_match",
     "normalize",
     "numeric_match",
     "openrlhf_reward_func",
@@ -152,6 +156,7 @@ _STAGES = (
     "specs",
     "train",
     "eval",
+    "stats",
     "server",
     "hud",
 )
@@ -200,8 +205,10 @@ if not TYPE_CHECKING:
                 "contains",
                 "contains_all",
                 "contains_any",
+                "MathGrader",
                 "exact_match",
                 "f1_score",
+                "math_match",
                 "normalize",
                 "numeric_match",
                 "pydantic_parse",

@@ -22,3 +22,18 @@ def test_display_shows_progress_running_means_and_failures():
     assert "stopping: finishing the 1 sample(s) in flight" in text
     lines = [line for line in text.splitlines() if line.startswith("judge")]
     assert lines[-1].split() == ["judge", "2", "0.7500", "1", "0"]
+
+
+def test_grader_keys_are_shown_as_text_not_markup():
+    console = Console(record=True, width=120, force_terminal=True)
+    display = RichDisplay(console=console, refresh_per_second=50)
+    keys = ["judge [/v2]", "f1[macro]", "[bold red]x"]
+    display.start(1, keys, skipped=0)
+    grade = {"value": 1.0, "grader_key": "k", "children": [], "info": {}}
+    for key in keys:
+        display.outcome(key, GradeOutcome("ok", "h", grade))
+    display.sample_done()
+    display.stop()
+    text = console.export_text()
+    for key in keys:
+        assert key in text

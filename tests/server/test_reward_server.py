@@ -22,7 +22,8 @@ from gradewire import (
 )
 from gradewire.http import RetryPolicy
 from gradewire.http._retry import ModelHTTPError
-from gradewire.server._server import create_app, is_loopback, serve
+from gradewire.server._hosts import is_loopback
+from gradewire.server._server import create_app, serve
 from gradewire.specs._factory import build_grader
 from gradewire.tools._endpoint_grader import EndpointGrader
 from reward_server_helpers import running

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from gradewire import BaseGrader, InvalidInputError, StringThread, Table
+from gradewire.server import ServerSettings, create_app
 from gradewire.server._hosts import is_loopback_host, is_loopback_origin
-from gradewire.server._server import DEFAULT_MAX_LOG_RECORDS, create_app
 from gradewire.specs._factory import build_grader
 from reward_server_helpers import running
 
@@ -282,7 +282,7 @@ def test_the_server_bounds_the_logs_of_graders_that_keep_everything():
         }
     )
     create_app([unbounded, own, combined])
-    assert unbounded.max_log_records == DEFAULT_MAX_LOG_RECORDS == 10_000
+    assert unbounded.max_log_records == ServerSettings().max_log_records == 10_000
     assert own.max_log_records == 50  # a grader's own bound wins
     assert combined.max_log_records == 10_000
     assert [g.max_log_records for g in combined.graders] == [10_000, 10_000]

@@ -9,8 +9,9 @@ import pytest
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
 from gradewire.core._logging_core import LogValue
 from gradewire.sinks import Sink
-from gradewire.sinks._base_sink import BaseSink, check_config, check_logs, check_step
+from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._memory_sink import MemorySink
+from gradewire.sinks._sink import check_config, check_logs, check_step
 from gradewire.sinks._table_policy import TablePolicy
 
 

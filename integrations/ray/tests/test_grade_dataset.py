@@ -161,6 +161,20 @@ def test_a_row_that_is_no_sample_is_an_error_of_every_grader(ray_instance: Any) 
     assert "no 'messages' field and no 'prompt' field" in bad["correct/error"]
 
 
+def test_a_completion_in_another_column_is_an_error_until_it_is_named(ray_instance: Any) -> None:
+    data = [{"id": i, "prompt": f"{i}?", "response": str(i), "answer": i} for i in range(6)]
+    dataset = ray_instance.data.from_items(data)
+    refused = grade_dataset(dataset, graders())
+    assert refused.states["correct"].to_logs()["score/error_count"] == 6
+    (first,) = refused.dataset.filter(expr=col("id") == 0).take_all()
+    assert "completion_key='response'" in first["correct/error"]
+    named = grade_dataset(dataset, graders(), completion_key="response")
+    assert named.states["correct"].to_logs()["score/error_count"] == 0
+    assert named.get_logs("correct")["score/count"] == 6
+    with pytest.raises(gw.InvalidInputError, match="one or the other"):
+        grade_dataset(dataset, graders(), to_thread=default_row_thread, completion_key="x")
+
+
 async def _slow_half(sample: gw.StringThread) -> gw.Grade:
     await asyncio.sleep(0.01)
     return gw.Grade(0.5, "slow", reasoning="waited")

@@ -13,7 +13,13 @@ from typing import Any
 
 from gradewire.core import GradewireError
 
-__all__ = ["add_eval_parser", "parse_fail_on_error", "run_eval_command", "sinks_for"]
+__all__ = [
+    "add_eval_parser",
+    "data_options",
+    "parse_fail_on_error",
+    "run_eval_command",
+    "sinks_for",
+]
 
 SINKS = ("mlflow", "wandb", "jsonl", "console")
 
@@ -72,6 +78,25 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--cluster-key", default=None, help="metadata field to cluster standard errors by"
     )
     parser.add_argument(
+        "--completion-key",
+        default=None,
+        metavar="FIELD",
+        help="the field that holds the completion (default: completion); a row with no "
+        "completion is a data error",
+    )
+    parser.add_argument(
+        "--prompt-key",
+        default=None,
+        metavar="FIELD",
+        help="the field that holds the prompt, a string or a list of messages (default: "
+        "prompt; 'messages' reads messages as the prompt of a separate completion field)",
+    )
+    parser.add_argument(
+        "--allow-prompt-only",
+        action="store_true",
+        help="grade rows that have no completion (graders of the prompt alone)",
+    )
+    parser.add_argument(
         "--fail-on-error",
         type=parse_fail_on_error,
         default=None,
@@ -113,8 +138,28 @@ def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]
     return trackers, sinks
 
 
+def data_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `DataOptions` that ``--completion-key``, ``--prompt-key``, ``--allow-prompt-only`` ask.
+
+    Only those given, so that the defaults stay in one place.
+    """
+    options: dict[str, Any] = {}
+    if args.completion_key is not None:
+        options["completion_key"] = args.completion_key
+    if args.prompt_key is not None:
+        options["prompt_key"] = args.prompt_key
+    if args.allow_prompt_only:
+        options["allow_prompt_only"] = True
+    return options
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
-    """Run ``gradewire eval``; returns the exit code."""
+    """Run ``gradewire eval``; returns the exit code.
+
+    Everything the run needs (the extras, the data, the run folder, the trackers) is
+    checked before the first grade; a tracker that fails afterwards leaves the run folder
+    complete, and the exit code says so (3).
+    """
     from gradewire.eval import RichDisplay, run_eval
     from gradewire.eval._trackers import log_run_to_sink
     from gradewire.specs import load_graders
@@ -143,26 +188,45 @@ def run_eval_command(args: argparse.Namespace) -> int:
                     display=display,
                     grader_file=str(args.graders),
                     engine=engine,
+                    **data_options(args),
                 )
             )
         finally:
             if handler is not None:
                 logging.getLogger("gradewire").removeHandler(handler)
-    except GradewireError as exc:
+    except (GradewireError, OSError) as exc:
         print(f"gradewire eval: {exc}", file=sys.stderr)
         return 2
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
-    notes = []
-    for tracker in trackers:
-        notes.extend(tracker.log_run(result.run, result.summaries))
+    names = [name for name in dict.fromkeys(args.sink) if name not in ("jsonl", "console")]
+    notes: list[str] = []
+    failed: list[str] = []
+    # The run folder (results, summary, report) is complete here: a tracker that fails
+    # now loses nothing, and running the command again logs it without grading again.
+    for name, tracker in zip(names, trackers, strict=True):
+        try:
+            notes.extend(tracker.log_run(result.run, result.summaries))
+        except Exception as exc:  # any tracker failure: reported, never a traceback
+            failed.append(f"{name} ({type(exc).__name__}: {exc})")
     for sink in sinks:
-        log_run_to_sink(result.run, sink)
-        sink.close()
+        try:
+            log_run_to_sink(result.run, sink)
+            sink.close()
+        except Exception as exc:
+            failed.append(f"{type(sink).__name__} ({type(exc).__name__}: {exc})")
     for line in notes:
         print(line)
     print(f"report: {result.report.resolve()} (open it in a browser; it needs no network)")
+    if failed:
+        print(
+            f"gradewire eval: logging the run failed: {'; '.join(failed)}. The run folder "
+            f"{out} is complete (results, summary, report); run the same command again to "
+            "log it (nothing is graded again)",
+            file=sys.stderr,
+        )
+        return 3
     if result.outcome.interrupted:
         print(
             f"interrupted: {result.outcome.graded} sample(s) graded and kept; run the same "

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gradewire.eval._report import render_report, write_report
     from gradewire.eval._run import EvalRun, load_run
     from gradewire.eval._runner import EvalDisplay, GradingReport
-    from gradewire.eval._samples import DataError, EvalSample
+    from gradewire.eval._samples import DataError, DataOptions, EvalSample
     from gradewire.eval._statistics import GraderSummary
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "ChangedSample",
     "Comparison",
     "DataError",
+    "DataOptions",
     "EvalDisplay",
     "EvalResult",
     "EvalRun",
@@ -72,7 +73,7 @@ if not TYPE_CHECKING:
             "._report": ["render_report", "write_report"],
             "._run": ["EvalRun", "load_run"],
             "._runner": ["EvalDisplay", "GradingReport"],
-            "._samples": ["DataError", "EvalSample"],
+            "._samples": ["DataError", "DataOptions", "EvalSample"],
             "._statistics": ["GraderSummary"],
         },
     )

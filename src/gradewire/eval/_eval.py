@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -12,18 +13,27 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from gradewire.core import BaseGrader, InvalidInputError
-from gradewire.eval._data import data_format, data_hash, load_samples
+from gradewire.eval._data import data_format, data_hash, read_samples
 from gradewire.eval._engines import GradingEngine
 from gradewire.eval._outcomes import spec_hash
 from gradewire.eval._report import write_report
 from gradewire.eval._run import EvalRun, load_run
 from gradewire.eval._run_folder import CONFIG, REPORT, SUMMARY, read_config, write_json
 from gradewire.eval._runner import EvalDisplay, GradingReport, grade_samples
-from gradewire.eval._samples import EvalSample
+from gradewire.eval._samples import (
+    DataOptions,
+    EvalSample,
+    RowShape,
+    checked_samples,
+    id_problem,
+)
+from gradewire.eval._scipy import scipy_stats
 from gradewire.eval._statistics import GraderSummary, cluster_labels
 
-__all__ = ["EvalResult", "run_eval"]
+__all__ = ["EvalResult", "check_out_folder", "run_eval"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,7 @@ async def run_eval(
     display: EvalDisplay | None = None,
     grader_file: str | None = None,
     engine: GradingEngine | None = None,
+    **options: Unpack[DataOptions],
 ) -> EvalResult:
     """Grade a data set into a run folder, resuming what an earlier run left.
 
@@ -85,36 +96,58 @@ async def run_eval(
         grader_file: The grader file's path, recorded in the config.
         engine: Where the samples are graded (`eval_engine`); None: in this process.
             The folder, resumption, statistics and report are the same either way.
+        **options: Which fields of a data file hold the prompt and the completion, and
+            whether prompt-only samples are graded (`DataOptions`; given samples are held
+            to ``allow_prompt_only`` too).
 
     Returns:
         The run and its statistics; ``outcome.interrupted`` tells if Ctrl-C stopped it.
 
     Raises:
         DataError: Bad data (before anything is graded).
-        InvalidInputError: No graders, two with one key, a sample without the cluster key.
+        InvalidInputError: No graders, two with one key, a sample without the cluster key,
+            wrong options, or ``out`` is a file or cannot be written.
+        MissingDependencyError: An extra the run needs is missing (checked first).
     """
     folder = Path(out)
+    shape = RowShape.of(options)
     if not graders:
         raise InvalidInputError("run_eval needs at least one grader")
     keys = [grader.grader_key for grader in graders]
     if len(set(keys)) != len(keys):
         raise InvalidInputError(f"two graders share a key ({keys}); give each its own key")
+    for key in keys:
+        problem = id_problem(key)
+        if problem:
+            raise InvalidInputError(f"grader key {key!r} {problem}")
+    scipy_stats()  # the summary needs it: fail before grading, not after
+    check_out_folder(folder)
     if isinstance(data, (str, os.PathLike)):
-        samples = load_samples(data, limit=limit)
+        samples = read_samples(data, shape, limit=limit)
         data_info: dict[str, Any] = {
-            "path": str(Path(data).resolve()),
+            "path": _text(str(Path(data).resolve())),
             "format": data_format(Path(data)),
             "sha256": data_hash(data),
         }
     else:
-        samples = list(data)[:limit] if limit is not None else list(data)
+        mapped = sorted({"completion_key", "prompt_key"} & set(options))
+        if mapped:
+            raise InvalidInputError(
+                f"{' and '.join(mapped)} name columns of a data file; samples given in "
+                "Python are threads already, so leave them out"
+            )
+        given = list(data)[:limit] if limit is not None else list(data)
+        samples = checked_samples(given, shape)
         data_info = {"path": None, "format": "samples"}
     data_info["rows"] = len(samples)
     if cluster_key is not None:
         cluster_labels(
             [_as_record(sample) for sample in samples], cluster_key
         )  # fail before grading, not after
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot make the run folder {folder}: {exc}") from None
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     _write_config(folder, graders, hashes, data_info, samples, cluster_key, grader_file)
     outcome = await (engine or grade_samples)(
@@ -139,6 +172,45 @@ async def run_eval(
     )
     report = write_report(run, folder / REPORT, summaries=summaries)
     return EvalResult(run, summaries, outcome, report)
+
+
+def check_out_folder(folder: Path) -> None:
+    """Refuse a run folder that is a file or cannot be written, before anything is graded.
+
+    Raises:
+        InvalidInputError: What is wrong with the path, and how to fix it.
+    """
+    if folder.exists():
+        if not folder.is_dir():
+            raise InvalidInputError(
+                f"the run folder {folder} is a file; give a folder (new or holding a run)"
+            )
+        try:  # a real write: permissions, ACLs and read-only mounts all show up
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot write in the run folder {folder}: {exc.strerror or exc}"
+            ) from None
+        return
+    parent = folder.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidInputError(
+            f"cannot make the run folder {folder}: {parent} is a file, not a folder"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"cannot make the run folder {folder}: {parent} is not writable")
+
+
+def _text(path: str) -> str:
+    """A path as text JSON can hold (an undecodable file name byte becomes an escape)."""
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = path.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _as_record(sample: EvalSample) -> Any:
@@ -173,7 +245,7 @@ def _write_config(
             "gradewire_eval": 1,
             "created": old.get("created", now),
             "updated": now,
-            "grader_file": grader_file,
+            "grader_file": None if grader_file is None else _text(grader_file),
             "graders": specs,
             "spec_hashes": hashes,
             "data": data_info,

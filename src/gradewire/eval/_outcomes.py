@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire.core import BaseGrader, Grade, IgnoreGradeException, StringThread
+from gradewire.core import BaseGrader, Grade, GradingError, IgnoreGradeException, StringThread
 from gradewire.core._failure_records import log_fields
 from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
+from gradewire.eval._values import ValueRefused, stored_value
 
 __all__ = ["grade_outcome", "spec_hash"]
 
@@ -42,7 +44,14 @@ async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> 
     result = await grader._attempt(thread)
     seconds = time.perf_counter() - start
     if isinstance(result, Grade):
-        return GradeOutcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
+        try:
+            # Stored as data rows are (a date as text, NaN as null): what JSON cannot hold
+            # makes an error outcome now, not a crash writing the results line.
+            grade = stored_value(result.to_dict(), ("grade",))
+        except ValueRefused as exc:
+            result = GradingError(f"the grade cannot be stored in the run folder: {exc}")
+        else:
+            return GradeOutcome("ok", spec, grade, None, _tree_usage(result), seconds)
     usage = _numbers(log_fields(result))
     message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
@@ -57,7 +66,9 @@ def _numbers(fields: Mapping[str, Any]) -> dict[str, float]:
     return {
         key: value
         for key, value in fields.items()
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)  # the results line is strict JSON
     }
 
 
@@ -72,4 +83,4 @@ def _tree_usage(grade: Grade) -> dict[str, float]:
             for key, value in _numbers(usage).items():
                 total[key] = total.get(key, 0) + value
         stack.extend(node.children)
-    return total
+    return _numbers(total)

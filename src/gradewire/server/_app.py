@@ -17,13 +17,13 @@ from gradewire.server._middlewares import (
     LOGGED,
     SETTINGS,
     TOO_DEEP,
-    ServerSettings,
     bearer_auth,
     errors,
     json_answer,
     log_line,
     this_machine_only,
 )
+from gradewire.server._nemo_gym import verify_answer, verify_thread
 from gradewire.server._protocol import (
     RequestError,
     batch_request,
@@ -34,22 +34,25 @@ from gradewire.server._protocol import (
     outcome_answer,
     pick_grader,
 )
+from gradewire.server._settings import ServerSettings
 from gradewire.server._slots import GradingSlots
 
-__all__ = ["SLOTS", "ServerSettings", "build_app"]
+__all__ = ["GRADERS", "SLOTS", "build_app"]
 
 _T = TypeVar("_T")
 
 SLOTS = web.AppKey("gradewire_grading_slots", GradingSlots)
+GRADERS = web.AppKey("gradewire_graders", Mapping[str, BaseGrader])
 
 
-def build_app(settings: ServerSettings) -> web.Application:
+def build_app(graders: Mapping[str, BaseGrader], settings: ServerSettings) -> web.Application:
     """The application: routes, auth and error middlewares, the body size cap."""
     app = web.Application(
         client_max_size=settings.max_body_bytes,
         middlewares=[answer_in_time(settings.body_timeout), errors, this_machine_only, bearer_auth],
     )
     app[SETTINGS] = settings
+    app[GRADERS] = graders
     app[SLOTS] = GradingSlots(settings.max_concurrency)
     app[LOGGED] = set()
     app.router.add_get("/health", _health)
@@ -57,6 +60,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_post("/v1/grade", _grade)
     app.router.add_post("/v1/grade_batch", _grade_batch)
     app.router.add_post("/get_reward", _get_reward)
+    app.router.add_post("/verify", _verify)
     app.router.add_get("/v1/logs", _logs)
     app.router.add_post("/v1/logs/clear", _clear_logs)
     return app
@@ -133,7 +137,7 @@ async def _health(request: web.Request) -> web.Response:
 
 async def _graders(request: web.Request) -> web.Response:
     listed = []
-    for key, grader in request.app[SETTINGS].graders.items():
+    for key, grader in request.app[GRADERS].items():
         spec = getattr(grader, "spec", None)
         listed.append(
             {
@@ -146,37 +150,49 @@ async def _graders(request: web.Request) -> web.Response:
 
 
 async def _grade(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
+    graders = request.app[GRADERS]
     data = await _body(request)
-    grader, thread = _read(request, lambda: grade_request(data, settings.graders))
+    grader, thread = _read(request, lambda: grade_request(data, graders))
     [outcome] = await request.app[SLOTS].attempt_all(grader, [thread])
     return json_answer(outcome_answer(outcome))
 
 
 async def _grade_batch(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
+    settings, graders = request.app[SETTINGS], request.app[GRADERS]
     data = await _body(request)
-    grader, threads = _read(
-        request, lambda: batch_request(data, settings.graders, settings.max_batch)
-    )
+    grader, threads = _read(request, lambda: batch_request(data, graders, settings.max_batch))
     outcomes = await request.app[SLOTS].attempt_all(grader, threads)
     return json_answer({"grades": [outcome_answer(outcome) for outcome in outcomes]})
 
 
 async def _get_reward(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
+    settings, graders = request.app[SETTINGS], request.app[GRADERS]
     data = await _body(request)
 
     def read() -> tuple[BaseGrader, list[StringThread], list[bool]]:
         name = request.query.get("grader")
         if name is None and isinstance(data, Mapping):
             name = data.get("grader")
-        grader = pick_grader(settings.graders, name)
+        grader = pick_grader(graders, name)
         return grader, *openrlhf_request(data, settings.max_batch, settings.label_key)
 
     grader, threads, mismatched = _read(request, read)
     outcomes = await request.app[SLOTS].attempt_all(grader, threads)
     return json_answer(openrlhf_answer(outcomes, mismatched, settings.failure_reward))
+
+
+async def _verify(request: web.Request) -> web.Response:
+    settings, graders = request.app[SETTINGS], request.app[GRADERS]
+    data = await _body(request)
+
+    def read() -> tuple[BaseGrader, StringThread]:
+        # NeMo Gym posts the task's own fields beside the exchange, so the grader is named
+        # in the query only (or is the server's one grader).
+        return pick_grader(graders, request.query.get("grader")), verify_thread(data)
+
+    grader, thread = _read(request, read)
+    [outcome] = await request.app[SLOTS].attempt_all(grader, [thread])
+    return json_answer(verify_answer(data, outcome, settings.failure_reward))
 
 
 async def _logs(request: web.Request) -> web.Response:
@@ -189,7 +205,7 @@ async def _logs(request: web.Request) -> web.Response:
         )
     settings = request.app[SETTINGS]
     return json_answer(
-        logs_answer(settings.graders.values(), clear=False, max_bytes=settings.max_log_bytes)
+        logs_answer(request.app[GRADERS].values(), clear=False, max_bytes=settings.max_log_bytes)
     )
 
 
@@ -201,5 +217,5 @@ async def _clear_logs(request: web.Request) -> web.Response:
         )
     settings = request.app[SETTINGS]
     return json_answer(
-        logs_answer(settings.graders.values(), clear=True, max_bytes=settings.max_log_bytes)
+        logs_answer(request.app[GRADERS].values(), clear=True, max_bytes=settings.max_log_bytes)
     )

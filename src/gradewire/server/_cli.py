@@ -1,35 +1,123 @@
-"""``gradewire serve GRADERS``: the reward server from the command line."""
+"""``gradewire serve GRADERS``: the reward server from the command line.
+
+Each field of `ServerSettings` is one flag, made from the field: ``--<name>`` (dashes for
+underscores), its type, its default and, as help, its doc. A new setting needs no code here.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import inspect
 import os
+import re
 import signal
 import sys
+import typing
+from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradewire.core._errors import GradewireError
 
-__all__ = ["add_serve_parser", "run_serve"]
+if TYPE_CHECKING:
+    from gradewire.server._settings import ServerSettings
+
+__all__ = ["TOKEN_ENV", "SettingFlag", "add_serve_parser", "run_serve", "setting_flags"]
 
 TOKEN_ENV = "GRADEWIRE_SERVE_TOKEN"
+
+# The settings whose flag is not --<name>: one repeated flag per host name reads better.
+_SPELLED = {"allowed_hosts": "--allow-host"}
+# What a flag adds to its setting's doc: where else its value can come from.
+_NOTES = {
+    "token": f"default: ${TOKEN_ENV}; prefer the variable, as command lines are visible to "
+    "other users"
+}
+
+
+@dataclass(frozen=True)
+class SettingFlag:
+    """The command-line flag of one `ServerSettings` field.
+
+    Attributes:
+        field: The field's name.
+        flag: The flag, e.g. ``--max-batch``.
+        type: What the flag's text is parsed as (int, float or str).
+        repeated: The field is a collection: the flag is given once per item.
+        zero_is_none: The field may be None, which the flag spells 0.
+        help: The field's doc, as plain text, with the default.
+    """
+
+    field: str
+    flag: str
+    type: type[int] | type[float] | type[str]
+    repeated: bool
+    zero_is_none: bool
+    help: str
+
+
+def setting_flags() -> list[SettingFlag]:
+    """One flag per `ServerSettings` field, in the fields' order."""
+    from gradewire.server._settings import ServerSettings
+
+    hints = typing.get_type_hints(ServerSettings)
+    docs = _field_docs(ServerSettings)
+    flags = []
+    for each in dataclasses.fields(ServerSettings):
+        hint = hints[each.name]
+        args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        optional = type(None) in typing.get_args(hint)
+        repeated = typing.get_origin(hint) is Collection
+        parsed = args[0] if (optional or repeated) else hint
+        if parsed not in (int, float, str):
+            raise TypeError(f"ServerSettings.{each.name}: no flag for a {hint}")
+        notes = [_NOTES[each.name]] if each.name in _NOTES else []
+        if each.default not in (None, frozenset()):
+            shown = f"{each.default:g}" if isinstance(each.default, float) else each.default
+            notes.append(f"default: {shown}")
+        if repeated:
+            notes.append("repeatable")
+        text = _plain(docs.get(each.name, ""))
+        flags.append(
+            SettingFlag(
+                field=each.name,
+                flag=_SPELLED.get(each.name, "--" + each.name.replace("_", "-")),
+                type=parsed,
+                repeated=repeated,
+                zero_is_none=optional and parsed is int,
+                help=f"{text.rstrip('.')} ({'; '.join(notes)})." if notes else text,
+            )
+        )
+    return flags
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """Each field's doc, from the ``Attributes:`` section of ``cls``'s docstring."""
+    doc = inspect.getdoc(cls) or ""  # None under python -OO: flags without help
+    docs: dict[str, str] = {}
+    name = None
+    for line in doc.partition("Attributes:\n")[2].splitlines():
+        if line.startswith("    ") and not line.startswith("     "):
+            name, _, text = line.strip().partition(": ")
+            docs[name] = text
+        elif line.startswith("        ") and name is not None:
+            docs[name] += " " + line.strip()
+        else:
+            break
+    return docs
+
+
+def _plain(text: str) -> str:
+    """A docstring's text as help: no reST quotes, and %-signs argparse leaves alone."""
+    return re.sub(r"``?([^`]+)``?", r"\1", text).replace("%", "%%")
 
 
 def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` subcommand."""
-    from gradewire.server._server import (
-        DEFAULT_BODY_TIMEOUT,
-        DEFAULT_HEADER_TIMEOUT,
-        DEFAULT_KEEPALIVE_TIMEOUT,
-        DEFAULT_MAX_BATCH,
-        DEFAULT_MAX_BODY_BYTES,
-        DEFAULT_MAX_LOG_BYTES,
-        DEFAULT_MAX_LOG_RECORDS,
-    )
-
     serve = commands.add_parser(
         "serve",
         help="serve the graders of a TOML/JSON grader file over HTTP (needs gradewire[serve])",
@@ -44,117 +132,67 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         ),
     )
     serve.add_argument("graders", type=Path, help="grader file (.toml or .json)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free)")
-    serve.add_argument(
-        "--token",
-        default=None,
-        help=f"bearer token clients must send (default: ${TOKEN_ENV}; prefer the variable, "
-        "as command lines are visible to other users)",
-    )
-    serve.add_argument(
+    where = serve.add_argument_group("where to listen")
+    where.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    where.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free)")
+    where.add_argument(
         "--insecure",
         action="store_true",
         help="allow binding a non-loopback --host without a token; requests must still be "
         "addressed to localhost, 127.0.0.1 or [::1] (a container's published port, an SSH "
         "tunnel) or an --allow-host name: to serve other machines, set a token",
     )
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="without a token, also answer requests addressed to NAME (the host name or IP "
-        "clients put in the URL), for clients on other machines that cannot send a token, "
-        "such as OpenRLHF's --remote_rm_url; list only names you control; repeatable",
+    settings = serve.add_argument_group(
+        "server settings", "The fields of gradewire.ServerSettings, one flag each."
     )
-    serve.add_argument(
-        "--max-batch",
-        type=int,
-        default=DEFAULT_MAX_BATCH,
-        help=f"most samples per batch request (default: {DEFAULT_MAX_BATCH})",
-    )
-    serve.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=DEFAULT_MAX_BODY_BYTES,
-        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY_BYTES})",
-    )
-    serve.add_argument(
-        "--failure-reward",
-        type=float,
-        default=0.0,
-        help="reward /get_reward gives a sample that abstained or failed (default: 0.0)",
-    )
-    serve.add_argument(
-        "--label-key",
-        default="label",
-        help="metadata key /get_reward puts each sample's label under, as the graders read "
-        "it: e.g. --label-key answer for metadata['answer'] (default: label)",
-    )
-    serve.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=64,
-        help="samples graded at once across all requests; the others queue (default: 64)",
-    )
-    serve.add_argument(
-        "--max-log-records",
-        type=int,
-        default=DEFAULT_MAX_LOG_RECORDS,
-        help="log records each grader keeps before folding the oldest into exact running "
-        "statistics, so memory stays bounded (/v1/logs figures stay exact, tables show recent "
-        f"samples); graders that set their own keep it (default: {DEFAULT_MAX_LOG_RECORDS}; "
-        "0: keep every record)",
-    )
-    serve.add_argument(
-        "--max-log-bytes",
-        type=int,
-        default=DEFAULT_MAX_LOG_BYTES,
-        help="bytes of text (prompts, completions, reasons) each grader keeps for its tables, "
-        "texts over 10,000 characters cut as they are logged; GET /v1/logs answers at most "
-        f"this much table text (default: {DEFAULT_MAX_LOG_BYTES}; 0: no bound)",
-    )
-    serve.add_argument(
-        "--max-connections",
-        type=int,
-        default=None,
-        help="connections open at once; at the limit an idle one (one that has sent nothing "
-        "first) is closed for a new one (default: half the open-file limit, ulimit -n, "
-        "from 16 to 10,000)",
-    )
-    serve.add_argument(
-        "--header-timeout",
-        type=float,
-        default=DEFAULT_HEADER_TIMEOUT,
-        help="seconds a connection has to send a complete request head "
-        f"(default: {DEFAULT_HEADER_TIMEOUT:g})",
-    )
-    serve.add_argument(
-        "--keepalive-timeout",
-        type=float,
-        default=DEFAULT_KEEPALIVE_TIMEOUT,
-        help=f"seconds an idle connection stays open (default: {DEFAULT_KEEPALIVE_TIMEOUT:g})",
-    )
-    serve.add_argument(
-        "--body-timeout",
-        type=float,
-        default=DEFAULT_BODY_TIMEOUT,
-        help="seconds a request body may take to arrive, and an answer to be sent "
-        f"(default: {DEFAULT_BODY_TIMEOUT:g})",
-    )
+    for flag in setting_flags():
+        options: dict[str, Any] = {
+            "dest": flag.field,
+            "type": flag.type,
+            "default": argparse.SUPPRESS,  # the settings object holds the defaults
+            "help": flag.help,
+        }
+        if flag.repeated:
+            options.update(action="append", metavar="NAME")
+        settings.add_argument(flag.flag, **options)
+
+
+def settings_from(args: argparse.Namespace) -> ServerSettings:
+    """The settings given on the command line (`TOKEN_ENV` for a token not given).
+
+    Raises:
+        GradewireError: A value is refused; the message names the flag.
+    """
+    from gradewire.server._settings import ServerSettings, check_setting
+
+    given: dict[str, Any] = {}
+    for flag in setting_flags():
+        value, source = getattr(args, flag.field, None), flag.flag
+        if flag.field == "token" and value is None:
+            value, source = os.environ.get(TOKEN_ENV), f"${TOKEN_ENV}"
+        if value is None:
+            continue
+        if flag.zero_is_none and value == 0:
+            value = None
+        try:
+            given[flag.field] = check_setting(flag.field, value)
+        except GradewireError as exc:
+            raise type(exc)(f"{source}: {exc}") from None
+    return ServerSettings(**given)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Load the graders and serve them until SIGTERM or SIGINT; returns the exit code."""
-    from gradewire.server._checks import connection_settings
-    from gradewire.server._server import create_app, is_loopback, serve
+    from gradewire.server._hosts import is_loopback
+    from gradewire.server._server import create_app, serve
     from gradewire.specs._factory import load_graders
 
-    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
-    token = token.strip() if token else None
-    max_log_records = args.max_log_records or None  # 0: unbounded
-    if not is_loopback(args.host) and not token and not args.insecure:
+    try:
+        settings = settings_from(args)
+    except GradewireError as exc:
+        print(f"gradewire serve: {exc}", file=sys.stderr)
+        return 2
+    if not is_loopback(args.host) and settings.token is None and not args.insecure:
         print(
             f"gradewire serve: refusing to bind {args.host} without a token: anyone who can "
             f"reach it could run the graders. Set {TOKEN_ENV} (or --token), bind 127.0.0.1, "
@@ -164,26 +202,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     try:
         graders = load_graders(args.graders)
-        settings: dict[str, Any] = {
-            "token": token,
-            "max_batch": args.max_batch,
-            "max_body_bytes": args.max_body_bytes,
-            "failure_reward": args.failure_reward,
-            "max_concurrency": args.max_concurrency,
-            "max_log_records": max_log_records,
-            "max_log_bytes": args.max_log_bytes or None,  # 0: unbounded
-            "allowed_hosts": args.allow_host,
-            "label_key": args.label_key,
-            "body_timeout": args.body_timeout,
-        }
-        connections: dict[str, Any] = {
-            "max_connections": args.max_connections,
-            "header_timeout": args.header_timeout,
-            "keepalive_timeout": args.keepalive_timeout,
-        }
-        # Checks the settings and aiohttp before binding anything.
-        create_app(graders, **settings)
-        connection_settings(**connections)
+        create_app(graders, settings=settings)  # checks the graders and aiohttp before binding
     except GradewireError as exc:
         print(f"gradewire serve: {exc}", file=sys.stderr)
         return 2
@@ -191,10 +210,10 @@ def run_serve(args: argparse.Namespace) -> int:
     def ready(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         keys = ", ".join(g.grader_key for g in graders)
-        if token:
+        if settings.token:
             auth = "bearer token required"
         else:
-            named = "".join(f", {name}" for name in args.allow_host)
+            named = "".join(f", {name}" for name in sorted(settings.allowed_hosts))
             auth = f"no token: only requests to localhost, 127.0.0.1, [::1]{named}"
         _say(f"gradewire serve: listening on http://{shown}:{port} ({auth}; graders: {keys})")
 
@@ -207,13 +226,12 @@ def run_serve(args: argparse.Namespace) -> int:
                 loop.add_signal_handler(signum, stop.set)
         await serve(
             graders,
+            settings=settings,
             host=args.host,
             port=args.port,
             insecure=args.insecure,
             stop=stop,
             on_ready=ready,
-            **settings,
-            **connections,
         )
 
     try:

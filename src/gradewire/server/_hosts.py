@@ -1,4 +1,7 @@
-"""Which ``Host`` and ``Origin`` headers a reward server without a token answers.
+"""Which names are this machine: a bind address, and the ``Host`` and ``Origin`` headers.
+
+A reward server without a token binds a non-loopback address (`is_loopback`) only when told
+to, and answers only requests that a page on another site cannot make.
 
 A web page the user visits can point its own DNS name at 127.0.0.1 (DNS rebinding: the
 browser then talks to the server as that name, and sends it as ``Host``), or post to the
@@ -14,11 +17,27 @@ from collections.abc import Collection, Iterable
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["allowed_host_names", "host_name", "is_loopback_host", "is_loopback_origin"]
+__all__ = [
+    "allowed_host_names",
+    "host_name",
+    "is_loopback",
+    "is_loopback_host",
+    "is_loopback_origin",
+]
 
 # Host / Origin as browsers send them: a name (or a bracketed IPv6 literal), then maybe a port.
 _HOST_HEADER = re.compile(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]/\s]+)(?::\d{1,5})?")
 _ORIGIN_HEADER = re.compile(r"https?://(.+)", re.IGNORECASE)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def host_name(value: str) -> str | None:

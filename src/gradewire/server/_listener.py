@@ -11,9 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
-from gradewire.server._checks import ConnectionSettings
 from gradewire.server._connections import Connections
 from gradewire.server._log_limit import AiohttpLog, LogLimiter
+from gradewire.server._settings import ServerSettings, default_max_connections
 
 __all__ = ["listen"]
 
@@ -31,11 +31,17 @@ async def listen(
     *,
     host: str,
     port: int,
-    settings: ConnectionSettings,
+    settings: ServerSettings,
     stop: asyncio.Event,
     on_ready: Callable[[str, int], None] | None,
 ) -> None:
-    """Serve ``app`` on ``host:port`` until ``stop`` is set; requests in flight are answered."""
+    """Serve ``app`` on ``host:port`` until ``stop`` is set; requests in flight are answered.
+
+    The connections follow ``settings``' ``max_connections``, ``header_timeout`` and
+    ``keepalive_timeout``.
+    """
+    limit = settings.max_connections
+    max_connections = default_max_connections() if limit is None else limit
     log = LogLimiter(logger)
     # aiohttp's keep-alive timer closes idle connections; the header deadline and the cap
     # are the Connections' own. access_log=None: one line per request is not logged.
@@ -58,7 +64,7 @@ async def listen(
                 "gradewire serve: cannot accept a connection (%s); raise the open-file limit "
                 "(ulimit -n) or lower --max-connections (now %d)",
                 exc.strerror,
-                settings.max_connections,
+                max_connections,
             )
         elif previous is not None:
             previous(loop, context)
@@ -72,7 +78,7 @@ async def listen(
         assert runner.server is not None
         connections = Connections(
             runner.server,
-            max_connections=settings.max_connections,
+            max_connections=max_connections,
             header_timeout=settings.header_timeout,
             handler_options=options,
             log=log,

@@ -1,25 +1,23 @@
-"""The reward server's settings, JSON answers and middlewares: who may call, how failures look."""
+"""The reward server's JSON answers and middlewares: who may call, how failures look."""
 
 from __future__ import annotations
 
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from aiohttp import hdrs, http_exceptions, web
 
-from gradewire.core._grader import BaseGrader
 from gradewire.server._hosts import is_loopback_host, is_loopback_origin
 from gradewire.server._protocol import RequestError, jsonable
+from gradewire.server._settings import ServerSettings
 
 __all__ = [
     "LOGGED",
     "SETTINGS",
     "TOO_DEEP",
-    "ServerSettings",
     "bearer_auth",
     "error_answer",
     "errors",
@@ -32,22 +30,6 @@ __all__ = [
 logger = logging.getLogger("gradewire")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@dataclass(frozen=True)
-class ServerSettings:
-    """What `create_app` was given, checked."""
-
-    graders: Mapping[str, BaseGrader]
-    token: str | None
-    max_batch: int
-    max_body_bytes: int
-    failure_reward: float
-    max_concurrency: int
-    allowed_hosts: frozenset[str]
-    body_timeout: float
-    max_log_bytes: int | None
-    label_key: str = "label"
 
 
 SETTINGS = web.AppKey("gradewire_settings", ServerSettings)
@@ -185,7 +167,7 @@ async def this_machine_only(request: web.Request, handler: Handler) -> web.Strea
     return await handler(request)
 
 
-def _listed(names: frozenset[str]) -> str:
+def _listed(names: Collection[str]) -> str:
     return "".join(f", {name}" for name in sorted(names))
 
 

@@ -52,7 +52,7 @@ def pick_grader(graders: Mapping[str, BaseGrader], name: object) -> BaseGrader:
         raise RequestError(
             422,
             f"this server hosts {len(graders)} graders ({', '.join(graders)}); name one in "
-            "'grader' (or ?grader= for /get_reward)",
+            "'grader' (or ?grader= for /get_reward and /verify)",
         )
     if not isinstance(name, str):
         raise RequestError(422, f"'grader' must be a string, not {type(name).__name__}")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gradewire.sinks.background import (
         BackgroundSink,
         DeliveryReport,
+        DeliverySettings,
         Rejection,
         read_spill,
         read_spill_configs,
@@ -32,6 +33,7 @@ __all__ = [
     "BaseSink",
     "ConsoleSink",
     "DeliveryReport",
+    "DeliverySettings",
     "FanOutSink",
     "JsonlRun",
     "JsonlSink",
@@ -64,6 +66,7 @@ if not TYPE_CHECKING:
             ".background": [
                 "BackgroundSink",
                 "DeliveryReport",
+                "DeliverySettings",
                 "Rejection",
                 "read_spill",
                 "read_spill_configs",

@@ -7,80 +7,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
-
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
-from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
-from gradewire.core._table import Table
 from gradewire.sinks._rank import process_rank
-from gradewire.sinks._sink import StepLogs
+from gradewire.sinks._sink import StepLogs, check_config, check_logs, check_step
 from gradewire.sinks._table_policy import PolicyState, TablePolicy
 
-__all__ = ["BaseSink", "check_config", "check_logs", "check_step"]
+__all__ = ["BaseSink"]
 
 _SinkT = TypeVar("_SinkT", bound="BaseSink")
-
-
-def check_step(step: object) -> int:
-    """``step`` as a plain int, or an error saying what a step must be."""
-    if isinstance(step, bool | np.bool_) or not isinstance(step, int | np.integer):
-        raise InvalidTypeError(
-            f"step must be an int, not {type(step).__name__} {step!r}; pass the training "
-            "step or sample count, e.g. step=trainer.state.global_step"
-        )
-    value = int(step)
-    if value < 0:
-        raise InvalidInputError(f"step must be 0 or more, not {value}")
-    return value
-
-
-def check_logs(logs: object) -> dict[str, LogValue]:
-    """A new dict of plain values (bools as ints), or an error naming the bad key and the fix."""
-    if not isinstance(logs, Mapping):
-        raise InvalidTypeError(
-            f"logs must be a mapping such as grader.get_logs(), not {type(logs).__name__}"
-        )
-    out: dict[str, LogValue] = {}
-    for key, value in logs.items():
-        if not isinstance(key, str):
-            raise InvalidTypeError(
-                f"log keys must be str, got {type(key).__name__} {key!r}; use a name such as "
-                "'judge/score/mean'"
-            )
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, Table | Histogram):
-            out[key] = value
-        elif isinstance(value, bool):
-            out[key] = int(value)
-        elif isinstance(value, int):
-            out[key] = int.__int__(value)
-        elif isinstance(value, float):
-            out[key] = float.__float__(value)
-        else:
-            raise InvalidTypeError(
-                f"logs[{key!r}] is a {type(value).__name__}; a sink takes numbers (int, float, "
-                "bool), gradewire.Table and gradewire.Histogram values: convert a tensor or "
-                "array with float(value) or value.item(), put text in a Table, and drop keys "
-                "that have no value"
-            )
-    return out
-
-
-def check_config(config: object) -> dict[str, Any]:
-    """A shallow dict copy of a run configuration with str keys."""
-    if not isinstance(config, Mapping):
-        raise InvalidTypeError(
-            f"config must be a mapping such as {{'learning_rate': 1e-5}}, "
-            f"not {type(config).__name__}"
-        )
-    for key in config:
-        if not isinstance(key, str):
-            raise InvalidTypeError(
-                f"config keys must be str, got {type(key).__name__} {key!r}; use str(key)"
-            )
-    return dict(config)
 
 
 class BaseSink(ABC):

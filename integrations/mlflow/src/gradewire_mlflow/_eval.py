@@ -25,10 +25,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradewire import MissingDependencyError
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
+from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 
-__all__ = ["MlflowEvalTracker", "eval_tracker"]
+__all__ = ["MlflowEvalTracker", "eval_tracker", "metric_names"]
 
 STATE = "mlflow.json"
 SAMPLE_TAG = "gradewire.sample_id"
@@ -96,8 +98,12 @@ class MlflowEvalTracker:
             tracking_uri: Default: ``MLFLOW_TRACKING_URI``, else ``./mlflow.db`` (sqlite).
             experiment_name: Default: ``MLFLOW_EXPERIMENT_NAME``, else ``gradewire-eval``.
         """
-        import mlflow  # fail here, with the extra's message, if MLflow is missing
-
+        try:  # fail here, before anything is graded, if MLflow is missing
+            import mlflow
+        except ImportError:
+            raise MissingDependencyError(
+                "mlflow", extra="mlflow", purpose="log evals to MLflow"
+            ) from None
         del mlflow
         self.folder = folder
         self.tracking_uri = (
@@ -158,9 +164,8 @@ class MlflowEvalTracker:
                     traces[record.id] = [_log_trace(record, run.spec_hashes, sources), fingerprint]
                 mlflow.flush_trace_async_logging()
                 self._save(state)
-            metrics = run.metrics()
             steps = len(run.config.get("invocations", [])) or 1
-            mlflow.log_metrics(metrics, step=steps - 1)
+            mlflow.log_metrics(metric_names(run.metrics(), run.graders), step=steps - 1)
             mlflow.log_params(_params(run))
             for name in ("report.html", "summary.json", "config.json"):
                 if run.folder is not None and (run.folder / name).exists():
@@ -211,10 +216,39 @@ class MlflowEvalTracker:
                     "gradewire.compare.run_b": comparison.run_b[:5000],
                 }
             )
-            mlflow.log_metrics(comparison_metrics(comparison))
+            graders = [result.grader for result in comparison.graders]
+            mlflow.log_metrics(
+                metric_names(comparison_metrics(comparison), graders, prefix="compare/")
+            )
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
         return [f"MLflow: comparison logged as run {active.info.run_id} at {self.tracking_uri}"]
+
+
+def metric_names(
+    metrics: Mapping[str, float], graders: Sequence[str], *, prefix: str = ""
+) -> dict[str, float]:
+    """``metrics`` (``<prefix><grader>/...``) under names MLflow takes.
+
+    Grader keys such as ``pass@1``, ``acc(strict)`` or ``f1+bleu`` are ordinary, and
+    MLflow refuses them in a metric name: each grader key is cleaned once, by
+    `MlflowSink`'s rule (`KeyCleaner`, which warns once per key and never lets two keys
+    share a name), and every metric of that grader is logged under the clean key.
+    """
+    clean_grader = KeyCleaner("grader")
+    clean = KeyCleaner("metric")
+    # Longest first: a grader key may itself hold "/" and be the prefix of another.
+    ordered = sorted(dict.fromkeys(graders), key=len, reverse=True)
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        name = key
+        for grader in ordered:
+            head = f"{prefix}{grader}/"
+            if key.startswith(head):
+                name = f"{prefix}{clean_grader(grader)}/{key[len(head) :]}"
+                break
+        out[clean(name)] = value
+    return out
 
 
 def _sources(run: EvalRun) -> dict[str, str]:

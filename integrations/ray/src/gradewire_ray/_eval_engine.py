@@ -20,7 +20,7 @@ from gradewire import BaseGrader, InvalidInputError
 from gradewire.eval import EvalDisplay, EvalSample, GradeOutcome, GradingReport
 from gradewire.eval._run_folder import ResultsWriter
 from gradewire.eval._runner import _on_sigint, start_grading
-from gradewire_ray._ray import pickle, quiet_ray_data, start_ray
+from gradewire_ray._ray import import_ray, pickle, quiet_ray_data, start_ray
 
 __all__ = ["RayEngine", "ray_engine"]
 
@@ -39,6 +39,7 @@ class RayEngine:
     def __init__(self, *, address: str | None = None, actors: int = 2) -> None:
         if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
             raise InvalidInputError(f"actors must be an int >= 1, not {actors!r}")
+        import_ray("grade an eval on Ray")  # a missing extra fails here, before any grading
         self.address = address
         self.actors = actors
 

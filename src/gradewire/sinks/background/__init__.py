@@ -7,6 +7,14 @@ disk while the tracker is down and replays in order. Imports `core` and the sink
 
 from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire.sinks.background._report import DeliveryReport, Rejection
+from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import read_spill, read_spill_configs
 
-__all__ = ["BackgroundSink", "DeliveryReport", "Rejection", "read_spill", "read_spill_configs"]
+__all__ = [
+    "BackgroundSink",
+    "DeliveryReport",
+    "DeliverySettings",
+    "Rejection",
+    "read_spill",
+    "read_spill_configs",
+]

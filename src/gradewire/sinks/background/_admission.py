@@ -1,6 +1,7 @@
 """Admission: how a `BackgroundSink` takes entries in, on its callers' threads.
 
-Each entry gets the next sequence number and goes into memory, newest last; the worker
+Each step is checked and copied first (`step_entry`), so that the caller may go on changing
+what it logged; then it gets the next sequence number and goes into memory, newest last; the worker
 delivers the oldest, and while the tracker is down or slow it moves them to disk. Memory
 holds at most ``max_queue`` entries. When it is full, `put` waits for the worker to make
 room, which takes a disk write, never the network; only when the spill file cannot be
@@ -14,16 +15,50 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from gradewire.core._errors import InvalidInputError, SinkError
-from gradewire.sinks.background._checks import Item, Options
-from gradewire.sinks.background._spill_format import Entry
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire.core._logging_core import LogValue
+from gradewire.core._table import Table
+from gradewire.sinks._sink import StepLogs, check_logs, check_step
+from gradewire.sinks.background._settings import DeliverySettings
+from gradewire.sinks.background._spill_format import Entry, copy_table
 
-__all__ = ["Admission"]
+__all__ = ["Admission", "Item", "step_entries", "step_entry"]
 
 logger = logging.getLogger("gradewire")
 
 _RECHECK = 1.0  # seconds: a waiting put() looks again even if no one wakes it
+
+_T = TypeVar("_T")
+
+Item = tuple[int | None, dict[str, LogValue] | None, dict[str, Any] | None]
+"""What `Admission.put` takes: (step, logs, None) for a step, (None, None, config) for a config."""
+
+
+def step_entry(step: object, logs: object) -> Item:
+    """One step checked and snapshotted for the queue (`BackgroundSink.log`)."""
+    checked = check_logs(logs)
+    for key, value in checked.items():
+        if isinstance(value, Table):
+            checked[key] = copy_table(value)  # so that the caller may keep changing it
+    return check_step(step), checked, None
+
+
+def step_entries(entries: Sequence[StepLogs]) -> list[Item]:
+    """Every step of `BackgroundSink.log_many`, checked before any is queued."""
+    checked: list[Item] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, tuple | list) or len(entry) != 2:
+            raise InvalidTypeError(
+                f"entries[{i}] must be a (step, logs) pair, not {type(entry).__name__}"
+            )
+        try:
+            checked.append(step_entry(entry[0], entry[1]))
+        except InvalidInputError as exc:
+            raise type(exc)(f"entries[{i}]: {exc}") from None
+    return checked
 
 
 class Admission:
@@ -44,7 +79,7 @@ class Admission:
         owner: The `BackgroundSink`'s repr, which every message names.
     """
 
-    def __init__(self, options: Options, owner: str, where: str) -> None:
+    def __init__(self, settings: DeliverySettings, owner: str, where: str) -> None:
         self.lock = threading.Lock()
         self.work = threading.Condition(self.lock)
         self.progress = threading.Condition(self.lock)
@@ -58,10 +93,10 @@ class Admission:
         self.closed = False
         self.owner = owner
         self._where = where  # the spill directory, for messages
-        self._max_queue = options.max_queue
-        self._high_water = max(1, options.max_queue * 3 // 4)  # the worker spills from here
-        self._batch_size = options.batch_size
-        self._when_full = options.when_full
+        self._max_queue = settings.max_queue
+        self._high_water = max(1, settings.max_queue * 3 // 4)  # the worker spills from here
+        self._batch_size = settings.batch_size
+        self._when_full = settings.when_full
         self._last_step: int | None = None
         self._dropping = 0  # entries dropped since memory was last below max_queue
 
@@ -69,6 +104,14 @@ class Admission:
     def logged(self) -> int:
         """Entries `put` accepted: admitted, or dropped after it returned normally."""
         return self.seq + self.dropped
+
+    def unlocked(self, action: Callable[[], _T]) -> _T:
+        """Run ``action`` (file I/O) with the lock released; called with the lock held."""
+        self.lock.release()
+        try:
+            return action()
+        finally:
+            self.lock.acquire()
 
     def close(self) -> bool:
         """Refuse entries from now on; False if that was already so."""

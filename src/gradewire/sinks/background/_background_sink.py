@@ -1,36 +1,39 @@
-"""BackgroundSink: deliver to any sink from a worker thread, so a training step never waits."""
+"""BackgroundSink: deliver to any sink from a worker thread, so a training step never waits.
+
+Also what the sink says at the end: a warning when entries are left undelivered, the error
+when the wrapped sink's ``close()`` raised, and the `atexit` hook that closes a sink which a
+script forgot to close.
+"""
 
 from __future__ import annotations
 
-import os
+import atexit
+import functools
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire.sinks._base_sink import check_config
-from gradewire.sinks._sink import Logs, Sink, StepLogs
-from gradewire.sinks.background._admission import Admission
-from gradewire.sinks.background._checks import (
-    WhenFull,
-    check_options,
-    check_seconds,
-    step_entries,
-    step_entry,
-)
-from gradewire.sinks.background._delivery import (
-    delivered,
-    make_report,
-    report_close,
-    spill_files,
-    start_worker,
-    stop_and_report,
-)
-from gradewire.sinks.background._exit import ExitHook, register_exit_hook, unregister_exit_hook
+from typing_extensions import Unpack
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire.sinks._fanout_sink import FanOutSink
+from gradewire.sinks._sink import Logs, Sink, StepLogs, check_config
+from gradewire.sinks.background._admission import Admission, step_entries, step_entry
 from gradewire.sinks.background._report import DeliveryReport
+from gradewire.sinks.background._settings import (
+    DeliveryOptions,
+    DeliverySettings,
+    check_seconds,
+    resolve_settings,
+)
 from gradewire.sinks.background._spill_format import snapshot_config
+from gradewire.sinks.background._spill_store import open_spill_store
 from gradewire.sinks.background._worker import Worker
 
 __all__ = ["BackgroundSink"]
+
+logger = logging.getLogger("gradewire")
 
 
 class BackgroundSink:
@@ -42,7 +45,8 @@ class BackgroundSink:
     ``gradewire-<Sink>-<n>``, which calls the wrapped sink: ``log_many(batch)`` when it has
     it, else ``log(logs, step)`` per step, and ``log_config`` for configs. **The wrapped sink
     is only ever called from that one thread** (`close()` too), and the worker stays free
-    while a call hangs.
+    while a call hangs. The settings named below (``max_queue``, ``flush_interval``, ...) are
+    the fields of `DeliverySettings`, given as keywords or whole as ``settings=``.
 
     **Outages.** When a call raises (any `Exception`) or has not returned after
     ``stall_timeout`` (a tracker client retrying for minutes on its own, a server that never
@@ -101,74 +105,41 @@ class BackgroundSink:
         self,
         sink: Sink,
         *,
-        max_queue: int = 10_000,
-        batch_size: int = 100,
-        flush_interval: float = 0.5,
-        spill_dir: str | os.PathLike[str] | None = None,
-        initial_retry_delay: float = 0.5,
-        max_retry_delay: float = 30.0,
-        close_timeout: float = 30.0,
-        exit_timeout: float | None = 5.0,
-        stall_timeout: float = 5.0,
-        max_attempts: int = 5,
-        when_full: WhenFull = "drop_newest",
+        settings: DeliverySettings | None = None,
+        **options: Unpack[DeliveryOptions],
     ) -> None:
         """Start the worker (unless the wrapped sink is inactive on this rank).
 
         Args:
             sink: Any `Sink`; it is called only from the delivery thread from now on.
-            max_queue: Most entries held in memory (the batch being delivered included).
-            batch_size: Most entries per ``log_many`` call.
-            flush_interval: Seconds the worker waits for a batch to fill before sending,
-                and, while the sink is down, between two writes to the spill file.
-            spill_dir: Directory for spill files (made when needed; may be shared).
-                Default: ``gradewire-spill-<pid>-<Sink>-<n>`` in the system temp directory.
-            initial_retry_delay: Backoff scale in seconds for the first retry (> 0).
-            max_retry_delay: Cap on any single backoff wait, in seconds.
-            close_timeout: Seconds `close()` waits for delivery by default, then at most for
-                a call in progress, and then for the wrapped sink's ``close()``.
-            exit_timeout: Seconds the `atexit` hook gives `close()`; None registers no hook.
-            stall_timeout: Seconds a call may take before the sink counts as down and
-                memory goes to disk (the call is not interrupted).
-            max_attempts: Failed attempts in a row after which an entry is tried past: if
-                the entry after it goes through, it is set aside.
-            when_full: What `log()` does when memory is full and the disk cannot be written:
-                ``"drop_newest"``, ``"raise"`` or ``"block"`` (see above).
+            settings: How to queue, batch, retry and spill (default: `DeliverySettings()`).
+            **options: `DeliverySettings` fields by name (``max_queue=``, ``spill_dir=``,
+                ``when_full=``, ...), each documented there; they override ``settings``.
 
         Raises:
-            InvalidTypeError: ``sink`` lacks ``log``/``log_config``/``close``, or an option
+            InvalidTypeError: ``sink`` lacks ``log``/``log_config``/``close``, or a setting
                 has the wrong type.
-            InvalidInputError: An option is out of range.
+            InvalidInputError: A setting is out of range, or ``sink`` is a `FanOutSink`.
         """
-        options = check_options(
-            sink,
-            spill_dir,
-            max_queue=max_queue,
-            batch_size=batch_size,
-            flush_interval=flush_interval,
-            initial_retry_delay=initial_retry_delay,
-            max_retry_delay=max_retry_delay,
-            close_timeout=close_timeout,
-            exit_timeout=exit_timeout,
-            stall_timeout=stall_timeout,
-            max_attempts=max_attempts,
-            when_full=when_full,
-        )
-        self._close_timeout = options.close_timeout
+        _check_wrapped(sink)
+        checked = resolve_settings(settings, options)
+        self._settings = checked
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        self._name, self._store, self._aside = spill_files(sink, spill_dir)
-        self._admission = Admission(options, repr(self), str(self._store.directory))
+        self._name, self._store = open_spill_store(sink, checked.spill_dir)
+        self._admission = Admission(checked, repr(self), str(self._store.directory))
+        self._worker = Worker(sink, self._admission, self._store, checked, name=self._name)
         self._report: DeliveryReport | None = None
-        self._worker: Worker | None = None
-        self._exit_hook: ExitHook | None = None
+        self._exit_hook: functools.partial[None] | None = None
         if not self._active:
             return
-        self._worker = start_worker(
-            sink, self._admission, self._store, self._aside, options, name=self._name
-        )
-        self._exit_hook = register_exit_hook(self, options.exit_timeout)
+        self._worker.start()
+        if checked.exit_timeout is not None:
+            # A strong reference: an instance dropped without close() still has a running
+            # worker and pending entries, which the hook must reach at exit.
+            self._exit_hook = functools.partial(_close_at_exit, self, checked.exit_timeout)
+            atexit.register(self._exit_hook)
 
     # -- producer side -----------------------------------------------------------------------
 
@@ -222,6 +193,11 @@ class BackgroundSink:
     # -- delivery state ----------------------------------------------------------------------
 
     @property
+    def settings(self) -> DeliverySettings:
+        """The settings this sink was made with, checked (``spill_dir`` as a `Path`, or None)."""
+        return self._settings
+
+    @property
     def spill_dir(self) -> Path:
         """The directory where entries are kept on disk while the tracker is down."""
         return self._store.directory
@@ -249,12 +225,12 @@ class BackgroundSink:
     @property
     def delivered(self) -> int:
         """Entries the wrapped sink accepted."""
-        return delivered(self._worker)
+        return self._worker.delivered
 
     @property
     def is_healthy(self) -> bool:
         """Whether the last call succeeded and none is hanging (True before the first)."""
-        return True if self._worker is None else self._worker.healthy
+        return self._worker.healthy
 
     @property
     def report(self) -> DeliveryReport | None:
@@ -276,9 +252,8 @@ class BackgroundSink:
             return self._report
         with self._admission.lock:
             target = self._admission.seq
-        if self._worker is not None:
-            self._worker.wait_settled(target, seconds)
-        return make_report(self._worker, self._aside, self._admission)
+        self._worker.wait_settled(target, seconds)
+        return self._worker.report()
 
     def close(self, timeout: float | None = None) -> None:
         """Stop accepting logs, deliver what is pending, close the wrapped sink; set `report`.
@@ -294,21 +269,45 @@ class BackgroundSink:
                 `DeliveryReport` as its ``report`` attribute.
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
-        self._close(self._close_timeout if seconds is None else seconds, self._close_timeout)
+        stop = self._settings.close_timeout
+        self._close(stop if seconds is None else seconds, stop)
 
     def _close(self, delivery_timeout: float, stop_timeout: float) -> None:
         if not self._admission.close():
             return
-        unregister_exit_hook(self._exit_hook)
-        self._exit_hook = None
-        worker = self._worker
-        if worker is None:
-            self._report = make_report(None, self._aside, self._admission)
+        if self._exit_hook is not None:
+            atexit.unregister(self._exit_hook)
+            self._exit_hook = None
+        if not self._active:
+            self._report = self._worker.report()
             return
         self.flush(delivery_timeout)
-        report = stop_and_report(worker, self._aside, self._admission, stop_timeout)
-        self._report = report
-        report_close(self, self._sink, worker, report, self._admission.logged)
+        report = self._report = self._worker.stop(stop_timeout)
+        if not report.ok:
+            where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
+            logger.warning(
+                "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
+                "last error: %s); the rest is kept in %s: read it back with "
+                "gradewire.sinks.read_spill(path)",
+                self,
+                report.pending,
+                self._admission.logged,
+                report.rejected,
+                report.rejected_path,
+                report.lost,
+                f": {report.lost_reason}" if report.lost_reason else "",
+                report.last_error,
+                where,
+            )
+        failure = self._worker.close_error
+        if failure is not None:
+            error = SinkError(
+                f"{type(self._sink).__name__}.close() raised {failure!r}; "
+                f"{report.delivered} entries were delivered, {report.pending} are pending"
+                + (f" in {report.spill_path}" if report.spill_path else "")
+            )
+            error.report = report  # type: ignore[attr-defined]
+            raise error from failure
 
     def __enter__(self) -> BackgroundSink:
         return self
@@ -318,3 +317,27 @@ class BackgroundSink:
 
     def __repr__(self) -> str:
         return f"BackgroundSink({self._name})"
+
+
+def _close_at_exit(sink: BackgroundSink, timeout: float) -> None:
+    """The `atexit` hook: give delivery, and then the wrapped sink's close, ``timeout`` each."""
+    try:
+        sink._close(timeout, timeout)
+    except SinkError:
+        logger.exception("closing %r at interpreter exit failed", sink)
+
+
+def _check_wrapped(sink: object) -> None:
+    if not isinstance(sink, Sink):
+        raise InvalidTypeError(
+            f"BackgroundSink wraps a sink with log(), log_config() and close(), not "
+            f"{type(sink).__name__}"
+        )
+    if isinstance(sink, FanOutSink):
+        # FanOutSink logs and swallows its sinks' errors, so nothing would ever be
+        # retried or spilled: the delivery guarantee would silently not hold.
+        raise InvalidInputError(
+            "BackgroundSink(FanOutSink(...)) cannot retry a failing tracker: FanOutSink "
+            "swallows its sinks' errors. Wrap each tracker instead: "
+            "FanOutSink(BackgroundSink(a), BackgroundSink(b))"
+        )

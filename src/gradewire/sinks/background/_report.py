@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DeliveryReport", "Rejection"]
+__all__ = ["DeliveryReport", "Rejection", "describe"]
+
+
+def describe(error: BaseException) -> str:
+    """An error as ``"Type: message"``, as the delivery report shows it."""
+    return f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True)

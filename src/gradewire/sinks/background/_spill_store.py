@@ -1,9 +1,12 @@
-"""SpillStore: the oldest pending entries of a `BackgroundSink`, on disk, in order.
+"""SpillStore: what a `BackgroundSink` keeps on disk, in its spill directory.
 
-Only the worker thread uses it. The pending entries are always the ones on disk (oldest)
-followed by the ones in memory, so the disk holds one run of sequence numbers, appended
-in order to *segments* (``<stem>.part-000001.jsonl``, ...). Delivery reads them back from
-the first; a segment whose entries are all settled (delivered or set aside) is removed.
+The pending entries it could not deliver yet, oldest first, and the entries the wrapped
+sink refused for good (`SetAside`). Only the worker thread uses them.
+
+Pending entries are always the ones on disk (oldest) followed by the ones in memory, so the
+disk holds one run of sequence numbers, appended in order to *segments*
+(``<stem>.part-000001.jsonl``, ...). Delivery reads them back from the first; a segment
+whose entries are all settled (delivered or set aside) is removed.
 
 Durability: every append is whole records or nothing (`AppendFile`), so an entry counts as
 spilled only once its line is entirely in the file; a process killed at any moment leaves
@@ -16,19 +19,104 @@ cut short or garbled from outside; the worker counts the entries that went missi
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
+import re
+import tempfile
+import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from gradewire.sinks.background._append_file import AppendFile, SpillDir
+from gradewire.sinks.background._report import Rejection
 from gradewire.sinks.background._spill_format import Entry, decode_entry, encode_entry
 
-__all__ = ["SpillStore"]
+__all__ = ["MAX_LISTED", "SetAside", "SpillStore", "open_spill_store"]
 
 logger = logging.getLogger("gradewire")
+
+MAX_LISTED = 1000
+"""Most rejections a `DeliveryReport` lists one by one (the count and the file hold all)."""
+
+_instances = itertools.count()
+
+
+def open_spill_store(
+    sink: object, spill_dir: str | os.PathLike[str] | None
+) -> tuple[str, SpillStore]:
+    """A new instance's name, ``<Sink>-<n>``, and its spill store (nothing is created yet).
+
+    The files go in ``spill_dir``, or else in a directory of its own in the system temp
+    directory.
+    """
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", type(sink).__name__)
+    number, pid = next(_instances), os.getpid()
+    if spill_dir is None:
+        path = Path(tempfile.gettempdir()) / f"gradewire-spill-{pid}-{name}-{number}"
+    else:
+        path = Path(spill_dir)
+    stem = f"{name}-{time.strftime('%Y%m%dT%H%M%S')}-{pid}-{number}"
+    return f"{name}-{number}", SpillStore(SpillDir(path), stem)
+
+
+class SetAside:
+    """Refused entries: counted, listed (the first `MAX_LISTED`), written to ``path``.
+
+    The file ``<stem>.rejected.jsonl`` holds spill records with one more field, ``error``;
+    `gradewire.sinks.read_spill` reads it. An entry that cannot be written yet (the disk is
+    full) is kept in memory and written with the next one, or at `close`.
+    """
+
+    def __init__(self, directory: SpillDir, stem: str) -> None:
+        self._dir = directory
+        self.path = directory.path / f"{stem}.rejected.jsonl"
+        self._file = AppendFile(self.path)
+        self.count = 0
+        self.listed: list[Rejection] = []
+        self.unsaved: list[tuple[Entry, str]] = []
+        self.lost = 0
+        self.error: str | None = None
+
+    def add(self, entry: Entry, error: str) -> None:
+        self.count += 1
+        if len(self.listed) < MAX_LISTED:
+            self.listed.append(Rejection(step=entry.step, error=error))
+        self.unsaved.append((entry, error))
+
+    def save(self) -> bool:
+        """Write what is not on disk yet; False (and `error` set) if that failed."""
+        if not self.unsaved:
+            return True
+        data = b"".join(encode_entry(entry, error=error) for entry, error in self.unsaved)
+        try:
+            self._dir.ensure()
+            self._file.append(data, len(self.unsaved))
+        except OSError as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            return False
+        self.unsaved.clear()
+        self.error = None
+        return True
+
+    def close(self) -> Path | None:
+        """Save what is left (what cannot be saved counts as `lost`); the file, if any."""
+        if not self.save():
+            self.lost += len(self.unsaved)
+            logger.error(
+                "%d refused entries could not be written to %s (%s) and are lost",
+                len(self.unsaved),
+                self.path,
+                self.error,
+            )
+            self.unsaved.clear()
+        try:
+            self._file.close()
+        except OSError as exc:
+            logger.warning("could not fsync %s: %s", self.path, exc)
+        return self.path if self._file.records else None
 
 
 @dataclass
@@ -42,6 +130,7 @@ class SpillStore:
     """Ordered spill segments in one directory, all named ``<stem>.*.jsonl``.
 
     Attributes:
+        aside: The entries set aside, in ``<stem>.rejected.jsonl`` beside the segments.
         last_seq: The newest sequence number on disk (0 before the first spill).
         close_error: Why `close` could not merge every segment into one file, if it could not.
     """
@@ -56,6 +145,7 @@ class SpillStore:
     ) -> None:
         self.dir = directory
         self.final_path = directory.path / f"{stem}.jsonl"
+        self.aside = SetAside(directory, stem)
         self._stem = stem
         self._segment_records = segment_records
         self._segment_bytes = segment_bytes

@@ -3,10 +3,18 @@
 One daemon thread decides everything; the calls to the wrapped sink run on a second one,
 the `Caller`, so the worker never waits on the network. Pending entries, oldest first, are
 those in the spill store, then those in memory; a call carries the oldest few, from disk
-or from memory, and they stay where they are until they are settled (`Ledger`). Memory
-goes to disk (`Spiller`) when a call fails, when one has not returned after
-``stall_timeout`` (a tracker stuck in its own retries: the entries it carries go too),
-when memory is full, and at the end.
+or from memory, and they stay where they are until they are settled (`Ledger`).
+
+Memory goes to disk whole (`Spiller`; it holds the newest pending entries, and disk the
+oldest): while the sink is down or a call hangs (at most every ``flush_interval``, so that
+a hard kill loses little; a call that has not returned after ``stall_timeout`` counts as
+down, and the entries it carries go too), when memory is three quarters full or a `log()`
+waits for room, and at the end. A write that fails (a full disk) leaves the entries in
+memory and is retried with backoff, while `log()` applies ``when_full`` once memory is full.
+The writing itself runs with the lock released.
+
+At the end the worker keeps what is left on disk, closes the wrapped sink, and gives the
+final `DeliveryReport`.
 """
 
 from __future__ import annotations
@@ -15,27 +23,20 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from gradewire.sinks._sink import Sink
 from gradewire.sinks.background._admission import Admission
-from gradewire.sinks.background._aside import SetAside
 from gradewire.sinks.background._caller import Caller, Job
-from gradewire.sinks.background._checks import Options
-from gradewire.sinks.background._health import SinkHealth, describe
 from gradewire.sinks.background._ledger import Ledger
-from gradewire.sinks.background._outcomes import apply_outcome
+from gradewire.sinks.background._report import DeliveryReport, describe
+from gradewire.sinks.background._settings import DeliverySettings
 from gradewire.sinks.background._spill_format import Entry
 from gradewire.sinks.background._spill_store import SpillStore
-from gradewire.sinks.background._spiller import Spiller
 
-__all__ = ["Worker"]
+__all__ = ["Spiller", "Worker"]
 
 logger = logging.getLogger("gradewire")
-
-_T = TypeVar("_T")
 
 _IDLE_WAKEUP = 1.0  # a safety net: every event that needs the worker also wakes it
 _MIN_WAIT = 0.001
@@ -49,25 +50,27 @@ class Worker:
         sink: Sink,
         admission: Admission,
         store: SpillStore,
-        aside: SetAside,
-        options: Options,
+        settings: DeliverySettings,
         *,
         name: str,
-        label: str,
     ) -> None:
+        """Make the threads ``gradewire-<name>`` (calls the sink) and ``gradewire-<name>-spool``.
+
+        `start` starts them.
+        """
         self._adm = admission
         self._lock = admission.lock
         self._store = store
-        self._aside = aside
-        self._opts = options
-        self._label = label  # names the sink in log messages
-        self._health = SinkHealth(label, options.initial_retry_delay, options.max_retry_delay)
+        self._aside = store.aside
+        self._settings = settings
+        self._label = label = f"{type(sink).__name__} behind {admission.owner}"  # for logs
         self._caller = Caller(sink, admission.lock, admission.work, name=f"gradewire-{name}")
         self._thread = threading.Thread(
             target=self._run, name=f"gradewire-{name}-spool", daemon=True
         )
-        self.ledger = Ledger(admission, store, aside, label, self._unlocked)
-        self._spiller = Spiller(admission, store, aside, options, label, self._unlocked)
+        self.ledger = Ledger(admission, store, settings, label)
+        self._health = self.ledger.health
+        self._spiller = Spiller(admission, store, settings, label)
         self.close_error: Exception | None = None
         self.close_stuck = False
         self.spill_paths: list[Path] = []
@@ -83,30 +86,16 @@ class Worker:
 
     @property
     def delivered(self) -> int:
+        """Entries the wrapped sink accepted."""
         return self.ledger.delivered
 
     @property
     def healthy(self) -> bool:
         return self._health.healthy and not self._stalled
 
-    @property
-    def failed_attempts(self) -> int:
-        return self._health.failed_attempts
-
-    @property
-    def last_error(self) -> str | None:
-        return self._health.last_error
-
-    @property
-    def spill_directory(self) -> Path:
-        return self._store.directory
-
     def start(self) -> None:
         self._caller.start()
         self._thread.start()
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
 
     def wait_settled(self, seq: int, timeout: float | None) -> None:
         """Wait until every entry up to ``seq`` is settled, or ``timeout`` (takes the lock)."""
@@ -119,29 +108,50 @@ class Worker:
                 lambda: self.ledger.settled >= seq or self.finished, timeout
             )
 
-    def stop(self, timeout: float) -> None:
+    def stop(self, timeout: float) -> DeliveryReport:
         """Stop delivering, keep what is left on disk, close the wrapped sink (takes the lock).
 
         Waits up to ``timeout`` for a call in progress, and then as long again for the
-        wrapped sink's close; returns once the worker has written the spill file.
+        wrapped sink's close; returns the final report once the worker has written the
+        spill file.
         """
         with self._lock:
             self._stop_timeout = timeout
             self._stop_at = time.monotonic() + timeout
             self._adm.work.notify()
         self._thread.join(2 * timeout + 60.0)  # the extra minute is for the disk alone
+        if self._thread.is_alive():  # only if the disk itself hangs
+            self._health.last_error = (
+                f"TimeoutError: the delivery thread did not finish writing the spill file in "
+                f"{self._store.directory} after close()"
+            )
+        return self.report(final=True)
 
-    def note_error(self, text: str) -> None:
-        self._health.last_error = text
+    def report(self, *, final: bool = False) -> DeliveryReport:
+        """The delivery state now (``final``: after `stop`, with the spill files)."""
+        adm, ledger, aside = self._adm, self.ledger, self._aside
+        # One read: the worker may deliver between two, and the report must add up.
+        done = ledger.delivered
+        logged = adm.logged
+        reasons = [adm.drop_reason, ledger.lost_reason]
+        paths = tuple(self.spill_paths) if final else ()
+        close_ok = not final or (self.close_error is None and not self.close_stuck)
+        return DeliveryReport(
+            delivered=done,
+            pending=logged - done,
+            rejected=aside.count,
+            spill_path=paths[0] if paths else None,
+            last_error=self._health.last_error,
+            failed_attempts=self._health.failed_attempts,
+            ok=logged == done and close_ok,
+            lost=adm.dropped + ledger.lost,
+            lost_reason="; ".join(r for r in reasons if r) or None,
+            rejected_path=self.rejected_path if final else None,
+            rejections=tuple(aside.listed),
+            spill_paths=paths,
+        )
 
     # -- the thread (holds the lock except while it waits or does I/O) -----------------------
-
-    def _unlocked(self, action: Callable[[], _T]) -> _T:
-        self._lock.release()
-        try:
-            return action()
-        finally:
-            self._lock.acquire()
 
     def _run(self) -> None:
         with self._lock:
@@ -154,7 +164,7 @@ class Worker:
                     # is in memory, and try again later rather than end the thread.
                     self._health.last_error = describe(exc)
                     logger.exception("gradewire delivery thread %s: internal error", self._label)
-                    self._adm.work.wait(self._opts.max_retry_delay)
+                    self._adm.work.wait(self._settings.max_retry_delay)
             self._finish()
 
     def _turn(self, now: float) -> bool:
@@ -179,19 +189,19 @@ class Worker:
         started = self._caller.busy_since
         if self._job is None or self._stalled or started is None:
             return
-        if now - started >= self._opts.stall_timeout:
+        if now - started >= self._settings.stall_timeout:
             self._stalled = True
-            self._health.stalled(self._opts.stall_timeout, self._store.directory)
+            self._health.stalled(self._settings.stall_timeout, self._store.directory)
 
     def _wait_for(self, now: float) -> float:
         """Seconds until the next thing is due, if nothing wakes the worker before."""
         deadlines = [now + _IDLE_WAKEUP, self._spiller.next_due(self._outage()), self._stop_at]
         started = self._caller.busy_since
         if self._job is not None and not self._stalled and started is not None:
-            deadlines.append(started + self._opts.stall_timeout)
+            deadlines.append(started + self._settings.stall_timeout)
         if self._job is None and self._adm.memory:
             since = self._unsent_since if self._unsent_since is not None else now
-            deadlines.append(since + self._opts.flush_interval)
+            deadlines.append(since + self._settings.flush_interval)
         if self._job is None and (self._adm.memory or self._store.last_seq > self.ledger.settled):
             deadlines.append(self._health.retry_at)
         due = min(d for d in deadlines if d is not None and d > now)
@@ -204,11 +214,11 @@ class Worker:
         if now < self._health.retry_at:
             return False
         probing = self._health.probing
-        suspect = self._health.head_failures >= self._opts.max_attempts
-        want = 2 if suspect else (1 if probing else self._opts.batch_size)
+        suspect = self._health.head_failures >= self._settings.max_attempts
+        want = 2 if suspect else (1 if probing else self._settings.batch_size)
         settled = self.ledger.settled
         if self._store.last_seq > settled:
-            entries = self._unlocked(lambda: self._store.read(settled, want))
+            entries = self._adm.unlocked(lambda: self._store.read(settled, want))
             if not entries:  # the files hold less than was written to them
                 self._missing(self._store.last_seq - settled)
                 return True
@@ -236,10 +246,10 @@ class Worker:
 
     def _due(self, now: float, single: bool) -> bool:
         """Whether the entries in memory should go now rather than wait for a fuller batch."""
-        flush = self._opts.flush_interval
+        flush = self._settings.flush_interval
         if (
             single
-            or len(self._adm.memory) >= self._opts.batch_size
+            or len(self._adm.memory) >= self._settings.batch_size
             or self._adm.flush_target > self.ledger.settled
             or (self._unsent_since is not None and now >= self._unsent_since + flush)
         ):
@@ -260,14 +270,7 @@ class Worker:
         self._caller.outcome = None
         self._job = None
         self._stalled = False
-        apply_outcome(
-            outcome,
-            entries,
-            health=self._health,
-            ledger=self.ledger,
-            directory=self._store.directory,
-            backlog=self._store.last_seq > self.ledger.settled,
-        )
+        self.ledger.record(outcome, entries)
 
     # -- the end --------------------------------------------------------------------------
 
@@ -288,8 +291,8 @@ class Worker:
         else:
             self._close_sink()
         settled = self.ledger.settled
-        self.spill_paths = self._unlocked(lambda: self._store.close(settled))
-        self.rejected_path = self._unlocked(self._aside.close)
+        self.spill_paths = self._adm.unlocked(lambda: self._store.close(settled))
+        self.rejected_path = self._adm.unlocked(self._aside.close)
         self.ledger.lost += self._aside.lost
         self.finished = True
         self._adm.progress.notify_all()
@@ -306,3 +309,83 @@ class Worker:
             self.close_error = outcome.error
         if self.close_error is not None:
             self._health.last_error = describe(self.close_error)
+
+
+class Spiller:
+    """Moves memory to the spill store; remembers when it last did and whether it failed."""
+
+    def __init__(
+        self, admission: Admission, store: SpillStore, settings: DeliverySettings, label: str
+    ) -> None:
+        self._adm = admission
+        self._store = store
+        self._aside = store.aside
+        self._settings = settings
+        self._label = label
+        self._last = 0.0
+        self._failures = 0
+        self.retry_at = 0.0
+
+    def due(self, now: float, *, outage: bool, stopping: bool) -> bool:
+        """Whether memory should go to disk now."""
+        memory = self._adm.memory
+        if not memory or now < self.retry_at:
+            return False
+        # Three quarters full: spill before log() has to wait for room (it keeps adding to
+        # memory while the write runs).
+        high = max(1, self._settings.max_queue * 3 // 4)
+        if stopping or self._adm.waiting or len(memory) >= high:
+            return True
+        if not outage:
+            return False
+        return (
+            len(memory) >= self._settings.batch_size
+            or now >= self._last + self._settings.flush_interval
+        )
+
+    def next_due(self, outage: bool) -> float | None:
+        """When memory is next due to go to disk while the sink is down (None: not then)."""
+        if not (outage and self._adm.memory):
+            return None
+        return max(self._last + self._settings.flush_interval, self.retry_at)
+
+    def spill(self) -> None:
+        """Move all of memory to disk, or, if the write fails, keep it there and say so."""
+        memory = self._adm.memory
+        entries = list(memory)
+        error: OSError | None = None
+        try:
+            self._adm.unlocked(lambda: self._store.append(entries))
+        except OSError as exc:
+            error = exc
+        self._last = time.monotonic()
+        self._adm.progress.notify_all()
+        if error is not None:
+            self._failed(error, len(entries))
+            return
+        for _ in entries:  # only the worker takes from the left, so these are the ones
+            memory.popleft()
+        if self._aside.unsaved:
+            self._adm.unlocked(self._aside.save)
+        if self._adm.spill_error is not None:
+            logger.warning("%s: the spill file can be written again", self._label)
+        self._adm.spill_error = None
+        self._failures = 0
+        self.retry_at = 0.0
+
+    def _failed(self, error: OSError, count: int) -> None:
+        delay = self._settings.initial_retry_delay * 2.0 ** min(self._failures, 60)
+        self._failures += 1
+        self.retry_at = time.monotonic() + min(self._settings.max_retry_delay, delay)
+        if self._adm.spill_error is None:
+            logger.error(
+                "%s: cannot write the spill file in %s (%s); %d entries stay in memory, "
+                "up to max_queue=%d, and then when_full=%r applies",
+                self._label,
+                self._store.directory,
+                error,
+                count,
+                self._settings.max_queue,
+                self._settings.when_full,
+            )
+        self._adm.spill_error = describe(error)

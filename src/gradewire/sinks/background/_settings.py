@@ -1,0 +1,155 @@
+"""DeliverySettings: how a `BackgroundSink` queues, batches, retries and spills.
+
+Each setting is declared once, as a field of `DeliverySettings` with its default, its check
+and (in the class docstring) its doc. `BackgroundSink` takes the object whole
+(``settings=``) or its fields as keywords, typed by `DeliveryOptions`; keywords override the
+object's fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import field
+from pathlib import Path
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+from gradewire.core._errors import InvalidInputError, InvalidTypeError
+
+__all__ = ["DeliveryOptions", "DeliverySettings", "WhenFull", "check_seconds", "resolve_settings"]
+
+WhenFull = Literal["drop_newest", "raise", "block"]
+"""What `BackgroundSink.log` does when memory is full and the spill file cannot be written."""
+
+_WHEN_FULL: tuple[WhenFull, ...] = ("drop_newest", "raise", "block")
+
+
+def check_seconds(name: str, value: object) -> float:
+    """``value`` as a finite number of seconds >= 0, or an error that names ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidTypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not value >= 0 or math.isinf(value):
+        raise InvalidInputError(f"{name} must be a finite number of seconds >= 0, not {value}")
+    return float(value)
+
+
+def _count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise InvalidInputError(f"{name} must be at least 1, not {value}")
+    return value
+
+
+def _seconds_or_none(name: str, value: object) -> float | None:
+    return None if value is None else check_seconds(name, value)
+
+
+def _directory(name: str, value: object) -> Path | None:
+    if value is not None and not isinstance(value, str | os.PathLike):
+        raise InvalidTypeError(
+            f"{name} must be a path (str or pathlib.Path) or None, not {type(value).__name__}"
+        )
+    return None if value is None else Path(value)
+
+
+def _when_full(name: str, value: object) -> WhenFull:
+    for mode in _WHEN_FULL:
+        if value == mode:
+            return mode
+    raise InvalidInputError(
+        f"{name} must be one of {', '.join(map(repr, _WHEN_FULL))}, not {value!r}"
+    )
+
+
+def _check(check: Callable[[str, Any], object]) -> dict[str, object]:
+    """A field's metadata: the check that `DeliverySettings` runs on its value."""
+    return {"check": check}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DeliverySettings:
+    """How a `BackgroundSink` queues, batches, retries and spills (see its docs for the whole).
+
+    Every field is checked when the object is made: a bad value raises at once and names the
+    field. ``BackgroundSink(sink, max_queue=1000)`` and
+    ``BackgroundSink(sink, settings=DeliverySettings(max_queue=1000))`` are the same sink.
+
+    Attributes:
+        max_queue: Most entries held in memory (the batch being delivered included).
+        batch_size: Most entries per ``log_many`` call.
+        flush_interval: Seconds the worker waits for a batch to fill before sending, and,
+            while the sink is down, between two writes to the spill file.
+        spill_dir: Directory for spill files (made when needed; may be shared). None: a
+            directory ``gradewire-spill-<pid>-<Sink>-<n>`` in the system temp directory.
+        initial_retry_delay: Backoff scale in seconds for the first retry (> 0).
+        max_retry_delay: Cap on any single backoff wait, in seconds (at least
+            ``initial_retry_delay``).
+        close_timeout: Seconds `BackgroundSink.close` waits for delivery by default, then at
+            most for a call in progress, and then for the wrapped sink's ``close()``.
+        exit_timeout: Seconds the `atexit` hook gives `BackgroundSink.close`; None
+            registers no hook.
+        stall_timeout: Seconds a call may take before the sink counts as down and memory
+            goes to disk (the call is not interrupted).
+        max_attempts: Failed attempts in a row after which an entry is tried past: if the
+            entry after it goes through, it is set aside.
+        when_full: What `BackgroundSink.log` does when memory is full and the disk cannot
+            be written: ``"drop_newest"`` (counted in the report's ``lost``, with a
+            WARNING), ``"raise"`` (`SinkError`) or ``"block"`` (wait for room).
+    """
+
+    max_queue: int = field(default=10_000, metadata=_check(_count))
+    batch_size: int = field(default=100, metadata=_check(_count))
+    flush_interval: float = field(default=0.5, metadata=_check(check_seconds))
+    spill_dir: str | os.PathLike[str] | None = field(default=None, metadata=_check(_directory))
+    initial_retry_delay: float = field(default=0.5, metadata=_check(check_seconds))
+    max_retry_delay: float = field(default=30.0, metadata=_check(check_seconds))
+    close_timeout: float = field(default=30.0, metadata=_check(check_seconds))
+    exit_timeout: float | None = field(default=5.0, metadata=_check(_seconds_or_none))
+    stall_timeout: float = field(default=5.0, metadata=_check(check_seconds))
+    max_attempts: int = field(default=5, metadata=_check(_count))
+    when_full: WhenFull = field(default="drop_newest", metadata=_check(_when_full))
+
+    def __post_init__(self) -> None:
+        for each in dataclasses.fields(self):
+            checked = each.metadata["check"](each.name, getattr(self, each.name))
+            object.__setattr__(self, each.name, checked)  # frozen: set once, here
+        if self.initial_retry_delay <= 0 or self.max_retry_delay < self.initial_retry_delay:
+            raise InvalidInputError(
+                f"need 0 < initial_retry_delay <= max_retry_delay, got "
+                f"{self.initial_retry_delay} and {self.max_retry_delay}"
+            )
+
+
+class DeliveryOptions(TypedDict, total=False):
+    """`DeliverySettings`' fields as keywords, for type checkers (documented there)."""
+
+    max_queue: int
+    batch_size: int
+    flush_interval: float
+    spill_dir: str | os.PathLike[str] | None
+    initial_retry_delay: float
+    max_retry_delay: float
+    close_timeout: float
+    exit_timeout: float | None
+    stall_timeout: float
+    max_attempts: int
+    when_full: WhenFull
+
+
+def resolve_settings(
+    settings: DeliverySettings | None, options: Mapping[str, Any]
+) -> DeliverySettings:
+    """``settings`` (default: the defaults) with the fields in ``options`` replaced, checked."""
+    if settings is None:
+        return DeliverySettings(**options)
+    if not isinstance(settings, DeliverySettings):
+        raise InvalidTypeError(
+            f"settings must be a DeliverySettings, not {type(settings).__name__}; or pass "
+            "its fields as keywords"
+        )
+    return dataclasses.replace(settings, **options) if options else settings
