@@ -1,4 +1,4 @@
-"""BashGrader: what the subreaper supervisor costs per grade, against the process group alone.
+"""CommandGrader: what the subreaper supervisor costs per grade, against the process group alone.
 
 On Linux every command runs under a small Python supervisor (a child subreaper) so that
 no process it starts outlives the grade; without it (other systems) only the command's
@@ -16,7 +16,7 @@ import asyncio
 import os
 import time
 
-from gradewire import BashGrader, StringThread
+from gradewire import CommandGrader, StringThread
 from gradewire.tools import _process
 
 COMMANDS = {"true": "true", "sleep 0.05": "sleep 0.05", "python -c pass": "python3 -c pass"}
@@ -28,7 +28,7 @@ def cpu_seconds() -> float:
 
 
 async def measure(command: str, samples: int) -> tuple[float, float]:
-    grader = BashGrader("bench", command)
+    grader = CommandGrader("bench", command)
     batch = [StringThread([("user", "q"), ("assistant", "a")])] * samples
     await grader.grade_many(batch[:16], max_concurrency=16)  # warm up
     cpu, start = cpu_seconds(), time.perf_counter()

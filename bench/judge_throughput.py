@@ -51,12 +51,12 @@ from typing import Any
 
 import httpx
 
-from gradewire import ChatMessage
 from gradewire.http._senders import HttpxPoolSender
 from gradewire.judges import _openai_chat
 from gradewire.judges._binary_judge import BinaryVerdict
-from gradewire.judges._openai_chat import OpenAIChatModel
-from gradewire.judges._response_format import json_schema_response_format
+from gradewire.models import ChatMessage
+from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._response_format import json_schema_response_format
 
 LATENCY = 0.05
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"

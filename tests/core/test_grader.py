@@ -1,6 +1,7 @@
 import asyncio
 import logging
 import math
+import pickle
 import statistics
 import threading
 
@@ -20,9 +21,9 @@ from gradewire import (
     LogState,
     StringThread,
     Table,
-    attach_log_fields,
     run_sync,
 )
+from gradewire.core import attach_log_fields
 
 
 def thread(prompt: str = "q", completion: str = "a", **metadata: object) -> StringThread:
@@ -428,3 +429,24 @@ async def test_from_function_in_thread_keeps_the_loop_free():
     assert seen[0] == loop_thread
     assert seen[1] != loop_thread
     assert threaded.get_logs()["score/count"] == 1
+
+
+def test_an_abstention_keeps_its_reason_apart_from_adaptive_harmonys_message():
+    exc = IgnoreGradeException("no label")
+    assert exc.message == str(exc) == f"{exc.default_ignore_score_message} Error details: no label"
+    assert exc.reason == "no label"
+    again = pickle.loads(pickle.dumps(exc))
+    assert (str(again), again.message, again.reason) == (str(exc), exc.message, "no label")
+    bare = IgnoreGradeException()
+    assert bare.reason == bare.message == bare.default_ignore_score_message
+    assert str(pickle.loads(pickle.dumps(bare))) == str(bare)
+
+
+async def test_the_abstention_record_holds_the_reason_not_the_stock_sentence():
+    def skip(sample: StringThread) -> float:
+        raise IgnoreGradeException("no label")
+
+    grader = BaseGrader.from_function("k", skip, sample_tables=True)
+    assert await grader(StringThread([("user", "q"), ("assistant", "a")])) is None
+    table = grader.get_logs()["score/unscored_samples"]
+    assert table.column("Error") == ["abstained: no label"]

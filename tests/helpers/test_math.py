@@ -53,12 +53,12 @@ def test_numbers_as_expected_and_any_answer_type() -> None:
 
 
 def test_unreadable_answer_and_reference_are_parse_errors_not_zeros() -> None:
-    with pytest.raises(gw.MathParseError) as caught:
+    with pytest.raises(gw.helpers.MathParseError) as caught:
         gw.math_match("I do not know", "42")
     assert caught.value.side == "answer"
     assert isinstance(caught.value, gw.GradingError)
     assert caught.value.log_fields == {"math_parse_error": 1}  # type: ignore[attr-defined]
-    with pytest.raises(gw.MathParseError) as caught:
+    with pytest.raises(gw.helpers.MathParseError) as caught:
         gw.math_match("42", "")
     assert caught.value.side == "expected"
 
@@ -89,7 +89,7 @@ def test_a_hang_is_timed_out_the_worker_replaced_and_the_next_call_works() -> No
     pool = math_pool()
     gw.math_match("1", "1")  # a worker is up
     replaced = pool.replaced
-    with pytest.raises(gw.MathTimeoutError) as caught:
+    with pytest.raises(gw.helpers.MathTimeoutError) as caught:
         gw.math_match(*HANG, timeout=1.0)
     assert caught.value.timeout == 1.0
     assert caught.value.log_fields == {"math_timeout": 1}  # type: ignore[attr-defined]
@@ -111,7 +111,7 @@ def test_the_timeout_holds_off_the_main_thread() -> None:
     thread.join(60)
     assert not thread.is_alive()
     assert len(errors) == 1
-    assert isinstance(errors[0], gw.MathTimeoutError)
+    assert isinstance(errors[0], gw.helpers.MathTimeoutError)
 
 
 def test_math_grader_counts_each_outcome_apart_in_asyncio() -> None:

@@ -15,7 +15,7 @@ from gradewire.http._retry import (
     is_retryable_status,
     retry_after_seconds,
 )
-from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.models._openai_chat import OpenAIChatModel
 from judge_server import DROP, Reply, chat, error, malformed
 
 USER = [{"role": "user", "content": "grade this"}]

@@ -74,8 +74,8 @@ async def test_turns_and_task_fields_reach_the_grader() -> None:
     # The reasoning item is the model's work, not its answer: only the message is a turn.
     [message] = [o for o in math_request["response"]["output"] if o["type"] == "message"]
     assert math_thread.turns == (
-        gw.Turn("user", prompt),
-        gw.Turn("assistant", message["content"][0]["text"]),
+        gw.core.Turn("user", prompt),
+        gw.core.Turn("assistant", message["content"][0]["text"]),
     )
     assert math_thread.metadata == {"expected_answer": math_request["expected_answer"]}
     # A developer message is a system turn; the tool definitions stay with the request.
@@ -111,15 +111,15 @@ async def test_instructions_input_str_and_tool_outputs() -> None:
     assert (await verify(seen_by(seen), body)).status_code == 200
     [thread] = seen
     assert thread.turns == (
-        gw.Turn("system", "Be brief."),
-        gw.Turn("user", "Weather?"),
-        gw.Turn("tool", "sunny"),
-        gw.Turn("assistant", "It is sunny."),
+        gw.core.Turn("system", "Be brief."),
+        gw.core.Turn("user", "Weather?"),
+        gw.core.Turn("tool", "sunny"),
+        gw.core.Turn("assistant", "It is sunny."),
     )
     assert thread.metadata == {"city": "Paris"}
     body["responses_create_params"] = {"input": "Weather?"}
     assert (await verify(seen_by(seen), body)).status_code == 200
-    assert seen[-1].turns[0] == gw.Turn("user", "Weather?")
+    assert seen[-1].turns[0] == gw.core.Turn("user", "Weather?")
 
 
 async def test_combined_grader_gives_reward_components() -> None:

@@ -17,10 +17,10 @@ from gradewire import (
     IgnoreGradeException,
     InvalidInputError,
     MissingDependencyError,
-    RetryPolicy,
     StringThread,
     Table,
 )
+from gradewire.http import RetryPolicy
 from gradewire.http._retry import ModelHTTPError
 from gradewire.server._hosts import is_loopback
 from gradewire.server._server import create_app, serve

@@ -9,8 +9,8 @@ import types
 import pytest
 
 from gradewire import (
-    BashGrader,
     CombinedGrader,
+    CommandGrader,
     InvalidInputError,
     MissingDependencyError,
     OpenAIChatModel,
@@ -23,7 +23,7 @@ from gradewire.judges._rag_judges import (
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.specs._factory import build_grader, grader_config, load_graders
 from gradewire.tools._endpoint_grader import EndpointGrader
 
@@ -105,10 +105,10 @@ def test_every_type_builds(env, judge_server):
         FaithfulnessGrader,
         ContextRelevancyGrader,
         AnswerRelevancyGrader,
-        LLMJudgeGrader,
+        RubricJudgeGrader,
         RangeJudgeGrader,
         EndpointGrader,
-        BashGrader,
+        CommandGrader,
         type(
             build_grader({"type": "custom", "key": "f", "function": "custom_graders:label_match"})
         ),
@@ -288,6 +288,24 @@ def test_judge_defaults_are_merged_into_the_remembered_spec(env):
     assert again.model.max_concurrency == 4
 
 
+def test_every_judge_default_reaches_the_model(env):
+    # Each option of the [judge] table, structured_output and the model's own settings
+    # included, is passed on to every judge model that does not set it.
+    grader = build_grader(
+        {"type": "binary_judge", "key": "k", "criteria": "c", "judge_model": {"model": "m"}},
+        judge_defaults={
+            "base_url": "http://127.0.0.1:1/v1",
+            "api_key_env": "JUDGE_KEY",
+            "structured_output": "prompt",
+            "temperature": 0.4,
+            "max_tokens": 77,
+        },
+    )
+    assert grader.model.structured_output == "prompt"
+    assert (grader.model.temperature, grader.model.max_tokens) == (0.4, 77)
+    assert (grader.temperature, grader.max_tokens) == (None, None)  # left to the model
+
+
 def test_load_graders_json_and_toml_build_the_same(env, tmp_path, judge_server):
     toml = tmp_path / "graders.toml"
     toml.write_text(
@@ -361,7 +379,7 @@ def test_grader_config_is_json_and_holds_no_secrets(env, judge_server):
 
 
 def test_grader_config_refuses_a_hand_built_grader():
-    grader = BashGrader("sh", "true")
+    grader = CommandGrader("sh", "true")
     with pytest.raises(InvalidInputError, match="not built from a spec"):
         grader_config([grader])
 

@@ -15,9 +15,9 @@ def test_math_match_in_a_ray_actor(ray_instance: Any) -> None:
         def check(self, answer: str, expected: str, timeout: float) -> str:
             try:
                 return str(gw.math_match(answer, expected, timeout=timeout))
-            except gw.MathTimeoutError:
+            except gw.helpers.MathTimeoutError:
                 return "timeout"
-            except gw.MathParseError as exc:
+            except gw.helpers.MathParseError as exc:
                 return f"unreadable {exc.side}"
 
     # Ray runs actor methods in a thread of its own: where Math-Verify's alarm fails.

@@ -47,8 +47,9 @@ class CombinedGrader(BaseGrader):
     can learn to provoke too.
 
     The returned Grade keeps the sub-grades, with their weights, as children; its reasoning
-    has one line per sub-grader, ``key: value - reasoning`` (``- reasoning`` left out when
-    a sub-grade has none; a skipped one reads ``key: abstained - reason``).
+    has one line per sub-grader, ``key: value - reasoning`` (``- None`` when a sub-grade
+    has no reasoning, as in Adaptive Harmony; a skipped one reads ``key: abstained -
+    reason``).
 
     `get_logs()` reports this grader's own statistics plus each sub-grader's logs under
     ``<sub_key>/...``; clearing clears the sub-graders too.
@@ -119,6 +120,15 @@ class CombinedGrader(BaseGrader):
         self._warned_failure_rate = False
         self.max_log_records = max_log_records
 
+    @property
+    def agg_method(self) -> Aggregation:
+        """Adaptive Harmony's name for `aggregation` (reading and setting it)."""
+        return self.aggregation
+
+    @agg_method.setter
+    def agg_method(self, value: Aggregation) -> None:
+        self.aggregation = _aggregation(value, None)
+
     def _sub_graders(self) -> tuple[BaseGrader[Any], ...]:
         return getattr(self, "graders", ())
 
@@ -133,8 +143,8 @@ class CombinedGrader(BaseGrader):
             )
         if any(w < 0 for w in checked):
             raise InvalidInputError(
-                f"weights must be >= 0, got {list(checked)}; for penalties use "
-                "gradewire.combine(), where a negative weight means an error to avoid"
+                f"weights must be >= 0, got {list(checked)}; for penalties use HUD's "
+                "gradewire.hud.combine(), where a negative weight means an error to avoid"
             )
         if not any(checked):
             raise InvalidInputError("at least one weight must be positive")
@@ -151,7 +161,7 @@ class CombinedGrader(BaseGrader):
             if isinstance(outcome, Grade):
                 used.append(outcome.replace(weight=weight))
             elif isinstance(outcome, IgnoreGradeException):
-                skipped.append((key, f"abstained - {outcome}"))
+                skipped.append((key, f"abstained - {outcome.reason}"))
             elif self.on_error == "raise":
                 raise outcome
             else:
@@ -258,9 +268,7 @@ def _aggregation(aggregation: Aggregation | None, method: Aggregation | None) ->
 
 def _explain(used: Sequence[Grade], skipped: Sequence[tuple[str, str]]) -> str:
     """One line per sub-grader: ``key: value - reasoning``, then the skipped ones."""
-    lines = [
-        f"{g.grader_key}: {g.value}" + ("" if g.reasoning is None else f" - {g.reasoning}")
-        for g in used
-    ]
+    # Adaptive Harmony's format, ``- None`` included when a sub-grade gave no reasoning.
+    lines = [f"{g.grader_key}: {g.value} - {g.reasoning}" for g in used]
     lines.extend(f"{key}: {why}" for key, why in skipped)
     return "\n".join(lines)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `import gradewire` does not import typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "GradewireError",
@@ -44,19 +46,32 @@ class SinkError(GradewireError):
 class IgnoreGradeException(GradewireError):
     """Raised from `grade()` to abstain: the sample is counted as abstained, never scored 0.
 
+    The message is Adaptive Harmony's: a sentence saying the grade should be ignored, then
+    `` Error details: <reason>`` when a reason is given.
+
     Attributes:
-        message: Why the sample was not graded (a default sentence when none is given).
+        message: The whole message, equal to ``str(exc)``.
+        reason: The reason as given (the stock sentence when none was): what gradewire's
+            records, tables and reward server answers show.
     """
 
     default_ignore_score_message = (
-        "The grade should be ignored: the grader could not judge this sample, or its "
-        "criteria do not apply to it, so a score would wrongly reward or penalise it."
+        "Grade should be ignored. The grader could not judge this sample, or its criteria "
+        "do not apply to it, so a score would wrongly reward or penalise it."
     )
 
     def __init__(self, message: str | None = None, *args: object) -> None:
-        text = self.default_ignore_score_message if message is None else message
+        text = self.default_ignore_score_message
+        if message:
+            text += f" Error details: {message}"
         super().__init__(text, *args)
         self.message = text
+        self.reason = message or self.default_ignore_score_message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the reason as given: its args hold the message, details included.
+        reason = None if self.reason == self.default_ignore_score_message else self.reason
+        return (type(self), (reason,), self.__dict__)
 
 
 class OutputParserException(GradewireError, ValueError):

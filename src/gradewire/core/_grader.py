@@ -7,7 +7,7 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from gradewire.core._batch import thread_batch
 from gradewire.core._errors import (
@@ -49,6 +49,9 @@ class BaseGrader(LoggingCore[LogT], ABC):
         ...         self.add_log({"score": score})
         ...         return Grade(value=score, grader_key=self.grader_key)
     """
+
+    logs_own_failures: ClassVar[bool] = False
+    """Whether `grade()` logs the abstentions and errors it raises itself (`log_failure`)."""
 
     def __init__(
         self,
@@ -185,12 +188,9 @@ class BaseGrader(LoggingCore[LogT], ABC):
         """Grade, logging an abstention or error instead of raising it."""
         try:
             grade = await self.grade(sample)
-        except IgnoreGradeException as exc:
-            abstained = {ABSTAINED: str(exc), **failure_context(sample), **log_fields(exc)}
-            self.add_log(cast("LogT", abstained))  # failure records are dicts, whatever LogT
-            return exc
         except Exception as exc:
-            self._record_error(exc, sample)
+            if not self.logs_own_failures:
+                self.log_failure(exc, sample)
             return exc
         if not isinstance(grade, Grade):
             error = InvalidTypeError(
@@ -201,7 +201,21 @@ class BaseGrader(LoggingCore[LogT], ABC):
             return error
         return grade
 
-    def _record_error(self, exc: Exception, sample: StringThread) -> None:
+    def log_failure(self, exc: Exception, sample: object) -> None:
+        """Log the abstention (`IgnoreGradeException`) or error ``exc`` of ``sample``.
+
+        `grade_many`, a call of the grader and `CombinedGrader` log what `grade()` raises,
+        unless the class sets `logs_own_failures`: its `grade()` calls this itself before
+        raising (the judges do, as Adaptive Harmony's), so a direct `grade()` call is
+        counted too.
+        """
+        if isinstance(exc, IgnoreGradeException):
+            abstained = {ABSTAINED: exc.reason, **failure_context(sample), **log_fields(exc)}
+            self.add_log(cast("LogT", abstained))  # failure records are dicts, whatever LogT
+        else:
+            self._record_error(exc, sample)
+
+    def _record_error(self, exc: Exception, sample: object) -> None:
         message = f"{type(exc).__name__}: {exc}"
         failed = {ERROR: message, **failure_context(sample), **log_fields(exc)}
         self.add_log(cast("LogT", failed))

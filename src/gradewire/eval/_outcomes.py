@@ -53,7 +53,7 @@ async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> 
         else:
             return GradeOutcome("ok", spec, grade, None, _tree_usage(result), seconds)
     usage = _numbers(log_fields(result))
-    message = str(result) if isinstance(result, IgnoreGradeException) else _error(result)
+    message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
     return GradeOutcome(status, spec, None, message, usage, seconds)
 

@@ -190,7 +190,7 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, Grade):
         return {"grade": jsonable(outcome.to_dict()), "error": None, "abstained": False}
     if isinstance(outcome, IgnoreGradeException):
-        return {"grade": None, "error": str(outcome) or "abstained", "abstained": True}
+        return {"grade": None, "error": outcome.reason, "abstained": True}
     return {"grade": None, "error": f"{type(outcome).__name__}: {outcome}", "abstained": False}
 
 

@@ -11,14 +11,15 @@ from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
-from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
     ContextRelevancyGrader,
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.judges._rubric_judge import RubricJudgeGrader
+from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.specs._grader_specs import (
     BashSpec,
     BinaryJudgeSpec,
@@ -32,13 +33,17 @@ from gradewire.specs._grader_specs import (
     RubricItemSpec,
     RubricJudgeSpec,
 )
-from gradewire.tools._bash_grader import BashGrader
+from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
 __all__ = ["Builder", "resolve"]
 
 _JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
-_MODEL_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout", "max_attempts", "cache")
+# What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
+# keyword (base_url and api_key_env are read apart: the key comes from the environment).
+_MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
+_MODEL_KEYWORDS = tuple(name for name in _MODEL_FIELDS if name not in ("base_url", "api_key_env"))
+_JUDGE_KEYWORDS = tuple(JudgeSettings.__annotations__)
 
 _PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
     "FAITHFULNESS": FaithfulnessGrader,
@@ -65,7 +70,7 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     if defaults is not None:
         filled = {
             name: getattr(defaults, name)
-            for name in (*_MODEL_FIELDS, "json_schema")
+            for name in _MODEL_FIELDS
             if getattr(model, name) is None and getattr(defaults, name) is not None
         }
         if filled:
@@ -101,7 +106,7 @@ class Builder:
                 **_tables(spec),
             )
         if isinstance(spec, BashSpec):
-            return BashGrader(
+            return CommandGrader(
                 spec.key,
                 spec.command,
                 cwd=spec.cwd,
@@ -125,18 +130,16 @@ class Builder:
     def _judge(self, spec: _JudgeSpec) -> BaseGrader:
         assert spec.judge_model is not None  # resolve() fills it
         model = self.model(spec.judge_model, spec.key)
-        common: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "system_prompt", "sample_tables", "truncation"):
-            value = getattr(spec, name)
-            if value is not None:
-                common[name] = value
+        common: dict[str, Any] = {
+            name: getattr(spec, name) for name in _JUDGE_KEYWORDS if getattr(spec, name) is not None
+        }
         if isinstance(spec, BinaryJudgeSpec):
             return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
         if isinstance(spec, PrebuiltJudgeSpec):
             return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
         if isinstance(spec, RubricJudgeSpec):
             criteria = [_criterion(c) for c in spec.criteria]
-            return LLMJudgeGrader(spec.key, model, criteria, **common)
+            return RubricJudgeGrader(spec.key, model, criteria, **common)
         return RangeJudgeGrader(
             spec.key,
             model,
@@ -152,12 +155,9 @@ class Builder:
         shared = self._models.get(spec)
         if shared is not None:
             return shared
-        options: dict[str, Any] = {}
-        names = ("max_concurrency", "timeout", "max_attempts", "cache", "json_schema")
-        for name in (*names, "structured_output"):
-            value = getattr(spec, name)
-            if value is not None:
-                options[name] = value
+        options: dict[str, Any] = {
+            name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
+        }
         model = OpenAIChatModel(
             spec.model,
             base_url=spec.base_url,

@@ -7,9 +7,12 @@ field. `_factory.build_grader` turns a validated spec into a grader.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.models._model_settings import ModelSettings
 
 __all__ = [
     "SPEC_TYPES",
@@ -50,8 +53,31 @@ def _shown(value: str) -> str:
     return f"a {len(value)}-character value" if len(value) > 8 else repr(value)
 
 
-class _ModelOptions(_Strict):
-    """How to reach and call an OpenAI-compatible judge model (all optional)."""
+def _settings_fields(name: str, declared: type) -> type[_Strict]:
+    """A spec model with one optional field per key of the `TypedDict` ``declared``.
+
+    The fields keep the declaration's types and bounds, so a grader file is checked as
+    the keyword arguments are; None (the default) means the key is not set.
+    """
+    hints = get_type_hints(declared, include_extras=True)
+    fields: dict[str, Any] = {key: (hint, None) for key, hint in hints.items()}
+    return create_model(name, __base__=_Strict, **fields)
+
+
+if TYPE_CHECKING:
+    _ModelSettingsFields = _Strict
+    _JudgeSettingsFields = _Strict
+else:
+    _ModelSettingsFields = _settings_fields("_ModelSettingsFields", ModelSettings)
+    _JudgeSettingsFields = _settings_fields("_JudgeSettingsFields", JudgeSettings)
+
+
+class _ModelOptions(_ModelSettingsFields):
+    """How to reach and call an OpenAI-compatible judge model (all optional).
+
+    Besides the connection, the model's own `gradewire.models.ModelSettings`
+    (``temperature``, ``max_tokens``), which a judge's own settings override.
+    """
 
     base_url: str | None = None
     api_key_env: str | None = None
@@ -88,13 +114,11 @@ class _Base(_Strict):
     sample_tables: bool | None = None
 
 
-class _Judge(_Base):
+class _Judge(_Base, _JudgeSettingsFields):
+    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields."""
+
     # A model name or a table; None takes the file's [judge] model.
     judge_model: JudgeModelSpec | None = None
-    temperature: float | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    system_prompt: str | None = None
-    truncation: Literal["error", "parse"] | None = None
 
     @field_validator("judge_model", mode="before")
     @classmethod
@@ -140,7 +164,7 @@ class RubricItemSpec(_Strict):
 
 
 class RubricJudgeSpec(_Judge):
-    """``rubric_judge``: weighted criteria judged MET/UNMET (HUD's LLMJudgeGrader)."""
+    """``rubric_judge``: weighted criteria judged MET/UNMET (`RubricJudgeGrader`)."""
 
     type: Literal["rubric_judge"]
     # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
@@ -175,7 +199,7 @@ class ExternalEndpointSpec(_Base):
 
 
 class BashSpec(_Base):
-    """``bash``: run a command, 1.0 when it exits 0 (`BashGrader`)."""
+    """``bash``: run a command, 1.0 when it exits 0 (`CommandGrader`)."""
 
     type: Literal["bash"]
     command: str | list[str]

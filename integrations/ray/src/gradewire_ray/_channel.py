@@ -13,7 +13,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire import InvalidInputError, LogValue
+from gradewire import InvalidInputError
+from gradewire.core import LogValue
 from gradewire.train._window import StepWindow
 from gradewire_ray._ray import import_ray
 

@@ -68,7 +68,7 @@ class OutcomeColumns:
             elif isinstance(outcome, IgnoreGradeException):
                 columns.value.append(None)
                 columns.status.append("abstained")
-                columns.reasoning.append(str(outcome))
+                columns.reasoning.append(outcome.reason)
                 columns.error.append(None)
             else:
                 columns.value.append(None)

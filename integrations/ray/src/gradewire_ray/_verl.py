@@ -182,8 +182,8 @@ class VerlReward:
         abstained = isinstance(outcome, IgnoreGradeException)
         if isinstance(outcome, Grade):
             message = f"the grader returned a non-finite score ({outcome.value!r})"
-        elif abstained:
-            message = f"abstained: {outcome}"
+        elif isinstance(outcome, IgnoreGradeException):
+            message = f"abstained: {outcome.reason}"
         else:
             message = f"{type(outcome).__name__}: {outcome}"
         out.update(

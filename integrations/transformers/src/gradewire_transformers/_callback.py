@@ -7,15 +7,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gradewire import (
-    BaseGrader,
-    FanOutSink,
-    InvalidTypeError,
-    LogValue,
-    MissingDependencyError,
-    RewardLogger,
-    Sink,
-)
+from gradewire import BaseGrader, FanOutSink, InvalidTypeError, MissingDependencyError, RewardLogger
+from gradewire.core import LogValue
+from gradewire.sinks import Sink
 from gradewire_transformers._reward import TrlReward
 
 try:

@@ -16,8 +16,8 @@ from gradewire import (
     IgnoreGradeException,
     InvalidInputError,
     InvalidTypeError,
-    LogValue,
 )
+from gradewire.core import LogValue
 from gradewire_verifiers._thread import rollout_thread
 
 __all__ = ["MASKED_METRIC", "RewardMasked", "Rubric"]

@@ -288,7 +288,7 @@ class BackgroundSink:
             logger.warning(
                 "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
                 "last error: %s); the rest is kept in %s: read it back with "
-                "gradewire.read_spill(path)",
+                "gradewire.sinks.read_spill(path)",
                 self,
                 report.pending,
                 self._admission.logged,

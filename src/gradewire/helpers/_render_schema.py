@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from gradewire.core import InvalidInputError, InvalidTypeError
+from gradewire.core._errors import InvalidInputError, InvalidTypeError
 
 __all__ = ["render_schema"]
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.judges._chat_model import ChatCompletion, TokenLogprob, Usage
+from gradewire.models._chat_model import ChatCompletion, TokenLogprob, Usage
 
 __all__ = ["JudgeCache"]
 

@@ -14,7 +14,7 @@ from gradewire.core._errors import InvalidTypeError
 from gradewire.http._failure import body_snippet
 from gradewire.http._failure import failure_for_status as http_failure
 from gradewire.http._retry import ModelHTTPError, RetryableError
-from gradewire.judges._chat_model import ChatCompletion, ChatMessage, TokenLogprob, Usage
+from gradewire.models._chat_model import ChatCompletion, ChatMessage, TokenLogprob, Usage
 
 __all__ = ["build_payload", "encode_payload", "failure_for_status", "parse_completion"]
 

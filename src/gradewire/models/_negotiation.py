@@ -19,7 +19,7 @@ from typing import Any
 
 from gradewire.http._endpoint_facts import endpoint_facts, learn_endpoint_facts
 from gradewire.http._refusal import ParameterRefusedError
-from gradewire.judges._dialects import (
+from gradewire.models._dialects import (
     AUTO_ORDER,
     StructuredOutput,
     dialect_parameters,

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gradewire.judges._chat_model import TokenLogprob
+from gradewire.models._chat_model import TokenLogprob
 
 __all__ = ["ScoreDistribution", "score_distribution"]
 

@@ -10,6 +10,8 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import Unpack
+
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.http._endpoint_state import declare_limit, endpoint_state
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
@@ -19,17 +21,18 @@ from gradewire.http._refusal import ParameterRefusedError
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import HttpxSender, Sender, default_sender
 from gradewire.http._settings import check_headers, seconds_setting
-from gradewire.judges._cache_io import load_facts, store_facts
-from gradewire.judges._chat_model import ChatCompletion, ChatMessage
-from gradewire.judges._dialects import StructuredOutput, apply_dialect, structured_output_setting
-from gradewire.judges._inflight import share_in_flight
-from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._negotiation import (
+from gradewire.models._cache_io import load_facts, store_facts
+from gradewire.models._chat_model import ChatCompletion, ChatMessage
+from gradewire.models._dialects import StructuredOutput, apply_dialect, structured_output_setting
+from gradewire.models._inflight import share_in_flight
+from gradewire.models._judge_cache import JudgeCache
+from gradewire.models._model_settings import ModelSettings, check_settings
+from gradewire.models._negotiation import (
     NegotiatedSettings,
     Negotiator,
     StructuredOutputRefusedError,
 )
-from gradewire.judges._openai_config import (
+from gradewire.models._openai_config import (
     base_url_setting,
     cache_setting,
     check_public_key,
@@ -37,8 +40,8 @@ from gradewire.judges._openai_config import (
     extra_body_setting,
     retry_setting,
 )
-from gradewire.judges._openai_fetch import Target, fetch
-from gradewire.judges._openai_wire import build_payload, encode_payload
+from gradewire.models._openai_fetch import Target, fetch
+from gradewire.models._openai_wire import build_payload, encode_payload
 
 __all__ = ["OpenAIChatModel"]
 
@@ -81,8 +84,6 @@ class OpenAIChatModel(NegotiatedSettings):
         max_attempts: Attempts per call, the first included (default: the retry policy's, 5).
         retry: The full `RetryPolicy` (backoff bounds, sleep and jitter sources).
         cache: A `JudgeCache`, or a path to open one at (closed by `aclose`).
-        temperature: Default sampling temperature (the server's default when None).
-        max_tokens: Default bound on generated tokens.
         extra_body: More JSON fields for every request (``{"seed": 0}``, vLLM's ``top_k``...).
         headers: More HTTP headers for every request (gateways that want their own).
         structured_output: How a JSON schema is sent: ``"auto"`` (default) tries
@@ -98,6 +99,9 @@ class OpenAIChatModel(NegotiatedSettings):
             here. ``timeout`` and ``max_response_bytes`` still apply to each attempt.
         max_response_bytes: The largest answer body accepted, also once decompressed
             (default 64 MiB); a larger one fails at once with `ModelCallError`, unretried.
+        **settings: The model's own `ModelSettings` (``temperature``, ``max_tokens``): what
+            every call that does not set its own samples with. A judge's unset setting
+            leaves the model's in force (see `ModelSettings` for the order).
 
     Example:
         >>> model = OpenAIChatModel("Qwen/Qwen2.5-7B-Instruct", base_url="http://gpu:8000/v1")
@@ -115,14 +119,13 @@ class OpenAIChatModel(NegotiatedSettings):
         max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
         cache: JudgeCache | str | os.PathLike[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         structured_output: StructuredOutput = "auto",
         json_schema: bool | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **settings: Unpack[ModelSettings],
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidInputError(
@@ -135,8 +138,9 @@ class OpenAIChatModel(NegotiatedSettings):
         self.max_concurrency = concurrency_setting(max_concurrency)
         self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         self.retry = retry_setting(retry, max_attempts)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        own = check_settings(settings, ModelSettings, "OpenAIChatModel()")
+        self.temperature: float | None = own.get("temperature")
+        self.max_tokens: int | None = own.get("max_tokens")
         self.extra_body = extra_body_setting(extra_body)
         setting = structured_output_setting(structured_output)
         if json_schema is not None:  # the older switch: True is "json_schema", False "prompt"
@@ -157,8 +161,7 @@ class OpenAIChatModel(NegotiatedSettings):
             "timeout": self.timeout,
             "max_concurrency": max_concurrency,
             "retry": self.retry,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
+            **own,
             "extra_body": self.extra_body,
             "headers": dict(headers) if headers else None,
             "max_response_bytes": self.max_response_bytes,
@@ -219,8 +222,10 @@ class OpenAIChatModel(NegotiatedSettings):
 
         Args:
             messages: The conversation, in OpenAI's chat format.
-            temperature: Sampling temperature (default: the model's ``temperature``).
-            max_tokens: Bound on generated tokens (default: the model's ``max_tokens``).
+            temperature: Sampling temperature (default: the model's ``temperature``, else
+                the server's).
+            max_tokens: Bound on generated tokens (default: the model's ``max_tokens``,
+                else the server's).
             response_format: OpenAI's ``response_format``. A JSON-schema one is sent in the
                 endpoint's dialect (see ``structured_output``); on a ``"prompt"`` endpoint it
                 is left out, as `ChatModel` allows.

@@ -18,21 +18,28 @@ from collections.abc import Sequence
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from gradewire.core._errors import (
-    InvalidInputError,
     InvalidTypeError,
     ModelCallError,
     OutputParserException,
 )
 from gradewire.helpers._structured import pydantic_parse
-from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel, Usage
-from gradewire.judges._negotiation import StructuredOutputRefusedError
-from gradewire.judges._response_format import json_schema_response_format
-from gradewire.judges._structured_prompt import format_instruction, repair_request, with_instruction
-from gradewire.judges._truncated import TruncatedOutputError
+from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel, Usage
+from gradewire.models._model_settings import StructuredSettings, call_setting, check_settings
+from gradewire.models._negotiation import StructuredOutputRefusedError
+from gradewire.models._response_format import json_schema_response_format
+from gradewire.models._structured_prompt import format_instruction, repair_request, with_instruction
+from gradewire.models._truncated import TruncatedOutputError
 
-__all__ = ["DEFAULT_MAX_TOKENS", "REPAIR_TEMPERATURE", "complete_structured"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TEMPERATURE",
+    "REPAIR_TEMPERATURE",
+    "complete_structured",
+    "structured_call",
+]
 
 logger = logging.getLogger("gradewire")
 
@@ -47,6 +54,12 @@ model that loops runs to the end of its context (2,011 tokens, 39 s seen on a 13
 Reasoning models that think before answering need more: raise ``max_tokens``.
 """
 
+DEFAULT_TEMPERATURE = 0.0
+"""The temperature of a structured call when neither the call nor the model sets one.
+
+A verdict should not change when the same sample is judged twice.
+"""
+
 # Dialects a model can move through in one call (json_schema -> ... -> prompt).
 _MAX_DIALECT_CHANGES = 4
 
@@ -59,10 +72,8 @@ async def complete_structured(
     messages: Sequence[ChatMessage],
     schema: type[M],
     *,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
     logprobs: int | None = None,
-    truncation: Literal["error", "parse"] = "error",
+    **settings: Unpack[StructuredSettings],
 ) -> tuple[M, ChatCompletion]:
     """Ask ``model`` for an answer matching ``schema`` and return it parsed.
 
@@ -74,12 +85,10 @@ async def complete_structured(
             refuses it (an error naming ``response_format``), the prompt is used.
         messages: The conversation; the format instruction is added to a copy.
         schema: The pydantic model the answer must match.
-        temperature: Sampling temperature, passed to the model.
-        max_tokens: Bound on generated tokens (default: the model's ``max_tokens``, else
-            `DEFAULT_MAX_TOKENS`).
         logprobs: Top alternatives per token to ask for (the last call's are returned).
-        truncation: ``"error"``: a reply cut at the token limit raises
-            `TruncatedOutputError`; ``"parse"``: it is parsed (repaired) like any reply.
+        **settings: The call's `StructuredSettings`: ``temperature`` and ``max_tokens``
+            (unset: the model's own, else `DEFAULT_TEMPERATURE` and `DEFAULT_MAX_TOKENS`)
+            and ``truncation``.
 
     Returns:
         The parsed answer, and the last completion with ``usage`` summed over every call
@@ -97,26 +106,50 @@ async def complete_structured(
         ...     verdict: Literal["PASS", "FAIL"]
         >>> verdict, answer = await complete_structured(judge, messages, Verdict)  # doctest: +SKIP
     """
+    checked = check_settings(settings, StructuredSettings, "complete_structured()")
+    return await structured_call(
+        model,
+        messages,
+        schema,
+        temperature=checked.get("temperature"),
+        max_tokens=checked.get("max_tokens"),
+        logprobs=logprobs,
+        truncation=checked.get("truncation", "error"),
+    )
+
+
+async def structured_call(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    schema: type[M],
+    *,
+    temperature: float | None,
+    max_tokens: int | None,
+    logprobs: int | None,
+    truncation: Literal["error", "parse"],
+) -> tuple[M, ChatCompletion]:
+    """`complete_structured` with settings already checked (a judge checks them once)."""
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise InvalidTypeError(
             f"complete_structured() needs a pydantic BaseModel subclass as schema, got {schema!r}"
         )
-    if truncation not in ("error", "parse"):
-        raise InvalidInputError(f"truncation must be 'error' or 'parse', not {truncation!r}")
+    # The levels of ModelSettings: the call's, else the model's own, else this default.
+    if temperature is None:
+        temperature = call_setting("temperature", model)
+        if temperature is None:
+            temperature = DEFAULT_TEMPERATURE
+    if max_tokens is None:
+        max_tokens = call_setting("max_tokens", model)
+        if max_tokens is None:
+            max_tokens = DEFAULT_MAX_TOKENS
     response_format = json_schema_response_format(schema)
     instruction = format_instruction(schema.model_json_schema())
-    if max_tokens is None:
-        max_tokens = getattr(model, "max_tokens", None)
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            max_tokens = DEFAULT_MAX_TOKENS
     dialect = _dialect(model)
     prompt_mode = response_format is None or dialect == "prompt"
     calls: list[ChatCompletion] = []
 
     async def ask(conversation: Sequence[ChatMessage], repair: bool = False) -> ChatCompletion:
-        heat = temperature
-        if repair:
-            heat = max(temperature or 0.0, REPAIR_TEMPERATURE)
+        heat = max(temperature, REPAIR_TEMPERATURE) if repair else temperature
         completion = await model.complete(
             conversation,
             temperature=heat,

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from gradewire.judges._chat_model import ChatCompletion
+from gradewire.models._chat_model import ChatCompletion
 
 __all__ = ["share_in_flight"]
 

@@ -9,15 +9,9 @@ import threading
 
 import pytest
 
-from gradewire import (
-    ChatCompletion,
-    InvalidInputError,
-    InvalidTypeError,
-    ModelCallError,
-    TokenLogprob,
-    Usage,
-)
-from gradewire.judges._judge_cache import JudgeCache
+from gradewire import InvalidInputError, InvalidTypeError, ModelCallError
+from gradewire.models import ChatCompletion, TokenLogprob, Usage
+from gradewire.models._judge_cache import JudgeCache
 from judge_server import Reply, chat, chat_body, error
 
 USER = [{"role": "user", "content": "Is 2 + 2 = 4?"}]

@@ -6,9 +6,9 @@ import logging
 import sqlite3
 
 from gradewire.http._endpoint_facts import endpoint_facts, learn_endpoint_facts
-from gradewire.judges._chat_model import ChatCompletion
-from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._negotiation import stored_facts
+from gradewire.models._chat_model import ChatCompletion
+from gradewire.models._judge_cache import JudgeCache
+from gradewire.models._negotiation import stored_facts
 
 __all__ = ["cache_get", "cache_put", "load_facts", "store_facts"]
 

@@ -8,17 +8,10 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from gradewire import (
-    BinaryJudgeGrader,
-    JudgeCache,
-    ParameterRefusedError,
-    RangeJudgeGrader,
-    StringThread,
-    TruncatedOutputError,
-    complete_structured,
-    forget_endpoint_facts,
-)
+from gradewire import BinaryJudgeGrader, RangeJudgeGrader, StringThread
 from gradewire.helpers._structured import pydantic_parse
+from gradewire.http import ParameterRefusedError, forget_endpoint_facts
+from gradewire.models import JudgeCache, TruncatedOutputError, complete_structured
 from judge_dialects import dialect_handler, length
 from judge_server import Request
 
@@ -152,7 +145,7 @@ async def test_a_reply_cut_at_the_token_limit_is_a_counted_error(judge_server, m
         await grader.grade(THREAD)
     assert await grader(THREAD) is None
     logs = grader.get_logs()
-    assert (logs["score/error_count"], logs["score/truncated_count"]) == (1, 1)
+    assert (logs["score/error_count"], logs["score/truncated_count"]) == (2, 2)  # both calls
     assert len(judge_server.chat_requests) == 2  # no repair request for a cut reply
     # Opting in parses what came back (here it cannot be repaired into a verdict).
     lenient = BinaryJudgeGrader("k", make_judge(), "Correct", max_tokens=12, truncation="parse")

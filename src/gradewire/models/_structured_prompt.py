@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gradewire.judges._answer_example import answer_example, enum_notes
-from gradewire.judges._chat_model import ChatMessage
+from gradewire.models._answer_example import answer_example, enum_notes
+from gradewire.models._chat_model import ChatMessage
 
 __all__ = ["format_instruction", "repair_request", "with_instruction"]
 

@@ -11,19 +11,12 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from gradewire import (
-    ChatCompletion,
-    ChatModel,
-    InvalidInputError,
-    InvalidTypeError,
-    ModelCallError,
-    TokenLogprob,
-    Usage,
-    attach_log_fields,
-)
+from gradewire import InvalidInputError, InvalidTypeError, ModelCallError
+from gradewire.core import attach_log_fields
 from gradewire.http._retry import ModelHTTPError, RetryPolicy
-from gradewire.judges._openai_chat import OpenAIChatModel
-from gradewire.judges._openai_config import DEFAULT_BASE_URL
+from gradewire.models import ChatCompletion, ChatModel, TokenLogprob, Usage
+from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._openai_config import DEFAULT_BASE_URL
 from judge_server import JudgeServer, Request, chat, error
 
 USER = [{"role": "user", "content": "Is the sky blue? Answer PASS or FAIL."}]

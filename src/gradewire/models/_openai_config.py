@@ -10,7 +10,7 @@ from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.http._retry import RetryPolicy
-from gradewire.judges._judge_cache import JudgeCache
+from gradewire.models._judge_cache import JudgeCache
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -14,10 +14,10 @@ from gradewire.http._failure import server_message
 from gradewire.http._loop_resources import LoopResources
 from gradewire.http._refusal import ParameterRefusedError, refused_parameter
 from gradewire.http._retry import RetryPolicy
-from gradewire.judges._cache_io import cache_get, cache_put
-from gradewire.judges._chat_model import ChatCompletion
-from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._openai_wire import failure_for_status, parse_completion
+from gradewire.models._cache_io import cache_get, cache_put
+from gradewire.models._chat_model import ChatCompletion
+from gradewire.models._judge_cache import JudgeCache
+from gradewire.models._openai_wire import failure_for_status, parse_completion
 
 __all__ = ["Target", "fetch"]
 

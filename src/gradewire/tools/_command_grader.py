@@ -1,4 +1,4 @@
-"""BashGrader: score the state of the world by running a command (1.0 when it exits 0)."""
+"""CommandGrader: score the state of the world by running a command (1.0 when it exits 0)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from gradewire.tools._bash_checks import (
 from gradewire.tools._bash_messages import exit_error, outcome_reasoning, spawn_error
 from gradewire.tools._process import ProcessResult, run_process
 
-__all__ = ["BashGrader", "CompletionVia"]
+__all__ = ["CommandGrader", "CompletionVia"]
 
 logger = logging.getLogger("gradewire")
 
@@ -38,8 +38,11 @@ _VIAS = ("env", "stdin", "file")
 _REASON_TAIL = 400
 
 
-class BashGrader(BaseGrader):
-    """Run a command and score 1.0 when it exits 0, else 0.0 (HUD's ``BashGrader``).
+class CommandGrader(BaseGrader):
+    """Run a command and score 1.0 when it exits 0, else 0.0.
+
+    HUD's ``BashGrader`` as a native grader: an instance that grades `StringThread`s
+    (HUD's class-method form is `gradewire.hud.BashGrader`).
 
     The completion reaches the command as data, never as code: in an environment
     variable (``$GRADEWIRE_COMPLETION``, the default), on stdin, or in a temporary file
@@ -55,8 +58,8 @@ class BashGrader(BaseGrader):
     raises `GradingError`, which `grade_many` counts in ``score/error_count``.
 
     Example:
-        >>> grader = BashGrader("tests", "pytest -q", cwd="/workspace")  # doctest: +SKIP
-        >>> grader = BashGrader(
+        >>> grader = CommandGrader("tests", "pytest -q", cwd="/workspace")  # doctest: +SKIP
+        >>> grader = CommandGrader(
         ...     "says-hello", 'grep -qi hello <<< "$GRADEWIRE_COMPLETION"'
         ... )  # doctest: +SKIP
     """
@@ -105,7 +108,7 @@ class BashGrader(BaseGrader):
         """
         if os.name != "posix":
             raise GradewireError(
-                "BashGrader needs a POSIX system (Linux, macOS, WSL): it runs commands in "
+                "CommandGrader needs a POSIX system (Linux, macOS, WSL): it runs commands in "
                 "process groups, which native Windows does not have; run it under WSL"
             )
         super().__init__(grader_key, sample_tables=sample_tables)
@@ -150,7 +153,9 @@ class BashGrader(BaseGrader):
     async def grade(self, sample: StringThread) -> Grade:
         """Run the command for one sample and score its exit code."""
         if not isinstance(sample, StringThread):
-            raise InvalidTypeError(f"BashGrader grades a StringThread, not {type(sample).__name__}")
+            raise InvalidTypeError(
+                f"CommandGrader grades a StringThread, not {type(sample).__name__}"
+            )
         completion = sample.completion() or ""
         prompt = sample.last_user_content() or ""
         notes: list[str] = []
@@ -268,4 +273,4 @@ class BashGrader(BaseGrader):
         return repr(self.command) if isinstance(self.command, str) else shlex.join(self.argv)
 
     def __repr__(self) -> str:
-        return f"BashGrader(grader_key={self.grader_key!r}, command={self.command!r})"
+        return f"CommandGrader(grader_key={self.grader_key!r}, command={self.command!r})"

@@ -9,16 +9,10 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, RootModel
 
-from gradewire import (
-    ChatCompletion,
-    ChatMessage,
-    InvalidTypeError,
-    ModelCallError,
-    OutputParserException,
-    Usage,
-)
-from gradewire.judges._response_format import json_schema_response_format
-from gradewire.judges._structured_call import complete_structured
+from gradewire import InvalidTypeError, ModelCallError, OutputParserException
+from gradewire.models import ChatCompletion, ChatMessage, Usage
+from gradewire.models._response_format import json_schema_response_format
+from gradewire.models._structured_call import complete_structured
 from judge_server import Request, chat, error
 
 USER: list[ChatMessage] = [{"role": "user", "content": "Does the answer cite its source?"}]
