@@ -228,7 +228,7 @@ def test_the_client_runs_on_uvloop(judge_server):
     uvicorn run on it, so the judge client must too."""
     import uvloop
 
-    from gradewire.judges._openai_chat import OpenAIChatModel
+    from gradewire.models import OpenAIChatModel
 
     async def ask() -> list[str]:
         model = OpenAIChatModel("judge", base_url=judge_server.base_url, max_attempts=1)
