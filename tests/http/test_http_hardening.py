@@ -19,7 +19,7 @@ import pytest
 from gradewire import ModelCallError
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
 from gradewire.http._retry import ModelHTTPError, RetryableError
-from judge_server import JudgeServer, Reply, chat, chat_body
+from judge_server import DROP, JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]
 BODY = json.dumps(chat_body("PASS")).encode()
@@ -324,3 +324,78 @@ async def test_httpx_senders_keep_the_cap(judge_server, make_judge, monkeypatch)
     with pytest.raises(ModelCallError, match="max_response_bytes=2000"):
         await proxied.complete(USER)
     assert len(judge_server.chat_requests) == 2  # one each: refused, not retried
+
+
+# -- RFC 9112 as h11 reads it: the five laxities a differential probe found ------------------
+
+
+def h11_reading(answer: bytes) -> tuple[str, bool]:
+    """What h11 (the parser under httpx) makes of ``answer`` to a POST: refused or read, and
+    whether the connection could carry the next request."""
+    import h11
+
+    connection = h11.Connection(h11.CLIENT)
+    connection.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
+    connection.send(h11.EndOfMessage())
+    connection.receive_data(answer)
+    try:
+        while True:
+            event = connection.next_event()
+            if isinstance(event, h11.EndOfMessage):
+                break
+            if event is h11.NEED_DATA:
+                return "incomplete", False
+    except h11.RemoteProtocolError as exc:
+        return f"refused: {exc}", False
+    return "read", connection.their_state is h11.DONE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"Content-Length : 2",  # whitespace before the colon (RFC 9112 section 5.1)
+        b"X(y): 1",  # "(" is not a token character
+        b"X-Note: a\x00b",  # NUL inside a value (RFC 9110 section 5.5)
+        b"X-Note: a\rb",  # a bare CR inside a value
+    ],
+)
+async def test_header_lines_outside_the_grammar_are_refused(judge_server, sender, line):
+    framing = b"" if line.startswith(b"Content-Length") else b"Content-Length: 2\r\n"
+    answer = b"HTTP/1.1 200 OK\r\n" + line + b"\r\n" + framing + b"\r\nok"
+    assert h11_reading(answer)[0].startswith("refused")
+    # The server keeps the connection open: only the client can decide not to reuse it.
+    judge_server.script(Reply(raw=answer), chat("next"))
+    url = url_of(judge_server)
+    with pytest.raises(RetryableError, match="malformed HTTP answer"):
+        await sender.post(url, b"{}", {}, TIMEOUT)
+    status, _, body = await sender.post(url, b"{}", {}, TIMEOUT)
+    assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "next"
+    assert judge_server.connections_opened == 2  # the refused answer's connection was dropped
+
+
+@pytest.mark.parametrize(
+    "connection", ["keep-alive, close", "close, keep-alive", "Keep-Alive ,CLOSE", "x, close"]
+)
+async def test_close_anywhere_in_the_connection_list_ends_the_connection(
+    judge_server, sender, connection
+):
+    answer = f"HTTP/1.1 200 OK\r\nConnection: {connection}\r\nContent-Length: 2\r\n\r\nok"
+    assert h11_reading(answer.encode()) == ("read", False)
+    judge_server.script(Reply(raw=answer.encode()), chat("next"))  # the server keeps it open
+    url = url_of(judge_server)
+    assert (await sender.post(url, b"{}", {}, TIMEOUT))[2] == b"ok"
+    await sender.post(url, b"{}", {}, TIMEOUT)
+    assert judge_server.connections_opened == 2
+
+
+async def test_a_post_is_not_resent_when_a_kept_alive_connection_dies_unanswered(
+    judge_server, sender
+):
+    # The server read the request, then closed without a word: it may have acted on it, so
+    # sending it again is the caller's decision (RFC 9112 section 9.3.1), not the pool's.
+    url = url_of(judge_server)
+    await sender.post(url, b"{}", {}, TIMEOUT)  # leaves one idle connection
+    judge_server.script(DROP)
+    with pytest.raises(RetryableError, match="closed the connection"):
+        await sender.post(url, b'{"n": 2}', {}, TIMEOUT)
+    assert [r.body for r in judge_server.requests] == [b"{}", b'{"n": 2}']  # sent once
