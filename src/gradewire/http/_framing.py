@@ -38,10 +38,11 @@ _TOKEN = "[-!#$%&'*+.^_`|~0-9A-Za-z]+"
 _VCHAR = "[^\x00\t\n\x0b\x0c\r ]"
 _FIELD = f"({_TOKEN}):[ \t]*((?:{_VCHAR}+(?:[ \t]+{_VCHAR}+)*)?)[ \t]*"
 _FIELD_LINE = re.compile(_FIELD)
-# A block of field lines with no folding, up to and with its empty line: one C-level check of
-# the common case; anything else goes line by line, which folds and names the bad line.
-_FIELD_BLOCK = re.compile(f"(?:{_FIELD}\r?\n)*\r?\n")
-_FIELD_LINES = re.compile(f"{_FIELD}\r?\n")
+# Whole field lines, each from a line start through its line end: when every line of a block
+# but its last, empty one is found, the block is read in one pass in C; anything else goes
+# line by line, which folds and names the bad line.
+_FIELD_LINES = re.compile(f"^{_FIELD}\r?\n", re.MULTILINE)
+_FRAMING_FIELDS = frozenset(("content-length", "transfer-encoding", "connection"))
 _STATUS_LINE = re.compile("HTTP/([0-9])\\.([0-9]) ([0-9]{3})(?: [^\x00\n\x0b\x0c\r]*)?\r?")
 # What the first line can be while it is still arriving (its end not yet come).
 _STATUS_START = re.compile(
@@ -84,11 +85,9 @@ class Answer(NamedTuple):
     reusable: bool  # the connection can carry the next request
 
 
-class _Fields(NamedTuple):
-    headers: dict[str, str]
-    length: str | None  # the Content-Length, normalised
-    chunked: bool
-    close: bool  # "close" is in the Connection list
+# The fields of a head: the headers, the Content-Length (normalised), whether chunked, whether
+# "close" is in the Connection list. A plain tuple: a NamedTuple costs a Python call per head.
+_Fields = tuple[dict[str, str], str | None, bool, bool]
 
 
 def _unfold(lines: list[str]) -> list[str]:
@@ -109,8 +108,9 @@ def read_fields(block: str) -> _Fields:
 
     ``block`` holds the field lines and the empty line that ends them.
     """
-    if _FIELD_BLOCK.fullmatch(block) is not None:
-        return _normalise(_FIELD_LINES.findall(block))
+    pairs: list[tuple[str, str]] = _FIELD_LINES.findall(block)
+    if len(pairs) == block.count("\n") - 1:
+        return _normalise(pairs)
     lines = _lines(block)
     if any(line.startswith((" ", "\t")) for line in lines):
         lines = _unfold(lines)
@@ -129,18 +129,15 @@ def _normalise(pairs: list[tuple[str, str]]) -> _Fields:
     chunked = close = False
     for raw_name, value in pairs:
         name = raw_name.lower()
-        if name == "content-length":
-            values = {part.strip(" \t") for part in value.split(",")}
-            if len(values) > 1 or (length is not None and values != {length}):
+        if name not in _FRAMING_FIELDS:
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        elif name == "content-length":
+            if not (value.isascii() and value.isdigit() and len(value) <= 20):
+                value = _one_length(value)
+            if length is not None and value != length:
                 raise MalformedAnswer(f"conflicting Content-Length values {value[:40]!r}")
-            length = values.pop()
-            if _DIGITS.fullmatch(length) is None:
-                raise MalformedAnswer(
-                    f"invalid Content-Length {value[:40]!r}: it must be a decimal number"
-                )
-            headers[name] = length
-            continue
-        if name == "transfer-encoding":
+            headers[name] = length = value
+        elif name == "transfer-encoding":
             if chunked:
                 raise MalformedAnswer("Transfer-Encoding given twice")
             if value.lower() != "chunked":
@@ -149,13 +146,21 @@ def _normalise(pairs: list[tuple[str, str]]) -> _Fields:
                 )
             chunked = True
             headers[name] = "chunked"
-            continue
-        if name == "connection" and "close" in (
-            token.strip(" \t") for token in value.lower().split(",")
-        ):
-            close = True
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return _Fields(headers, length, chunked, close)
+        else:  # Connection: a list of tokens
+            close = close or "close" in (token.strip(" \t") for token in value.lower().split(","))
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers, length, chunked, close
+
+
+def _one_length(value: str) -> str:
+    """The one length a Content-Length list gives: its items must be identical numbers."""
+    values = {part.strip(" \t") for part in value.split(",")}
+    if len(values) > 1:
+        raise MalformedAnswer(f"conflicting Content-Length values {value[:40]!r}")
+    length = values.pop()
+    if _DIGITS.fullmatch(length) is None:
+        raise MalformedAnswer(f"invalid Content-Length {value[:40]!r}: it must be a decimal number")
+    return length
 
 
 def _lines(block: str) -> list[str]:
@@ -281,7 +286,7 @@ class AnswerReader:
         major, minor, code = status_line.groups()
         if major != "1":
             raise MalformedAnswer(f"not an HTTP/1.x answer: {head[: min(first_end, 60)]!r}")
-        fields = read_fields(head[first_end + 1 :])
+        headers, length, chunked, close = read_fields(head[first_end + 1 :])
         status = int(code)
         if status < 200:
             if status < 100 or status == 101:
@@ -291,17 +296,17 @@ class AnswerReader:
                 )
             return True  # informational (100 Continue, 103 Early Hints): the answer follows
         self._status = status
-        self.headers = fields.headers
-        self._keep_alive = not fields.close and minor != "0"
-        if fields.chunked and fields.length is not None:
+        self.headers = headers
+        self._keep_alive = not close and minor != "0"
+        if chunked and length is not None:
             self._keep_alive = False  # both framings: read it (chunked wins), never reuse
         if status in (204, 304):
             self._remaining = 0  # no body, whatever the head says
             self._state = _LENGTH
-        elif fields.chunked:
+        elif chunked:
             self._state = _CHUNK_SIZE
-        elif fields.length is not None:
-            self._remaining = int(fields.length)
+        elif length is not None:
+            self._remaining = int(length)
             if self._remaining > self._max_bytes:
                 raise self._too_large(f"its Content-Length is {self._remaining} bytes")
             self._state = _LENGTH
