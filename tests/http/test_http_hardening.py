@@ -478,3 +478,25 @@ async def test_a_request_refused_at_its_first_byte_goes_again_on_a_new_connectio
     finally:
         listener.close()
     assert received == [(1, b"{}"), (2, b"[]")]  # sent once, on the new connection
+
+
+async def test_a_connection_answered_before_its_request_was_sent_is_not_reused(sender):
+    # The server answers after the head and never reads the 8 MB body: the answer is whole
+    # while the request is still being written, so the connection's state is unknown.
+    connections = 0
+
+    async def answer_early(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 413 Too Large\r\nContent-Length: 2\r\n\r\nno")
+        await writer.drain()
+        if connections == 1:
+            await asyncio.Event().wait()  # holds the socket, reads nothing more
+        await reader.read()
+
+    async with raw_server(answer_early) as url:
+        status, _, body = await sender.post(url, b"x" * 8_000_000, {}, TIMEOUT)
+        assert (status, body) == (413, b"no")
+        await sender.post(url, b"{}", {}, TIMEOUT)
+    assert connections == 2
