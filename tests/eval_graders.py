@@ -15,3 +15,8 @@ def numeric_answer(sample: StringThread) -> float | None:
 def brevity(sample: StringThread) -> float:
     """1.0 for completions of at most 3 characters, less for longer ones."""
     return min(1.0, 3 / max(len(sample.completion() or ""), 1))
+
+
+def echo_error(sample: StringThread) -> float:
+    """Fails with the completion as its error text, as a judge's error can carry model output."""
+    raise RuntimeError(f"model said: {sample.completion()}")

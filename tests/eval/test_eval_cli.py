@@ -328,3 +328,43 @@ def test_compare_json_and_html(tmp_path):
     missing = run("compare", str(run_a), str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert "neither a run folder" in missing.stderr
+
+
+def test_compare_sink_jsonl_writes_beside_the_report_never_in_the_current_folder(tmp_path):
+    graders = grader_file(tmp_path)
+    data = data_file(tmp_path, 6)
+    for name in ("a", "b"):
+        assert (
+            run(
+                "eval",
+                str(data),
+                "--graders",
+                str(graders),
+                "--out",
+                str(tmp_path / name),
+                "--no-progress",
+            ).returncode
+            == 0
+        )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    without = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--sink", "jsonl", cwd=cwd)
+    assert without.returncode == 2
+    assert "--html" in without.stderr
+    html = tmp_path / "reports" / "cmp.html"
+    html.parent.mkdir()
+    done = run(
+        "compare",
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+        "--sink",
+        "jsonl",
+        "--html",
+        str(html),
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(cwd.iterdir()) == []
+    logged = (tmp_path / "reports" / "cmp.jsonl").read_text().splitlines()
+    assert any("compare/correct/diff" in line for line in logged)
+    assert str(tmp_path / "reports" / "cmp.jsonl") in done.stdout

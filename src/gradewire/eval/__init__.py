@@ -3,14 +3,16 @@
 `run_eval` reads JSONL, CSV, Parquet or a saved Hugging Face dataset, grades each sample
 with every grader (resuming what the folder already holds), and writes ``results.jsonl``,
 ``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
-folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
-grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
-p-value. Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`:
-Ray) plug in through entry points.
+folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id (refusing pairs
+whose prompts differ and graders whose spec changed) and gives each grader's mean
+difference with a paired bootstrap interval (`paired_bootstrap`) and a p-value. gradewire
+writes only into its own run folders (`RunFolderError` otherwise), one eval at a time.
+Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`: Ray)
+plug in through entry points.
 """
 
 from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
-from gradewire.eval._compare import compare_runs
+from gradewire.eval._compare import MismatchedRunsError, compare_runs
 from gradewire.eval._compare_report import render_comparison
 from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
 from gradewire.eval._data import load_samples
@@ -20,6 +22,7 @@ from gradewire.eval._eval import EvalResult, run_eval
 from gradewire.eval._records import GradeOutcome, SampleRecord
 from gradewire.eval._report import render_report, write_report
 from gradewire.eval._run import EvalRun, load_run
+from gradewire.eval._run_folder import RunFolderError
 from gradewire.eval._runner import EvalDisplay, GradingReport
 from gradewire.eval._samples import DataError, EvalSample
 from gradewire.eval._statistics import GraderSummary
@@ -38,7 +41,9 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "MismatchedRunsError",
     "RichDisplay",
+    "RunFolderError",
     "SampleRecord",
     "compare_runs",
     "eval_engine",

@@ -73,7 +73,8 @@ def plan(
     """Which graders each sample still needs.
 
     A grader is re-run on a sample when it has no outcome there, when its spec or the
-    sample's input changed since, or (with ``retry_errors``) when its outcome was an error.
+    input that outcome graded differs from now (whatever other graders did since), or
+    (with ``retry_errors``) when its outcome was an error.
     """
     todo = []
     for sample in samples:
@@ -84,8 +85,7 @@ def plan(
             if (
                 outcome is None
                 or outcome.spec_hash != spec
-                or record is None
-                or record.input_hash != sample.input_hash
+                or outcome.input_hash != sample.input_hash
                 or (retry_errors and outcome.status == "error")
             ):
                 needed.append(key)
@@ -126,7 +126,10 @@ def start_grading(
         raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
     by_key = {grader.grader_key: grader for grader in graders}
     hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
-    todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
+    # Outcomes only: the inputs are the samples' own.
+    records = read_records(folder, {s.id: s.input_hash for s in samples}, inputs=False)
+    todo = plan(samples, hashes, records, retry_errors=retry_errors)
+    del records
     skipped = len(samples) - len(todo)
     if display is not None:
         display.start(len(todo), list(by_key), skipped)
@@ -159,7 +162,10 @@ async def grade_samples(
     async def one(sample: EvalSample, keys: list[str]) -> None:
         nonlocal graded
         results = await asyncio.gather(
-            *(grade_outcome(by_key[key], sample.thread, hashes[key]) for key in keys)
+            *(
+                grade_outcome(by_key[key], sample.thread, hashes[key], input_hash=sample.input_hash)
+                for key in keys
+            )
         )
         outcomes = dict(zip(keys, results, strict=True))
         writer.write(sample.id, sample.input_hash, sample.thread.to_dict(), outcomes)

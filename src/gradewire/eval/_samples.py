@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core import GradewireError, InvalidInputError, StringThread
 
-__all__ = ["DataError", "EvalSample", "assign_ids", "canonical_json", "sample_from_row"]
+__all__ = [
+    "DataError",
+    "EvalSample",
+    "assign_ids",
+    "canonical_json",
+    "prompt_hash",
+    "sample_from_row",
+]
 
 # Fields of a data row that make the conversation; every other field is metadata.
 _CONVERSATION_FIELDS = ("messages", "prompt", "completion")
@@ -117,11 +124,17 @@ def _thread(row: Mapping[str, Any], metadata: dict[str, Any], where: str) -> Str
     return StringThread.from_messages(turns, metadata)
 
 
-def _prompt_part(thread: StringThread) -> list[dict[str, str]]:
-    messages = thread.to_messages()
-    if messages and messages[-1]["role"] == "assistant":
-        messages = messages[:-1]
-    return messages
+def prompt_hash(turns: Sequence[Mapping[str, Any]]) -> str:
+    """Hash of the prompt part of a conversation: every turn before the completion.
+
+    ``turns`` are message dicts (`StringThread.to_messages`, or the ``turns`` a results
+    line stores). A final assistant turn (the completion) and the metadata are left out,
+    so two models' answers to one question share it; compare checks that paired samples
+    do, and a sample without an ``id`` is named after it.
+    """
+    if turns and turns[-1].get("role") == "assistant":
+        turns = turns[:-1]
+    return _digest(list(turns))[:16]
 
 
 def assign_ids(rows: Iterable[tuple[str | None, StringThread, str]]) -> list[EvalSample]:
@@ -146,7 +159,7 @@ def assign_ids(rows: Iterable[tuple[str | None, StringThread, str]]) -> list[Eva
             explicit[raw_id] = where
             sample_id = raw_id
         else:
-            base = "h" + _digest(_prompt_part(thread))[:16]
+            base = "h" + prompt_hash(thread.to_messages())
             count = seen.get(base, 0) + 1
             seen[base] = count
             sample_id = base if count == 1 else f"{base}#{count}"

@@ -123,7 +123,7 @@ class RayEngine:
                 if isinstance(row, BaseException):
                     raise row
                 outcomes = {
-                    key: GradeOutcome.from_json(value)
+                    key: GradeOutcome.from_json(value, input_hash=row["input_hash"])
                     for key, value in json.loads(row["grades"]).items()
                 }
                 writer.write(row["id"], row["input_hash"], json.loads(row["input"]), outcomes)
