@@ -121,3 +121,37 @@ def test_grader_files_with_another_function_under_one_key_are_refused(tmp_path: 
         compare_runs(*runs)
     assert "eval_graders:brevity" in str(caught.value)
     assert "eval_graders:numeric_answer" in str(caught.value)
+
+
+def test_graders_and_samples_of_one_run_only_are_listed_in_every_output(tmp_path: Path) -> None:
+    from helpers_eval import make_run
+    from test_eval_cli import run
+
+    make_run(tmp_path / "a", {"g": [1, 0, 1], "old": [1, 1, 1]}, ids=["x", "y", "gone"])
+    make_run(tmp_path / "b", {"g": [1, 1, 1], "new": [0, 0, 1]}, ids=["x", "y", "added"])
+    html = tmp_path / "cmp.html"
+    done = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--html", str(html))
+    assert done.returncode == 0, done.stderr
+    assert "graders only in A (not compared): old" in done.stdout
+    assert "graders only in B (not compared): new" in done.stdout
+    assert "only in A: gone" in done.stdout
+    assert "only in B: added" in done.stdout
+    page = html.read_text()
+    assert "graders only in A (not compared):</b> old" in page
+    assert "graders only in B (not compared):</b> new" in page
+
+
+def test_the_cli_refuses_and_allows_as_the_python_api_does(tmp_path: Path) -> None:
+    from test_eval_cli import run
+
+    a_rows = [{"id": i, **row} for i, row in enumerate(rows(12, wrong_every=3))]
+    b_rows = [{"id": i, **row} for i, row in enumerate(reversed(rows(12, wrong_every=5)))]
+    graded(tmp_path / "a", write_rows(tmp_path / "a.jsonl", a_rows))
+    graded(tmp_path / "b", write_rows(tmp_path / "b.jsonl", b_rows))
+    refused = run("compare", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert refused.returncode == 2
+    assert "12 of 12 paired samples have different prompts" in refused.stderr
+    assert "--allow-mismatched-prompts" in refused.stderr
+    allowed = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--allow-mismatched-prompts")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "warning: 12 pair(s) have different prompts in A and B" in allowed.stdout
