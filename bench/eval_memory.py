@@ -1,8 +1,9 @@
 """Memory per sample of `run_eval` and `load_run`, beside the size of the text itself.
 
 N short rows (an id, a prompt, a completion and an answer: about 90 bytes of JSON each) go
-through `run_eval` with a trivial function grader into a fresh run folder, then the
-folder is read back with `load_run`. Each measure runs in a subprocess of its own: the
+through `run_eval` with a trivial function grader into a fresh run folder; `run_eval`
+runs again into the finished folder (a resume: everything is skipped, but the data and
+the folder's outcomes are both read); then the folder is read back with `load_run`. Each measure runs in a subprocess of its own: the
 imports and a 10-row warm-up first (so lazy imports such as scipy are not counted), then
 the measured call; the figure is the peak resident set size (``ru_maxrss``) minus the
 resident size before the call, divided by N. Beside it: the bytes per sample of the data
@@ -48,7 +49,7 @@ asyncio.run(run_eval(small, [grader], Path(work) / "warm"))
 load_run(Path(work) / "warm")
 grader.clear_logs()
 before = rss()
-if what == "eval":
+if what in ("eval", "resume"):
     asyncio.run(run_eval(data, [grader], Path(work) / "run"))
 else:
     run = load_run(Path(work) / "run")
@@ -111,18 +112,21 @@ def main() -> None:
             work.mkdir()
             grown = {"eval": measure(src, "eval", data, small, work)}
             results_size = (work / "run" / "results.jsonl").stat().st_size
+            grown["resume"] = measure(src, "resume", data, small, work)
             grown["load"] = measure(src, "load", data, small, work)
             results[label] = grown
-            print(
-                f"{label} ({src}):\n"
-                f"  run_eval: peak +{grown['eval'] / 2**20:.0f} MB, "
-                f"{grown['eval'] / n:,.0f} bytes a sample (data text {text / n:.0f})\n"
-                f"  load_run: peak +{grown['load'] / 2**20:.0f} MB, "
-                f"{grown['load'] / n:,.0f} bytes a sample (results.jsonl "
-                f"{results_size / n:.0f} bytes a sample)"
-            )
+            print(f"{label} ({src}):")
+            for what, name, beside in (
+                ("eval", "run_eval", f"data text {text / n:.0f}"),
+                ("resume", "run_eval, resumed", f"data text {text / n:.0f}"),
+                ("load", "load_run", f"results.jsonl {results_size / n:.0f}"),
+            ):
+                print(
+                    f"  {name}: peak +{grown[what] / 2**20:.0f} MB, "
+                    f"{grown[what] / n:,.0f} bytes a sample ({beside} bytes a sample)"
+                )
     if "baseline" in results:
-        for what in ("eval", "load"):
+        for what in ("eval", "resume", "load"):
             ratio = results["baseline"][what] / max(results["this checkout"][what], 1)
             print(f"{what}: baseline uses {ratio:.1f}x the memory of this checkout")
 

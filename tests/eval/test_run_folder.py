@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -176,8 +177,25 @@ def test_a_second_eval_into_a_busy_folder_is_refused_and_nothing_is_graded_twice
         assert third.returncode == 0, third.stderr
         ids = [line["id"] for line in lines(out)]
         assert sorted(ids) == sorted(f"q{i}" for i in range(30))  # each written once
+        assert not (out / ".gradewire.lock").exists()  # removed when released
         # Only samples in flight at the kill can have been asked twice (at most 2).
         assert calls["n"] <= 32
+
+
+def test_the_lock_in_one_process_and_after_a_kill(tmp_path: Path) -> None:
+    from gradewire.eval._run_folder import LOCK, claim_run_folder
+
+    folder = tmp_path / "run"
+    with claim_run_folder(folder):
+        stamp = json.loads((folder / LOCK).read_text())
+        assert stamp["pid"] == os.getpid()
+        busy = f"another eval is writing this folder \\(pid {os.getpid()}"
+        with pytest.raises(RunFolderError, match=busy), claim_run_folder(folder):
+            pass
+    assert not (folder / LOCK).exists()
+    (folder / LOCK).write_text('{"pid": 1, "host": "x", "started": "then"}\n')  # a killed one's
+    assert len(evaluate(folder, data(tmp_path)).run.records) == 5
+    assert not (folder / LOCK).exists()
 
 
 def test_atomic_writes_from_two_processes_never_collide(tmp_path: Path) -> None:

@@ -137,6 +137,7 @@ async def run_eval(
         _write_config(
             folder, previous, graders, hashes, data_info, samples, cluster_key, grader_file
         )
+        del previous  # the earlier config's sample list is not kept while grading
         todo = samples[:limit] if limit is not None else samples
         del samples  # the run is read back from the folder: keep one copy of the samples
         outcome = await (engine or grade_samples)(

@@ -19,7 +19,15 @@ from typing import Any, Literal
 
 from gradewire.core import Grade, InvalidInputError, StringThread
 
-__all__ = ["GradeOutcome", "JsonMapping", "SampleRecord", "Status", "plain"]
+__all__ = [
+    "GradeOutcome",
+    "JsonMapping",
+    "OutcomeMap",
+    "SampleRecord",
+    "Status",
+    "outcome_map",
+    "plain",
+]
 
 Status = Literal["ok", "error", "abstained"]
 _STATUSES: dict[object, Status] = {"ok": "ok", "error": "error", "abstained": "abstained"}
@@ -130,13 +138,21 @@ class GradeOutcome:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, input_hash: str = "") -> GradeOutcome:
+    def from_json(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        input_hash: str = "",
+        shared: dict[bytes, JsonMapping] | None = None,
+    ) -> GradeOutcome:
         """Read an outcome back, checking every field.
 
         Args:
             data: The outcome's JSON object.
             input_hash: The input it graded, when the object does not say (a results
                 line written before outcomes recorded it: its line's input).
+            shared: Grades read so far by their JSON text: an equal short grade is
+                taken from there (a run's 0/1 grades are two objects, not one each).
 
         Raises:
             InvalidInputError: A malformed outcome; the message says which field.
@@ -157,6 +173,8 @@ class GradeOutcome:
                 raise InvalidInputError("a scored outcome needs its 'grade' object")
             _check_tree(grade, "grade")
             grade = JsonMapping.of(grade)
+            if shared is not None and len(grade.text) <= 256:
+                grade = shared.setdefault(grade.text, grade)
         elif grade is not None:
             raise InvalidInputError(f"an outcome of status {status!r} has no 'grade'")
         usage = data.get("usage")
@@ -174,7 +192,8 @@ class GradeOutcome:
             message=message,
             usage=usage,
             seconds=seconds,
-            input_hash=_intern(own or input_hash),
+            # The line's string when they are equal: one object per sample, not per outcome.
+            input_hash=own if own and own != input_hash else input_hash,
         )
 
 
@@ -219,6 +238,47 @@ def _kind(value: object) -> str:
 def _intern(text: str) -> str:
     # Keys, statuses and hashes repeat on every line: one string object for all of them.
     return sys.intern(text) if len(text) <= 64 else text
+
+
+class OutcomeMap(Mapping[str, "GradeOutcome"]):
+    """A read-only mapping of grader key to outcome, kept compact.
+
+    Records of a run share one tuple of keys; the outcomes sit in a tuple beside it.
+    """
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, keys: tuple[str, ...], values: tuple[GradeOutcome, ...]) -> None:
+        self._keys = keys
+        self._values = values
+
+    def __getitem__(self, key: str) -> GradeOutcome:
+        try:
+            return self._values[self._keys.index(key)]
+        except ValueError:
+            raise KeyError(key) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def outcome_map(
+    outcomes: Mapping[str, GradeOutcome], shared: dict[tuple[str, ...], tuple[str, ...]]
+) -> OutcomeMap:
+    """``outcomes`` as an `OutcomeMap`, its tuple of keys taken from ``shared`` if there."""
+    keys = tuple(outcomes)
+    return OutcomeMap(shared.setdefault(keys, keys), tuple(outcomes.values()))
 
 
 @dataclass(frozen=True, slots=True)

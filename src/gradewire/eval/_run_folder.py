@@ -12,10 +12,10 @@ and line.
 A folder is a run when its ``config.json`` carries gradewire's marker. gradewire writes
 only into a new or empty folder or a run (`claim_run_folder`), and with ``force`` beside
 other files, never over one of them. One eval at a time writes a run: `claim_run_folder`
-holds an advisory lock (``flock`` on ``.gradewire.lock``) that dies with the process, even
-on SIGKILL. Every JSON file is written through a temporary file of a unique name in the
-same folder and moved into place, so a crash or a concurrent writer never leaves half a
-file.
+holds an advisory lock (``flock`` on ``.gradewire.lock``, removed when released) that dies
+with the process, even on SIGKILL. Every file is written through a temporary file of a
+unique name in the same folder and moved into place, so a crash or a concurrent writer
+never leaves half a file.
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ import socket
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._records import GradeOutcome, JsonMapping, SampleRecord
+from gradewire.eval._records import GradeOutcome, JsonMapping, SampleRecord, outcome_map
 from gradewire.eval._samples import prompt_hash
 
 __all__ = [
@@ -43,11 +44,13 @@ __all__ = [
     "REPORT",
     "RESULTS",
     "SUMMARY",
+    "ResultLine",
     "ResultsWriter",
     "RunFolderError",
     "claim_run_folder",
     "is_run",
     "read_config",
+    "read_lines",
     "read_records",
     "write_atomically",
     "write_json",
@@ -92,8 +95,29 @@ def read_config(folder: Path) -> dict[str, Any] | None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (`write_atomically`), as ASCII: a lone surrogate stays an escape."""
-    write_atomically(path, [json.dumps(data, indent=2, ensure_ascii=True, allow_nan=False), "\n"])
+    """Write JSON atomically (`write_atomically`), as ASCII: a lone surrogate stays an escape.
+
+    An object is indented, but a long list in it (a run's sample ids) is written on one
+    line: read as easily, and encoded by the C encoder in one piece, not one piece per
+    element.
+    """
+    write_atomically(path, [_json_text(data), "\n"])
+
+
+def _json_text(data: Any) -> str:
+    def dump(value: Any, indent: int | None) -> str:
+        return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False)
+
+    if not isinstance(data, dict) or not data:
+        return dump(data, 2)
+    items = [
+        f"  {dump(str(key), None)}: "
+        + (
+            dump(value, None) if isinstance(value, list) and len(value) > 100 else dump(value, 2)
+        ).replace("\n", "\n  ")
+        for key, value in data.items()
+    ]
+    return "{\n" + ",\n".join(items) + "\n}"
 
 
 def write_atomically(path: Path, chunks: Iterable[str]) -> None:
@@ -153,7 +177,13 @@ def _guard(folder: Path, *, force: bool) -> dict[str, Any] | None:
 
 
 class _FolderLock:
-    """An exclusive ``flock`` on the folder's lock file, held while a run is written."""
+    """An exclusive ``flock`` on the folder's lock file, held while a run is written.
+
+    The file is removed on release, so a folder holds it only while an eval writes
+    (or after one was killed: the next one takes it over). Whoever locks a file that was
+    removed meanwhile tries again on the new one, so two processes never hold locks on
+    two different files of one name.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / LOCK
@@ -164,17 +194,25 @@ class _FolderLock:
             import fcntl
         except ImportError:  # no flock (Windows): one writer is the user's to ensure
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = _holder(fd)
-            os.close(fd)
-            raise RunFolderError(
-                f"another eval is writing this folder ({holder}): {self.path.parent}; wait "
-                "for it to finish (run the command again afterwards to resume) or stop it, "
-                "or choose another --out"
-            ) from None
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _holder(fd)
+                os.close(fd)
+                raise RunFolderError(
+                    f"another eval is writing this folder ({holder}): {self.path.parent}; "
+                    "wait for it to finish (run the command again afterwards to resume) or "
+                    "stop it, or choose another --out"
+                ) from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # released and removed by its holder meanwhile: lock the new one
         stamp = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -186,9 +224,10 @@ class _FolderLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            # Closing the descriptor releases the lock; the file stays, so that a waiting
-            # process and this one always lock the same file.
             fd, self._fd = self._fd, None
+            # Removed while still locked, then unlocked by closing.
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
             os.close(fd)
 
 
@@ -222,56 +261,59 @@ def claim_run_folder(folder: Path, *, force: bool = False) -> Iterator[dict[str,
         lock.release()
 
 
-def read_records(
-    folder: Path, expected: Mapping[str, str] | None = None, *, inputs: bool = True
-) -> dict[str, SampleRecord]:
-    """The samples of the folder, in order of first appearance, later outcomes winning.
+class ResultLine(NamedTuple):
+    """One line of ``results.jsonl``, checked.
+
+    Attributes:
+        id: The sample id.
+        input_hash: The hash of the input the line's outcomes graded.
+        input: The input as `StringThread.to_dict` writes it.
+        prompt_hash: The hash of the prompt part (None in lines of older runs).
+        outcomes: The outcome per grader key (each knowing the input it graded).
+    """
+
+    id: str
+    input_hash: str
+    input: dict[str, Any]
+    prompt_hash: str | None
+    outcomes: dict[str, GradeOutcome]
+
+
+def read_lines(
+    folder: Path, *, shared: dict[bytes, JsonMapping] | None = None
+) -> Iterator[ResultLine]:
+    """Every line of the folder's results, checked, in order (blank lines skipped).
 
     Args:
         folder: The run folder.
-        expected: Sample id to the input hash of the data the run is of: only those
-            samples, read with that input (others are not held for this data); None:
-            every sample, with the input of its latest line.
-        inputs: Keep each sample's input (False: outcomes only, for planning).
+        shared: Grades read so far by their JSON text, to share equal ones
+            (`GradeOutcome.from_json`).
 
     Raises:
         InvalidInputError: A line is not a results line; the message names the file
             and line.
     """
     path = folder / RESULTS
-    folds: dict[str, list[Any]] = {}
     if not path.exists():
-        return {}
+        return
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
-                break  # a line cut by a crash: it is trimmed before the next append
+                return  # a line cut by a crash: it is trimmed before the next append
             if not raw.strip():
                 continue
             try:
-                _fold(raw, folds, expected, inputs)
+                line = _line(raw, shared)
             except (InvalidInputError, ValueError, RecursionError, UnicodeDecodeError) as exc:
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
                 raise InvalidInputError(
                     f"{path}:{number}: not a results line ({reason}); the file was edited by "
                     "hand or is not gradewire's: fix or delete that line"
                 ) from None
-    return {
-        sample_id: SampleRecord(sample_id, fold[0], fold[1], fold[3], fold[2])
-        for sample_id, fold in folds.items()
-        if fold[0] is not None or not inputs
-    }
+            yield line
 
 
-_EMPTY_INPUT = JsonMapping(b'{"turns":[],"metadata":{}}')
-
-
-def _fold(
-    raw: bytes,
-    folds: dict[str, list[Any]],
-    expected: Mapping[str, str] | None,
-    inputs: bool,
-) -> None:
+def _line(raw: bytes, shared: dict[bytes, JsonMapping] | None) -> ResultLine:
     line = json.loads(raw)
     if not isinstance(line, dict):
         raise InvalidInputError(f"a line must be an object, not {type(line).__name__}")
@@ -283,30 +325,93 @@ def _fold(
     grades = line.get("grades")
     if not isinstance(grades, dict):
         raise InvalidInputError("'grades' must be an object of outcomes by grader key")
-    thread, turns = _input(line.get("input"))
+    thread = _input(line.get("input"))
     outcomes = {}
     for key, data in grades.items():
         try:
-            outcomes[sys.intern(key)] = GradeOutcome.from_json(data, input_hash=input_hash)
+            outcome = GradeOutcome.from_json(data, input_hash=input_hash, shared=shared)
         except InvalidInputError as exc:
             raise InvalidInputError(f"grader {key!r}: {exc}") from None
-    want = None if expected is None else expected.get(sample_id)
-    if expected is not None and want is None:
-        return  # a sample of other data than the run's (checked all the same)
-    fold = folds.get(sample_id)
-    if fold is None:
-        # [input, input hash, prompt hash, outcomes by key]
-        fold = folds[sample_id] = [None, input_hash, "", {}]
-    fold[3].update(outcomes)
-    if want is None or want == input_hash:
-        line_prompt = line.get("prompt_hash")
-        fold[1] = want or input_hash
-        fold[2] = line_prompt if isinstance(line_prompt, str) else prompt_hash(turns)
-        fold[0] = JsonMapping.of(thread) if inputs else _EMPTY_INPUT
+        outcomes[sys.intern(key)] = outcome
+    prompt = line.get("prompt_hash")
+    if prompt is not None and not isinstance(prompt, str):
+        raise InvalidInputError(f"'prompt_hash' must be a string, not {prompt!r}")
+    return ResultLine(sample_id, input_hash, thread, prompt, outcomes)
 
 
-def _input(thread: object) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """A line's input, checked, and its turns."""
+def read_records(
+    folder: Path, expected: Mapping[str, str] | None = None
+) -> dict[str, SampleRecord]:
+    """The samples of the folder, in order of first appearance, later outcomes winning.
+
+    Args:
+        folder: The run folder.
+        expected: Sample id to the input hash of the data the run is of: only those
+            samples, read with that input (others are not held for this data); None:
+            every sample, with the input of its latest line.
+
+    Raises:
+        InvalidInputError: A line is not a results line; the message names the file
+            and line.
+    """
+    records = _Records(expected)
+    for line in read_lines(folder, shared=records.grades):
+        records.fold(line)
+    return records.held()
+
+
+_NOT_HELD = JsonMapping(b"{}")  # no line of the sample holds the data's input (yet)
+
+
+class _Records:
+    """Folds results lines into records, keeping what it holds compact.
+
+    Each sample is a `SampleRecord` from its first line on (replaced by a merged one
+    when another line of it comes), so the fold never holds a second copy of the run.
+    """
+
+    def __init__(self, expected: Mapping[str, str] | None) -> None:
+        self.expected = expected
+        self.folded: dict[str, SampleRecord] = {}
+        # Grades repeat (a 0/1 grader has two): equal JSON texts share one object; so do
+        # the key tuples of records graded by the same graders.
+        self.grades: dict[bytes, JsonMapping] = {}
+        self.keys: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def fold(self, line: ResultLine) -> None:
+        want = None if self.expected is None else self.expected.get(line.id)
+        if self.expected is not None and want is None:
+            return  # a sample of other data than the run's (checked all the same)
+        input_hash, outcomes = line.input_hash, line.outcomes
+        old = self.folded.get(line.id)
+        if old is not None:
+            outcomes = {**old.outcomes, **outcomes}
+        record = SampleRecord(
+            line.id,
+            _NOT_HELD if old is None else old.input,
+            input_hash if old is None else old.input_hash,
+            outcome_map(outcomes, self.keys),
+            "" if old is None else old.prompt_hash,
+        )
+        if want is None or want == input_hash:
+            record = replace(
+                record,
+                input=JsonMapping.of(line.input),
+                input_hash=input_hash,
+                prompt_hash=line.prompt_hash or prompt_hash(line.input["turns"]),
+            )
+        self.folded[line.id] = record
+
+    def held(self) -> dict[str, SampleRecord]:
+        """The records of the samples a line of which holds the data's input."""
+        for sample_id in [i for i, r in self.folded.items() if r.input is _NOT_HELD]:
+            del self.folded[sample_id]
+        self.grades.clear()
+        return self.folded
+
+
+def _input(thread: object) -> dict[str, Any]:
+    """A line's input, checked."""
     if not isinstance(thread, dict):
         raise InvalidInputError(f"'input' must be an object, not {type(thread).__name__}")
     turns = thread.get("turns")
@@ -320,7 +425,7 @@ def _input(thread: object) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
             and isinstance(turn.get("content"), str)
         ):
             raise InvalidInputError(f"'input.turns[{index}]' needs a string role and content")
-    return thread, turns
+    return thread
 
 
 class ResultsWriter:

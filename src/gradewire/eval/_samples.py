@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ class DataError(InvalidInputError):
     """Eval data that cannot be read; the message names the file, the row and the field."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalSample:
     """One sample of an eval: its id, the thread the graders score, and its input hash.
 
@@ -79,7 +80,8 @@ def sample_from_row(row: Mapping[str, Any], where: str) -> tuple[str | None, Str
     # A "metadata" object (as StringThread.to_dict writes it) and the other fields both count.
     metadata = dict(nested or {})
     metadata.update(
-        (key, value)
+        # Interned: the same column names on every row are one string, not one per row.
+        (sys.intern(key) if isinstance(key, str) else key, value)
         for key, value in row.items()
         if key not in _CONVERSATION_FIELDS and key not in ("id", "metadata")
     )

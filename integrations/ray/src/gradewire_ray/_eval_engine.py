@@ -96,7 +96,7 @@ class RayEngine:
 
     async def _grade(
         self,
-        todo: Sequence[tuple[EvalSample, list[str]]],
+        todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
         graders: Sequence[BaseGrader],
         hashes: dict[str, str],
         concurrency: int,
@@ -141,7 +141,7 @@ class RayEngine:
 
 def _graded(
     ray: Any,
-    todo: Sequence[tuple[EvalSample, list[str]]],
+    todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
     graders: Sequence[BaseGrader],
     hashes: dict[str, str],
     concurrency: int,
