@@ -286,3 +286,13 @@ def test_load_run_on_a_folder_that_is_not_a_run_says_so(tmp_path: Path) -> None:
         load_run(tmp_path)
     with pytest.raises(InvalidInputError, match="not a gradewire eval run"):
         load_run(tmp_path / "missing")
+
+
+def test_a_folder_that_cannot_be_written_is_refused_before_grading(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunFolderError, match="is a file, not a folder"):
+        evaluate(tmp_path / "file", data(tmp_path))
+    # Inside a file: no folder can be made there, whoever runs it (root too).
+    with pytest.raises(RunFolderError, match="cannot write the run folder"):
+        evaluate(tmp_path / "file" / "run", data(tmp_path))
+    assert (tmp_path / "file").read_text() == "x"

@@ -246,14 +246,21 @@ def claim_run_folder(folder: Path, *, force: bool = False) -> Iterator[dict[str,
     Yields the run's config when the folder already holds a run, else None.
 
     Raises:
-        RunFolderError: The folder is a file; or not a run and not empty (unless
-            ``force``); or holds a file of a name gradewire writes that it did not
-            write (even with ``force``); or another eval holds its lock.
+        RunFolderError: The folder is a file, or cannot be written; or it is not a run
+            and not empty (unless ``force``); or it holds a file of a name gradewire
+            writes that it did not write (even with ``force``); or another eval holds
+            its lock.
     """
     _guard(folder, force=force)  # before anything is written, not even the lock file
-    folder.mkdir(parents=True, exist_ok=True)
     lock = _FolderLock(folder)
-    lock.acquire()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except OSError as exc:
+        raise RunFolderError(
+            f"cannot write the run folder {folder}: {exc.strerror or exc}; choose a folder "
+            "you can write to for --out"
+        ) from None
     try:
         # Checked again under the lock: another process may have made it a run meanwhile.
         yield _guard(folder, force=force)

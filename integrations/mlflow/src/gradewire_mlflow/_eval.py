@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
+from gradewire.eval._run_folder import write_json
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 
 __all__ = ["MlflowEvalTracker", "eval_tracker"]
@@ -122,7 +123,7 @@ class MlflowEvalTracker:
 
     def _save(self, state: Mapping[str, Any]) -> None:
         path = self.folder / STATE
-        path.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+        write_json(path, state)  # atomically: a crash mid-write never loses the trace ids
 
     def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
         """Log the run: traces with feedback for new or changed samples, metrics, artifacts."""
