@@ -3,12 +3,12 @@
 N short rows (an id, a prompt, a completion and an answer: about 90 bytes of JSON each) go
 through `run_eval` with a trivial function grader into a fresh run folder; `run_eval`
 runs again into the finished folder (a resume: everything is skipped, but the data and
-the folder's outcomes are both read); then the folder is read back with `load_run`. Each measure runs in a subprocess of its own: the
-imports and a 10-row warm-up first (so lazy imports such as scipy are not counted), then
-the measured call; the figure is the peak resident set size (``ru_maxrss``) minus the
-resident size before the call, divided by N. Beside it: the bytes per sample of the data
-file (what `run_eval` reads) and of ``results.jsonl`` (what `load_run` reads), the text
-the samples carry.
+the folder's outcomes are both read); then the folder is read back with `load_run`. Each
+measure runs in a subprocess of its own: the imports and a 10-row warm-up first (so lazy
+imports such as scipy are not counted), then the measured call; the figure is the peak
+resident set size (``ru_maxrss``) minus the resident size before the call, divided by N.
+Beside it: the bytes per sample of the data file (what `run_eval` reads) and of
+``results.jsonl`` (what `load_run` reads), the text the samples carry.
 
 ``--baseline SRC`` measures another source tree in the same run (a checkout's ``src``
 folder, e.g. one of the main branch made with ``git worktree add``), so the figures are
