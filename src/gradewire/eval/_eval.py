@@ -110,8 +110,8 @@ async def run_eval(
 
     Raises:
         DataError: Bad data (before anything is graded).
-        InvalidInputError: No graders, two with one key, a bad ``limit``, two samples
-            with one id, a sample without the cluster key.
+        InvalidInputError: No graders, two with one key, a bad ``limit`` or
+            ``concurrency``, two samples with one id, a sample without the cluster key.
         RunFolderError: ``out`` is a file, a folder that is not a run (without
             ``force``), a run of another data file (without ``force``), or another
             eval is writing it.
@@ -124,6 +124,8 @@ async def run_eval(
         raise InvalidInputError(f"two graders share a key ({keys}); give each its own key")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InvalidInputError(f"limit must be a positive int or None, not {limit!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
     samples, data_info = _samples(data)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     with claim_run_folder(folder, force=force) as previous:

@@ -218,7 +218,7 @@ def load_run(folder: str | os.PathLike[str]) -> EvalRun:
         # The sample list is the records themselves: not kept a second time.
         config={k: v for k, v in config.items() if k not in ("sample_ids", "input_hashes")},
         folder=path,
-        cluster_key=config.get("cluster_key"),
+        cluster_key=key if isinstance(key := config.get("cluster_key"), str) else None,
         samples_in_data=len(ids) if ids is not None else None,
     )
 

@@ -162,7 +162,8 @@ def _guard(folder: Path, *, force: bool) -> dict[str, Any] | None:
             "new or empty folder for --out, or pass --force (force=True) to put the run "
             "beside these files"
             + (
-                f" (it would still refuse: {', '.join(clashes)} would be written)"
+                f"; not this one even so: it holds {', '.join(clashes)}, which a run "
+                "would write over"
                 if clashes
                 else ""
             )
