@@ -301,6 +301,6 @@ def test_a_folder_that_cannot_be_written_is_refused_before_grading(tmp_path: Pat
     with pytest.raises(RunFolderError, match="is a file, not a folder"):
         evaluate(tmp_path / "file", data(tmp_path))
     # Inside a file: no folder can be made there, whoever runs it (root too).
-    with pytest.raises(RunFolderError, match="cannot make the run folder .*file is a file"):
+    with pytest.raises(RunFolderError, match=r"cannot make the run folder .*file is a file"):
         evaluate(tmp_path / "file" / "run", data(tmp_path))
     assert (tmp_path / "file").read_text() == "x"
