@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections import Counter
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ from gradewire.core._evaluation_result import EvaluationResult
 from gradewire.core._gather import gather_all
 from gradewire.core._grade import Grade
 from gradewire.core._subscore import SubScore
+from gradewire.core._weights import penalty_weights, weighted_sum
 
 __all__ = ["combine", "combine_all", "combine_any"]
 
@@ -58,17 +60,23 @@ async def combine(*items: Grade | Awaitable[Grade]) -> EvaluationResult:
                 )
             slots[index] = result
     grades = [grade for grade in slots if grade is not None]
-    positive = sum(g.weight for g in grades if g.weight > 0)
-    if positive <= 0:
+    if not any(g.weight > 0 for g in grades):
         raise InvalidInputError(
             "combine() needs at least one positive weight; negative weights are penalties "
             "applied on top of the positive ones"
         )
+    weights = penalty_weights([g.weight for g in grades])
     normalised = [
-        g.replace(name=name, weight=g.weight / positive if g.weight > 0 else g.weight)
-        for g, name in zip(grades, _unique_names(grades), strict=True)
+        g.replace(name=name, weight=weight)
+        for g, name, weight in zip(grades, _unique_names(grades), weights, strict=True)
     ]
-    reward = sum(g.value * g.weight for g in normalised)
+    reward = weighted_sum([g.value for g in normalised], weights)
+    if not math.isfinite(reward):
+        raise InvalidInputError(
+            f"combine(): the reward of values {[g.value for g in grades]} with weights "
+            f"{[g.weight for g in grades]} is beyond the float range; use smaller penalty "
+            "weights"
+        )
     return EvaluationResult(reward=reward, done=True, subscores=normalised)
 
 
