@@ -8,6 +8,8 @@ a mergeable `LogState`). This folder imports no other gradewire folder.
 from gradewire.core._combine import combine, combine_all, combine_any
 from gradewire.core._combined_grader import CombinedGrader
 from gradewire.core._errors import (
+    GraderFailingError,
+    GradeTimeoutError,
     GradewireError,
     GradingError,
     IgnoreGradeException,
@@ -35,6 +37,8 @@ __all__ = [
     "EvaluationResult",
     "Grade",
     "GradeFunction",
+    "GradeTimeoutError",
+    "GraderFailingError",
     "GradewireError",
     "GradingError",
     "Histogram",
