@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.core import BaseGrader, InvalidInputError
+from gradewire.core._grader import timeout_setting
 from gradewire.eval._data import data_format, data_hash, load_samples
 from gradewire.eval._engines import GradingEngine
 from gradewire.eval._outcomes import spec_hash
@@ -68,6 +69,7 @@ async def run_eval(
     display: EvalDisplay | None = None,
     grader_file: str | None = None,
     engine: GradingEngine | None = None,
+    timeout: float | None = None,
 ) -> EvalResult:
     """Grade a data set into a run folder, resuming what an earlier run left.
 
@@ -85,6 +87,9 @@ async def run_eval(
         grader_file: The grader file's path, recorded in the config.
         engine: Where the samples are graded (`eval_engine`); None: in this process.
             The folder, resumption, statistics and report are the same either way.
+        timeout: Seconds one grade may take, for graders that set no `timeout` of their
+            own (see `BaseGrader.timeout`); a timed-out grade is an error of kind
+            ``"timeout"``, counted apart in the summary, and grading goes on.
 
     Returns:
         The run and its statistics; ``outcome.interrupted`` tells if Ctrl-C stopped it.
@@ -94,6 +99,7 @@ async def run_eval(
         InvalidInputError: No graders, two with one key, a sample without the cluster key.
     """
     folder = Path(out)
+    timeout = timeout_setting(timeout, "timeout")
     if not graders:
         raise InvalidInputError("run_eval needs at least one grader")
     keys = [grader.grader_key for grader in graders]
@@ -117,6 +123,8 @@ async def run_eval(
     folder.mkdir(parents=True, exist_ok=True)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     _write_config(folder, graders, hashes, data_info, samples, cluster_key, grader_file)
+    # Passed only when set: an engine written before timeouts existed still runs the rest.
+    bound: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
     outcome = await (engine or grade_samples)(
         samples,
         graders,
@@ -124,6 +132,7 @@ async def run_eval(
         concurrency=concurrency,
         retry_errors=retry_errors,
         display=display,
+        **bound,
     )
     run = load_run(folder)
     summaries = run.summaries()

@@ -7,7 +7,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire.core import BaseGrader, Grade, IgnoreGradeException, StringThread
+from gradewire.core import (
+    BaseGrader,
+    Grade,
+    GradeTimeoutError,
+    IgnoreGradeException,
+    StringThread,
+)
 from gradewire.core._failure_records import log_fields
 from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
@@ -31,22 +37,26 @@ def spec_hash(grader: BaseGrader) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> GradeOutcome:
+async def grade_outcome(
+    grader: BaseGrader, thread: StringThread, spec: str, timeout: float | None = None
+) -> GradeOutcome:
     """Grade one sample; an error or abstention becomes an outcome, never an exception.
 
     The grader logs the sample as `BaseGrader.grade_many` would (errors and abstentions
-    counted), so its `get_logs()` stays right.
+    counted), so its `get_logs()` stays right. ``timeout`` is the default for a grader
+    that sets none; a timed-out grade is an ``error`` of kind ``"timeout"``.
     """
     start = time.perf_counter()
     # The one attempt method every grader shares: it logs and returns instead of raising.
-    result = await grader._attempt(thread)
+    result = await grader._attempt(thread, timeout)
     seconds = time.perf_counter() - start
     if isinstance(result, Grade):
         return GradeOutcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
     usage = _numbers(log_fields(result))
     message = str(result) if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    return GradeOutcome(status, spec, None, message, usage, seconds)
+    kind = "timeout" if isinstance(result, GradeTimeoutError) else None
+    return GradeOutcome(status, spec, None, message, usage, seconds, kind)
 
 
 def _error(exc: BaseException) -> str:

@@ -25,6 +25,8 @@ class GradeOutcome:
         message: The error or the reason for abstaining.
         usage: What the grade cost (judge tokens and calls), when the grader says.
         seconds: Wall time of the grading.
+        kind: What kind of ``error``: ``"timeout"`` for a grade that took longer than its
+            timeout (`GradeTimeoutError`); None for any other.
     """
 
     status: Status
@@ -33,6 +35,7 @@ class GradeOutcome:
     message: str | None = None
     usage: Mapping[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    kind: str | None = None
 
     @property
     def value(self) -> float | None:
@@ -52,6 +55,8 @@ class GradeOutcome:
             out["message"] = self.message
         if self.usage:
             out["usage"] = dict(self.usage)
+        if self.kind is not None:
+            out["kind"] = self.kind
         out["seconds"] = round(self.seconds, 6)
         return out
 
@@ -64,6 +69,9 @@ class GradeOutcome:
         grade = data.get("grade")
         if status == "ok" and not isinstance(grade, Mapping):
             raise InvalidInputError("a scored outcome needs its grade")
+        kind = data.get("kind")
+        if kind is not None and not isinstance(kind, str):
+            raise InvalidInputError(f"an outcome's kind is a string, not {kind!r}")
         return cls(
             status=status,
             spec_hash=data["spec_hash"],
@@ -71,6 +79,7 @@ class GradeOutcome:
             message=data.get("message"),
             usage=dict(data.get("usage") or {}),
             seconds=float(data.get("seconds", 0.0)),
+            kind=kind,
         )
 
 

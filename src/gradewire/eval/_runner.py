@@ -141,8 +141,12 @@ async def grade_samples(
     concurrency: int = 32,
     retry_errors: bool = False,
     display: EvalDisplay | None = None,
+    timeout: float | None = None,
 ) -> GradingReport:
-    """Grade what the folder does not hold yet and append the results to it."""
+    """Grade what the folder does not hold yet and append the results to it.
+
+    ``timeout`` is the seconds one grade may take, for graders that set none of their own.
+    """
     by_key, hashes, todo, skipped, writer = start_grading(
         samples,
         graders,
@@ -159,7 +163,7 @@ async def grade_samples(
     async def one(sample: EvalSample, keys: list[str]) -> None:
         nonlocal graded
         results = await asyncio.gather(
-            *(grade_outcome(by_key[key], sample.thread, hashes[key]) for key in keys)
+            *(grade_outcome(by_key[key], sample.thread, hashes[key], timeout) for key in keys)
         )
         outcomes = dict(zip(keys, results, strict=True))
         writer.write(sample.id, sample.input_hash, sample.thread.to_dict(), outcomes)
