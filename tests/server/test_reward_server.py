@@ -31,7 +31,8 @@ CUSTOM = "custom_graders:"
 
 
 def custom(key: str, function: str, **fields) -> BaseGrader:
-    return build_grader({"type": "custom", "key": key, "function": CUSTOM + function, **fields})
+    spec = {"type": "custom", "key": key, "function": CUSTOM + function, **fields}
+    return build_grader(spec, trust_code=True)
 
 
 def sample(completion: str, label: str | None = None, prompt: str = "Say it") -> StringThread:
