@@ -37,12 +37,19 @@ logger = logging.getLogger("gradewire")
 GradeFunction = Callable[[StringThread], float | Grade | Awaitable[float | Grade | None] | None]
 """What `BaseGrader.from_function` takes: sync or async, returning a float, a Grade or None."""
 
-# The measured rule of `from_function(threads=None)`: a sync function's first calls run in
-# threads; once each of _PROBE_CALLS took under _FAST_SECONDS (less than a thread hop costs)
-# it runs inline, until one inline call takes more than _SLOW_INLINE_SECONDS.
+# The measured rule of `from_function(threads=None)`: a sync function's first _PROBE_CALLS
+# calls run in threads; if at least _PROBE_FAST of them took under _FAST_SECONDS (less than a
+# thread hop costs) it then runs inline, each call timed, until _SLOW_CALLS inline calls
+# within _SLOW_WINDOW calls take more than _SLOW_INLINE_SECONDS: then threads for good. The
+# calls are timed by the wall clock, which a garbage collection or a busy machine can stretch
+# now and then; a few strays decide nothing.
 _PROBE_CALLS = 8
+_PROBE_FAST = 6
 _FAST_SECONDS = 50e-6
 _SLOW_INLINE_SECONDS = 1e-3
+_SLOW_CALLS = 3
+_SLOW_WINDOW = 100
+_clock = time.perf_counter
 
 
 class BaseGrader(LoggingCore[LogT], ABC):
@@ -167,13 +174,14 @@ class BaseGrader(LoggingCore[LogT], ABC):
         ``--concurrency``), and a slow one (a parser, a sync HTTP call, a regex over long
         text) never stalls the event loop, its timeout or Ctrl-C. With ``threads=None``
         (the default) a function measured fast is then called inline, where a thread hop
-        would cost more than the call: its first 8 calls run in threads, and once each of
-        them took under 50 microseconds it runs on the event loop; one inline call of more
-        than 1 ms sends it back to threads for good. While a timeout is in effect it
-        always runs in a thread, so the timeout can interrupt it. ``threads=True`` always
-        uses threads; ``threads=False`` never does, for a function that is not
-        thread-safe (one call at a time, on the event loop, where neither a timeout nor
-        Ctrl-C can interrupt it).
+        would cost more than the call: its first 8 calls run in threads, and if at least 6
+        of them took under 50 microseconds it runs on the event loop, each call timed; 3
+        inline calls of more than 1 ms within 100 send it back to threads for good (a
+        single one may be a garbage collection). While a timeout is in effect it always
+        runs in a thread, so the timeout can interrupt it. ``threads=True`` always uses
+        threads; ``threads=False`` never does, for a function that is not thread-safe (one
+        call at a time, on the event loop, where neither a timeout nor Ctrl-C can
+        interrupt it).
 
         Args:
             grader_key: The grader's logical name.
@@ -377,23 +385,26 @@ class FunctionGrader(BaseGrader):
             getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
         )
         self.threads = threads
-        # Where the next sync call runs, and, with threads=None, what was measured.
+        # Where the next sync call runs and, with threads=None, what was measured so far.
         self._inline = threads is False
-        self._fast_calls = 0
-        self._settled = threads is not None
+        self._probing = threads is None  # thread calls are timed probes
+        self._timed = False  # inline calls are timed (measured and inline)
+        self._probes = self._fast_probes = 0
+        self._inline_calls = self._window_start = self._slow_calls = 0
 
     async def grade(self, sample: StringThread) -> Grade:
         """Call the function and turn its result into a logged Grade."""
         if self._awaits:
             result: Any = self.fn(sample)
         elif self._inline:
-            if self._settled:
+            if self._timed:
+                start = _clock()
                 result = self.fn(sample)
+                self._inline_calls += 1
+                if _clock() - start > _SLOW_INLINE_SECONDS:
+                    self._slow_inline_call()
             else:
-                start = time.perf_counter()
                 result = self.fn(sample)
-                if time.perf_counter() - start > _SLOW_INLINE_SECONDS:
-                    self._inline, self._settled = False, True  # threads from now on
         else:
             result = await self._threaded(sample)
         if self._awaits or inspect.isawaitable(result):
@@ -416,14 +427,22 @@ class FunctionGrader(BaseGrader):
     async def _threaded(self, sample: StringThread) -> Any:
         """The sync function in a worker thread; with ``threads=None``, measured."""
         result, seconds = await call_in_thread(self.fn, sample)
-        if not self._settled:
-            if seconds >= _FAST_SECONDS:
-                self._inline, self._settled = False, True  # slow: threads for good
-            else:
-                self._fast_calls += 1
-                if self._fast_calls >= _PROBE_CALLS:
-                    self._inline = True  # fast: inline, each call still timed
+        if self._probing:
+            self._probes += 1
+            self._fast_probes += seconds < _FAST_SECONDS
+            if self._probes >= _PROBE_CALLS:
+                self._probing = False
+                if self._fast_probes >= _PROBE_FAST:
+                    self._inline = self._timed = True  # fast: inline, each call timed
         return result
+
+    def _slow_inline_call(self) -> None:
+        """An inline call took long: after a few within a window, threads for good."""
+        if self._inline_calls - self._window_start > _SLOW_WINDOW:
+            self._window_start, self._slow_calls = self._inline_calls, 0
+        self._slow_calls += 1
+        if self._slow_calls >= _SLOW_CALLS:
+            self._inline = self._timed = False
 
     async def _interruptible_grade(self, sample: StringThread) -> Grade:
         if self._awaits or self.threads is False or not self._inline:
