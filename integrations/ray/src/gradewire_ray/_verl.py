@@ -174,8 +174,9 @@ class VerlReward:
         index = info.get("index")
         # GRPO's completions of one prompt share the row's index in veRL's data recipes.
         group = f"{data_source}/{index}" if index is not None else f"sample-{next(_ids)}"
-        reward_logger.record(grader, [thread], [grade], groups=[group])
         if self.channel is not None:
+            # Without a channel nothing would ever drain what the logger keeps per sample.
+            reward_logger.record(grader, [thread], [grade], groups=[group])
             await self._sender_for().delivered()
         self.fail_fast.observe(grader.grader_key, [outcome])
         return self.answer(outcome)
