@@ -34,7 +34,7 @@ _RUNNING, _DONE, _ABANDONED = 0, 1, 2
 _lock = threading.Lock()
 _idle: list[_Worker] = []
 _abandoned = 0
-_warned = False
+_warned_at = 1
 
 
 def abandoned_threads() -> int:
@@ -78,20 +78,23 @@ class _Job:
             self.loop.call_soon_threadsafe(_settle, self.future, outcome)
 
     def abandon(self) -> None:
-        global _abandoned, _warned
+        global _abandoned, _warned_at
         with _lock:
             if self.state != _RUNNING:
                 return
             self.state = _ABANDONED
             _abandoned += 1
-            count, first = _abandoned, not _warned
-            _warned = True
-        if first:
+            count = _abandoned
+            # Said at the first, then at 10, 100, ... still running: each holds a thread.
+            loud = count >= _warned_at
+            if loud:
+                _warned_at = count * 10
+        if loud:
             logger.warning(
                 "a sync grading function (%s) was still running when its grade was given up "
                 "(a timeout or Ctrl-C); Python cannot stop a thread, so it runs on in a daemon "
-                "worker thread until it returns or the process ends (%d such call(s) now; "
-                "warned once)",
+                "worker thread until it returns or the process ends (%d such call(s) still "
+                "running)",
                 getattr(self.fn, "__qualname__", type(self.fn).__name__),
                 count,
             )
