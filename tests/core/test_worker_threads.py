@@ -210,3 +210,35 @@ def test_sync_graders_use_no_executor_that_would_hold_the_process():
     asyncio.run(grader.grade_many([sample()]))
     assert seen[0].daemon
     assert seen[0].name == "gradewire-sync-grader"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_workers_of_its_own():
+    """A child of fork has none of its parent's threads: idle workers there would never run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import asyncio, os, sys
+        import gradewire as gw
+
+        grader = gw.BaseGrader.from_function("k", lambda s: 1.0, threads=True)
+        thread = gw.StringThread([("user", "q"), ("assistant", "a")])
+        asyncio.run(grader.grade_many([thread] * 4))  # leaves idle workers behind
+        pid = os.fork()
+        if pid == 0:
+            grades = asyncio.run(asyncio.wait_for(grader.grade_many([thread] * 4), 30))
+            os._exit(0 if [g.value for g in grades] == [1.0] * 4 else 3)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+    )
+    assert done.returncode == 0, done.stderr  # 3: wrong grades; a hang: the timeout

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import os
 import queue
 import threading
 import time
@@ -136,6 +137,19 @@ def _worker() -> _Worker:
         if _idle:
             return _idle.pop()
     return _Worker()
+
+
+def _forget_workers() -> None:
+    """In a forked child: the parent's workers are not running here, so none is idle."""
+    global _lock, _idle, _abandoned, _warned_at
+    _lock = threading.Lock()
+    _idle = []
+    _abandoned = 0
+    _warned_at = 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 async def call_in_thread(fn: Callable[[Any], Any], arg: Any) -> tuple[Any, float]:
