@@ -173,6 +173,7 @@ def test_ctrl_c_stops_an_eval_whose_sync_grader_blocks_and_keeps_what_finished(t
             process.kill()
             process.communicate()
     assert process.returncode == 130, stderr
+    assert "press Ctrl-C again to abandon them" in stderr  # said with --no-progress too
     assert "interrupted: 3 sample(s) graded and kept" in stderr
     assert [line["id"] for line in results(out)] == ["q0", "q1", "q2"]
     assert json.loads((out / "summary.json").read_text())["complete"] is False

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -196,6 +197,13 @@ async def grade_samples(
         if presses == 1:
             if display is not None:
                 display.stopping(in_flight)
+            elif in_flight:
+                # Without a display the wait would be silent: a blocked grader looks hung.
+                print(
+                    f"stopping: finishing the {in_flight} sample(s) in flight, keeping everything "
+                    "graded; press Ctrl-C again to abandon them",
+                    file=sys.stderr,
+                )
         else:
             abandoned = in_flight
             for task in workers:
