@@ -29,3 +29,29 @@ def counted(sample: StringThread) -> float:
 def echo_error(sample: StringThread) -> float:
     """Fails with the completion as its error text, as a judge's error can carry model output."""
     raise RuntimeError(f"model said: {sample.completion()}")
+
+
+async def hangs_on_even_answers(sample: StringThread) -> float:
+    """An async grader that never returns on rows whose ``answer`` is a multiple of 4."""
+    import asyncio
+
+    if int(sample.metadata.get("answer", 1)) % 4 == 0:
+        await asyncio.Event().wait()
+    return 1.0
+
+
+def sleeps_from_the_fourth_row(sample: StringThread) -> float:
+    """A sync grader that blocks for 1000 s from the row whose ``answer`` is 6 on."""
+    import time
+
+    if int(sample.metadata.get("answer", 0)) >= 6:
+        time.sleep(1000)
+    return 1.0
+
+
+def sleeps_a_fifth_of_a_second(sample: StringThread) -> float:
+    """A sync grader that waits 0.2 s, as a sync HTTP call or a slow parser would."""
+    import time
+
+    time.sleep(0.2)
+    return 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import types
@@ -24,8 +25,13 @@ from gradewire.judges._rag_judges import (
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
-from gradewire.specs._factory import build_grader, grader_config, load_graders
+from gradewire.specs import _factory
+from gradewire.specs._factory import grader_config, load_graders
 from gradewire.tools._endpoint_grader import EndpointGrader
+
+# The specs of these tests are written here, so their code is trusted (the refusal of
+# untrusted code has tests of its own: tests/specs/test_trust_code.py).
+build_grader = functools.partial(_factory.build_grader, trust_code=True)
 
 SAMPLE = StringThread([("user", "Say yes"), ("assistant", "yes indeed")], metadata={"label": "x"})
 
@@ -486,3 +492,56 @@ def test_a_combination_spec_carries_on_error():
     assert build_grader(grader.spec).on_error == "zero"  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError, match="on_error"):
         build_grader({**spec, "on_error": "ignore"})
+
+
+def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
+    specs = {spec["key"]: spec for spec in every_type(judge_server.base_url)}
+    judge = build_grader({**specs["helpful"], "timeout": 12.5})
+    assert judge.timeout == 12.5
+    assert judge.spec["timeout"] == 12.5  # type: ignore[attr-defined]
+    custom = build_grader(
+        {"type": "custom", "key": "f", "function": "custom_graders:length_score", "timeout": 3}
+    )
+    assert custom.timeout == 3.0
+    factory = build_grader(
+        {
+            "type": "custom",
+            "key": "kw",
+            "function": "custom_graders:make_keyword",
+            "factory": True,
+            "options": {"word": "yes"},
+            "timeout": 2,
+        }
+    )
+    assert factory.timeout == 2.0
+    # bash and external_endpoint keep their own meaning of the word: the command's limit
+    # (scored 0.0) and each HTTP attempt's.
+    bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
+    assert bash.timeout == 7.0
+    assert bash._timeout is None  # type: ignore[attr-defined]
+    combined = build_grader({**specs["reward"], "timeout": 60})
+    assert combined.timeout == 60.0
+    assert all(sub.timeout is None for sub in combined.graders)  # type: ignore[attr-defined]
+    assert build_grader(grader_config(custom)["graders"][0]).timeout == 3.0
+
+
+@pytest.mark.parametrize("bad", [0, -1, "inf", "nan", "soon"])
+def test_a_bad_timeout_is_a_spec_error_naming_the_field(bad):
+    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    with pytest.raises(InvalidInputError, match="'timeout'"):
+        build_grader({**spec, "timeout": bad})
+
+
+def test_threads_says_where_a_custom_functions_sync_calls_run():
+    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    assert build_grader({**spec, "threads": False}).threads is False  # type: ignore[attr-defined]
+    assert build_grader(spec).threads is None  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInputError, match="threads applies to a scoring function"):
+        build_grader(
+            {
+                "type": "custom",
+                "key": "kw",
+                "function": "custom_graders:KeywordGrader",
+                "threads": True,
+            }
+        )

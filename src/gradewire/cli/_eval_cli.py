@@ -112,7 +112,18 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="exit 1 when more than N samples (or more than FRACTION of them) had a grader error",
     )
     parser.add_argument(
-        "--retry-errors", action="store_true", help="re-grade the outcomes that were errors"
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one grade may take, for graders whose file sets no timeout; a grade "
+        "that takes longer is given up and counted as a timeout (an error of its own kind), "
+        "and grading goes on",
+    )
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="re-grade the outcomes that were errors (timeouts included)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
     parser.add_argument(
@@ -185,6 +196,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
         if args.limit is not None and args.limit < 1:
             raise GradewireError(f"--limit must be at least 1, not {args.limit}")
+        if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+            raise GradewireError(
+                f"--timeout must be a positive number of seconds, not {args.timeout}"
+            )
         engine = _engine(args)
         display = None if args.no_progress else RichDisplay()
         graders = load_graders(args.graders)
@@ -205,6 +220,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
                     engine=engine,
                     **data_options(args),
                     force=args.force,
+                    timeout=args.timeout,
                 )
             )
         finally:
@@ -307,19 +323,21 @@ def _log_handler(display: Any) -> logging.Handler:
 def _print_summary(result: Any) -> None:
     from gradewire.eval._terminal import terminal_safe
 
-    rows = [("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")]
+    # Timeouts are among the errors; their column shows when there is one.
+    timeouts = any(s.timeouts for s in result.summaries)
+    head = ("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")
+    rows: list[tuple[str, ...]] = [(*head, "timeouts") if timeouts else head]
     for s in result.summaries:
-        rows.append(
-            (
-                terminal_safe(s.grader),
-                str(s.n),
-                _f(s.mean),
-                _f(s.stderr),
-                f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
-                str(s.errors),
-                str(s.abstained),
-            )
+        row: tuple[str, ...] = (
+            terminal_safe(s.grader),
+            str(s.n),
+            _f(s.mean),
+            _f(s.stderr),
+            f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+            str(s.errors),
+            str(s.abstained),
         )
+        rows.append((*row, str(s.timeouts)) if timeouts else row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print(

@@ -15,6 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gradewire.core._combined_grader import CombinedGrader
     from gradewire.core._errors import (
+        GraderFailingError,
+        GradeTimeoutError,
         GradewireError,
         GradingError,
         IgnoreGradeException,
@@ -41,6 +43,8 @@ __all__ = [
     "CombinedGrader",
     "Grade",
     "GradeFunction",
+    "GradeTimeoutError",
+    "GraderFailingError",
     "GradewireError",
     "GradingError",
     "Histogram",
@@ -68,6 +72,8 @@ if not TYPE_CHECKING:
         {
             "._combined_grader": ["CombinedGrader"],
             "._errors": [
+                "GradeTimeoutError",
+                "GraderFailingError",
                 "GradewireError",
                 "GradingError",
                 "IgnoreGradeException",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from gradewire.core._grade import Grade, as_finite_float
 from gradewire.core._grader import BaseGrader, LogValue
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
+from gradewire.core._weights import weighted_mean, weighted_sum
 
 __all__ = ["CombinedGrader"]
 
@@ -183,16 +185,22 @@ class CombinedGrader(BaseGrader):
             raise GradingError(f"no sub-grader produced a grade: {reason}")
         if failed:
             self._warn_failure_rate(failed)
-        total = sum(g.weight for g in used)
-        weighted = sum(g.value * g.weight for g in used)
+        values = [g.value for g in used]
+        weights = [g.weight for g in used]
         if self.aggregation == "sum":
-            value = weighted
-        elif total > 0:
-            value = weighted / total
+            value = weighted_sum(values, weights)
+        elif any(weights):
+            value = weighted_mean(values, weights)
         else:
             raise GradingError(
                 "only zero-weight sub-graders produced a grade, so the weighted mean is "
                 f"undefined: {'; '.join(f'{key}: {why}' for key, why in skipped)}"
+            )
+        if not math.isfinite(value):
+            raise GradingError(
+                f"the weighted {self.aggregation} of {values} with weights {weights} is "
+                "beyond the float range; use smaller weights (only their ratios matter for "
+                "aggregation='mean')"
             )
         reasoning = _explain(used, skipped)
         log: dict[str, Any] = {"score": value, "skipped": len(skipped)}

@@ -15,6 +15,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gradewire.core import BaseGrader, InvalidInputError
+from gradewire.core._grader import timeout_setting
 from gradewire.eval._data import data_format, data_hash, read_samples
 from gradewire.eval._engines import GradingEngine
 from gradewire.eval._outcomes import describe, spec_hash
@@ -83,6 +84,7 @@ async def run_eval(
     display: EvalDisplay | None = None,
     grader_file: str | None = None,
     engine: GradingEngine | None = None,
+    timeout: float | None = None,
     force: bool = False,
     **options: Unpack[DataOptions],
 ) -> EvalResult:
@@ -110,6 +112,9 @@ async def run_eval(
         grader_file: The grader file's path, recorded in the config.
         engine: Where the samples are graded (`eval_engine`); None: in this process.
             The folder, resumption, statistics and report are the same either way.
+        timeout: Seconds one grade may take, for graders that set no `timeout` of their
+            own (see `BaseGrader.timeout`); a timed-out grade is an error of kind
+            ``"timeout"``, counted apart in the summary, and grading goes on.
         force: Put the run in a folder that holds other files (never over a file of a
             name gradewire writes: `RunFolderError` even so), or make a run of one
             data file the run of another (its lines are kept: samples whose input is
@@ -123,7 +128,6 @@ async def run_eval(
 
     Raises:
         DataError: Bad data (before anything is graded).
-        DataError: Bad data (before anything is graded).
         InvalidInputError: No graders, two with one key, a bad ``limit`` or
             ``concurrency``, two samples with one id, a sample without the cluster key,
             wrong data options.
@@ -134,6 +138,7 @@ async def run_eval(
     """
     folder = Path(out)
     shape = RowShape.of(options)
+    timeout = timeout_setting(timeout, "timeout")
     if not graders:
         raise InvalidInputError("run_eval needs at least one grader")
     keys = [grader.grader_key for grader in graders]
@@ -164,6 +169,8 @@ async def run_eval(
         del previous  # the earlier config's sample list is not kept while grading
         todo = samples[:limit] if limit is not None else samples
         del samples  # the run is read back from the folder: keep one copy of the samples
+        # Passed only when set: an engine written before timeouts existed still runs.
+        bound: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
         outcome = await (engine or grade_samples)(
             todo,
             graders,
@@ -171,6 +178,7 @@ async def run_eval(
             concurrency=concurrency,
             retry_errors=retry_errors,
             display=display,
+            **bound,
         )
         del todo
         run = load_run(folder)

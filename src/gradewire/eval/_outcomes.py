@@ -8,7 +8,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire.core import BaseGrader, Grade, GradingError, IgnoreGradeException, StringThread
+from gradewire.core import (
+    BaseGrader,
+    Grade,
+    GradeTimeoutError,
+    GradingError,
+    IgnoreGradeException,
+    StringThread,
+)
 from gradewire.core._failure_records import log_fields
 from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
@@ -52,17 +59,24 @@ def describe(grader: BaseGrader) -> dict[str, Any]:
 
 
 async def grade_outcome(
-    grader: BaseGrader, thread: StringThread, spec: str, *, input_hash: str = ""
+    grader: BaseGrader,
+    thread: StringThread,
+    spec: str,
+    timeout: float | None = None,
+    *,
+    input_hash: str = "",
 ) -> GradeOutcome:
     """Grade one sample; an error or abstention becomes an outcome, never an exception.
 
     The grader logs the sample as `BaseGrader.grade_many` would (errors and abstentions
-    counted), so its `get_logs()` stays right. ``input_hash`` (`EvalSample.input_hash`)
-    is recorded in the outcome: it is stale once the sample's input changes.
+    counted), so its `get_logs()` stays right. ``timeout`` is the default for a grader
+    that sets none; a timed-out grade is an ``error`` of kind ``"timeout"``.
+    ``input_hash`` (`EvalSample.input_hash`) is recorded in the outcome: it is stale once
+    the sample's input changes.
     """
     start = time.perf_counter()
     # The one attempt method every grader shares: it logs and returns instead of raising.
-    result = await grader._attempt(thread)
+    result = await grader._attempt(thread, timeout)
     seconds = time.perf_counter() - start
     if isinstance(result, Grade):
         try:
@@ -77,7 +91,8 @@ async def grade_outcome(
     usage = _numbers(log_fields(result))
     message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    return GradeOutcome(status, spec, None, message, usage, seconds, input_hash)
+    kind = "timeout" if isinstance(result, GradeTimeoutError) else None
+    return GradeOutcome(status, spec, None, message, usage, seconds, input_hash, kind)
 
 
 def _error(exc: BaseException) -> str:

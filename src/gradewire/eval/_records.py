@@ -99,6 +99,8 @@ class GradeOutcome:
         input_hash: Hash of the input it graded (`EvalSample.input_hash`): an outcome
             whose input has changed since is stale, whatever the other graders did.
             Empty when unknown (an outcome built by hand, a run read from a tracker).
+        kind: What kind of ``error``: ``"timeout"`` for a grade that took longer than its
+            timeout (`GradeTimeoutError`); None for any other.
     """
 
     status: Status
@@ -108,6 +110,7 @@ class GradeOutcome:
     usage: Mapping[str, float] = field(default_factory=lambda: _NO_USAGE)
     seconds: float = 0.0
     input_hash: str = ""
+    kind: str | None = None
     _value: float | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -134,6 +137,8 @@ class GradeOutcome:
             out["message"] = self.message
         if self.usage:
             out["usage"] = dict(self.usage)
+        if self.kind is not None:
+            out["kind"] = self.kind
         out["seconds"] = round(self.seconds, 6)
         return out
 
@@ -185,6 +190,9 @@ class GradeOutcome:
         else:
             raise InvalidInputError(f"'usage' must be an object, not {_kind(usage)}")
         seconds = _score(data.get("seconds", 0.0), "seconds")
+        kind = data.get("kind")
+        if kind is not None and not isinstance(kind, str):
+            raise InvalidInputError(f"an outcome's 'kind' must be a string, not {_kind(kind)}")
         return cls(
             status=status,
             spec_hash=_intern(spec or ""),
@@ -194,6 +202,7 @@ class GradeOutcome:
             seconds=seconds,
             # The line's string when they are equal: one object per sample, not per outcome.
             input_hash=own if own and own != input_hash else input_hash,
+            kind=_intern(kind) if kind is not None else None,
         )
 
 

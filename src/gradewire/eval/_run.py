@@ -91,7 +91,8 @@ class EvalRun:
         """Run metrics with the names `BaseGrader.get_logs` uses, over every sample.
 
         Per grader: ``<key>/score/mean``, ``/std``, ``/min``, ``/max``, ``/count``,
-        ``/stderr``, ``/ci_low``, ``/ci_high``, ``/error_count``, ``/abstained_count``;
+        ``/stderr``, ``/ci_low``, ``/ci_high``, ``/error_count``, ``/abstained_count``
+        (and ``/timeout_count`` when some of the errors were timeouts);
         judge usage as ``<key>/<usage>/mean`` and so on; sub-grades of a combined grader
         as ``<key>/<child>/score/...``.
         """
@@ -108,6 +109,8 @@ class EvalRun:
                     metrics[f"{key}/score/{name}"] = value
             metrics[f"{key}/score/error_count"] = summary.errors
             metrics[f"{key}/score/abstained_count"] = summary.abstained
+            if summary.timeouts:
+                metrics[f"{key}/score/timeout_count"] = summary.timeouts  # among the errors
         return metrics
 
     def _tree_state(self, key: str) -> LogState:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -154,8 +155,12 @@ async def grade_samples(
     concurrency: int = 32,
     retry_errors: bool = False,
     display: EvalDisplay | None = None,
+    timeout: float | None = None,
 ) -> GradingReport:
-    """Grade what the folder does not hold yet and append the results to it."""
+    """Grade what the folder does not hold yet and append the results to it.
+
+    ``timeout`` is the seconds one grade may take, for graders that set none of their own.
+    """
     by_key, hashes, todo, skipped, writer = start_grading(
         samples,
         graders,
@@ -173,7 +178,13 @@ async def grade_samples(
         nonlocal graded
         results = await asyncio.gather(
             *(
-                grade_outcome(by_key[key], sample.thread, hashes[key], input_hash=sample.input_hash)
+                grade_outcome(
+                    by_key[key],
+                    sample.thread,
+                    hashes[key],
+                    timeout,
+                    input_hash=sample.input_hash,
+                )
                 for key in keys
             )
         )
@@ -208,6 +219,13 @@ async def grade_samples(
         if presses == 1:
             if display is not None:
                 display.stopping(in_flight)
+            elif in_flight:
+                # Without a display the wait would be silent: a blocked grader looks hung.
+                print(
+                    f"stopping: finishing the {in_flight} sample(s) in flight, keeping everything "
+                    "graded; press Ctrl-C again to abandon them",
+                    file=sys.stderr,
+                )
         else:
             abandoned = in_flight
             for task in workers:

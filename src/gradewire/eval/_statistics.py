@@ -36,13 +36,14 @@ class GraderSummary:
         ci_low: Lower end of the interval of the mean.
         ci_high: Upper end.
         confidence: Confidence level of the interval.
-        errors: Samples on which the grader failed.
+        errors: Samples on which the grader failed (timeouts included).
         abstained: Samples on which it abstained.
         missing: Samples of the run it has not graded (yet).
         min: Lowest score.
         max: Highest score.
         naive_stderr: The unclustered standard error, for comparison.
         n_clusters: Number of clusters (None without a cluster key).
+        timeouts: Of the errors, the samples whose grade took longer than its timeout.
     """
 
     grader: str
@@ -60,6 +61,7 @@ class GraderSummary:
     max: float
     naive_stderr: float
     n_clusters: int | None = None
+    timeouts: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The statistics as a JSON-ready dict (NaN as None)."""
@@ -132,13 +134,14 @@ def summarize(
     for key, spec_hash in spec_hashes.items():
         values: list[float] = []
         groups: list[str] = []
-        errors = abstained = missing = 0
+        errors = abstained = missing = timeouts = 0
         for index, record in enumerate(records):
             outcome = record.current(key, spec_hash)
             if outcome is None:
                 missing += 1
             elif outcome.status == "error":
                 errors += 1
+                timeouts += outcome.kind == "timeout"
             elif outcome.status == "abstained":
                 abstained += 1
             elif outcome.value is not None:
@@ -146,7 +149,9 @@ def summarize(
                 if labels is not None:
                     groups.append(labels[index])
         summary = _summary(key, values, groups if labels is not None else None, confidence)
-        summaries.append(replace(summary, errors=errors, abstained=abstained, missing=missing))
+        summaries.append(
+            replace(summary, errors=errors, abstained=abstained, missing=missing, timeouts=timeouts)
+        )
     return summaries
 
 

@@ -36,6 +36,10 @@ class MathGrader(BaseGrader):
         1.0
     """
 
+    # BaseGrader.timeout, given its own meaning here: the bound of each Math-Verify check
+    # (an overrun is counted apart, as MathTimeoutError), as BashGrader's is the command's.
+    timeout: float = 5.0
+
     def __init__(
         self,
         grader_key: str = "math",

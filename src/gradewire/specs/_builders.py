@@ -36,7 +36,7 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "resolve"]
+__all__ = ["Builder", "code_specs", "refuse_code", "resolve"]
 
 _JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
 # What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
@@ -78,6 +78,32 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     return spec.model_copy(update={"judge_model": model})
 
 
+def code_specs(spec: Any) -> list[tuple[str, str, str]]:
+    """The ``(key, type, what it runs)`` of every spec in the tree that runs code."""
+    if isinstance(spec, CustomSpec):
+        return [(spec.key, "custom", f"the Python code {spec.function!r}")]
+    if isinstance(spec, BashSpec):
+        return [(spec.key, "bash", f"the command {spec.command!r}")]
+    if isinstance(spec, CombinedSpec):
+        return [found for sub in spec.graders for found in code_specs(sub)]
+    return []
+
+
+def refuse_code(specs: list[Any], where: str) -> None:
+    """Refuse specs that run code, for a source the user did not vouch for (`trust_code`)."""
+    found = [item for spec in specs for item in code_specs(spec)]
+    if not found:
+        return
+    listed = "; ".join(f"{key!r} ({kind}) runs {what}" for key, kind, what in found)
+    raise InvalidInputError(
+        f"{where}: {listed}. A grader spec of type custom or bash is code: building it runs "
+        "what it names, so it is built only from a spec you trust. If you wrote it, or it "
+        "comes from a file you control, pass trust_code=True; never do so for a spec read "
+        "back from a tracker, a run folder or a request (rebuild those from your own "
+        "grader file with load_graders)"
+    )
+
+
 class Builder:
     """Builds graders from resolved specs; judge models with equal settings are shared."""
 
@@ -87,6 +113,9 @@ class Builder:
     def build(self, spec: Any) -> BaseGrader:
         """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
         grader = self._make(spec)
+        if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
+            # The other types pass it to their constructor, with their own meaning.
+            grader.timeout = spec.timeout
         # Set on the object (not a class attribute): the spec belongs to this grader.
         object.__setattr__(grader, "spec", spec.model_dump(mode="json", exclude_none=True))
         return grader
@@ -195,6 +224,12 @@ def _custom(spec: CustomSpec) -> BaseGrader:
     target = _import_target(spec.function, spec.key)
     where = f"custom grader {spec.key!r} ({spec.function})"
     extra = _tables(spec)
+    is_function = callable(target) and not spec.factory and not isinstance(target, type)
+    if spec.threads is not None and not (is_function and not isinstance(target, BaseGrader)):
+        raise InvalidInputError(
+            f"{where}: threads applies to a scoring function (where its sync calls run); "
+            "this names a grader class, instance or factory, which decides for itself"
+        )
     grader: BaseGrader
     if isinstance(target, type) and issubclass(target, BaseGrader):
         grader = _call(target, spec, extra, where)
@@ -223,7 +258,7 @@ def _custom(spec: CustomSpec) -> BaseGrader:
                 f"{where}: options go to a grader class or a factory function; a scoring "
                 "function takes none (set factory = true if it builds a grader)"
             )
-        grader = BaseGrader.from_function(spec.key, target, **extra)
+        grader = BaseGrader.from_function(spec.key, target, threads=spec.threads, **extra)
     if grader.grader_key != spec.key:
         raise InvalidInputError(
             f"{where} gave a grader keyed {grader.grader_key!r}; make its key {spec.key!r}, "

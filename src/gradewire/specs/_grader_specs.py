@@ -112,6 +112,9 @@ class _Base(_Strict):
     key: str = Field(min_length=1)
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
+    # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
+    # and external_endpoint types give it their own meaning and default.
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
 class _Judge(_Base, _JudgeSettingsFields):
@@ -187,7 +190,8 @@ class ExternalEndpointSpec(_Base):
     type: Literal["external_endpoint"]
     url: str = Field(min_length=1)
     token_env: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
+    # Each HTTP attempt's limit (EndpointGrader.timeout).
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_attempts: int | None = Field(default=None, ge=1)
     payload: Literal["gradewire", "openrlhf"] = "gradewire"
     remote_grader: str | None = None
@@ -204,7 +208,8 @@ class BashSpec(_Base):
     type: Literal["bash"]
     command: str | list[str]
     cwd: str | None = None
-    timeout: float = Field(default=600.0, gt=0)
+    # The command's limit: its processes are killed and the grade is 0.0 (BashGrader.timeout).
+    timeout: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     completion_via: Literal["env", "stdin", "file"] = "env"
 
 
@@ -220,6 +225,9 @@ class CustomSpec(_Base):
     function: str
     factory: bool = False
     options: dict[str, Any] = Field(default_factory=dict)
+    # Where a sync scoring function runs (BaseGrader.from_function's threads): None
+    # measured, true worker threads, false inline (a function that is not thread-safe).
+    threads: bool | None = None
 
     @field_validator("function")
     @classmethod

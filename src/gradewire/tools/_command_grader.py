@@ -64,6 +64,9 @@ class CommandGrader(BaseGrader):
         ... )  # doctest: +SKIP
     """
 
+    # BaseGrader.timeout, enforced here by killing the command (scored 0.0, as in HUD).
+    timeout: float = 600.0
+
     def __init__(
         self,
         grader_key: str,

@@ -52,6 +52,7 @@ class RayEngine:
         concurrency: int = 32,
         retry_errors: bool = False,
         display: EvalDisplay | None = None,
+        timeout: float | None = None,
     ) -> GradingReport:
         """Grade what the folder lacks and append the results, as the local runner does."""
         by_key, hashes, todo, skipped, writer = start_grading(
@@ -83,7 +84,7 @@ class RayEngine:
                         todo,
                         list(by_key.values()),
                         hashes,
-                        concurrency,
+                        (concurrency, timeout),
                         writer,
                         display,
                         stop,
@@ -100,7 +101,7 @@ class RayEngine:
         todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
         graders: Sequence[BaseGrader],
         hashes: dict[str, str],
-        concurrency: int,
+        limits: tuple[int, float | None],
         writer: ResultsWriter,
         display: EvalDisplay | None,
         stop: threading.Event,
@@ -109,7 +110,7 @@ class RayEngine:
         ray, started = start_ray(self.address, "grade an eval on Ray")
         quiet_ray_data(ray)
         try:
-            dataset = _graded(ray, todo, graders, hashes, concurrency, self.actors)
+            dataset = _graded(ray, todo, graders, hashes, limits, self.actors)
             loop = asyncio.get_running_loop()
             # Ray's iterator blocks: it runs in a thread of its own and hands rows over.
             reader = threading.Thread(
@@ -145,10 +146,12 @@ def _graded(
     todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
     graders: Sequence[BaseGrader],
     hashes: dict[str, str],
-    concurrency: int,
+    limits: tuple[int, float | None],
     actors: int,
 ) -> Any:
     from gradewire_ray._eval_batches import EvalBatches
+
+    concurrency, timeout = limits
 
     items = [
         {
@@ -166,6 +169,7 @@ def _graded(
             "graders": pickle(list(graders)),
             "hashes": hashes,
             "concurrency": per_actor,
+            "timeout": timeout,
         },
         batch_size=max(8, 2 * per_actor),
         batch_format="pyarrow",
