@@ -79,6 +79,8 @@ class _Worker:
         self.ready = False
         self.waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self.command: Command | None = None
+        self.doomed = False
+        """The supervisor was told to kill it: it never takes another command."""
 
     def send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
         _send(self.socket, message, fds)
@@ -228,6 +230,8 @@ class _Supervisor:
             return future
 
     def kill(self, worker: _Worker) -> None:
+        with self._lock:
+            worker.doomed = True  # a report that crosses the kill must not make it idle
         with contextlib.suppress(OSError):
             self._send_control(("kill", worker.wid))
 
@@ -363,7 +367,7 @@ class _Supervisor:
             if command is None or command._ident != ident:
                 return
             worker.command = None
-            retire = not self.alive or len(self._idle) >= _IDLE_MAX
+            retire = not self.alive or worker.doomed or len(self._idle) >= _IDLE_MAX
             if retire:
                 self._workers.pop(worker.wid, None)
             else:
