@@ -102,7 +102,10 @@ def export_baseline(ref: str, folder: Path) -> Path:
     with archive.open("wb") as out:
         subprocess.run(["git", "archive", ref, "src/gradewire"], cwd=REPO, stdout=out, check=True)
     with tarfile.open(archive) as tar:
-        tar.extractall(folder, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+
+            tar.extractall(folder, filter="data")
+        else:
+            tar.extractall(folder)  # this repository's own archive
     return folder / "src"
 
 
