@@ -221,3 +221,40 @@ async def test_calls_go_through_the_proxy_the_environment_names(
     assert paths == {"http://judge.invalid/v1/chat/completions"}
     assert judge_server.max_in_flight <= 4
     assert judge_server.connections_opened <= 4  # one client per slot, each kept alive
+
+
+async def test_a_transport_that_is_not_asyncios_own_is_used(judge_server):
+    # uvloop's transports (what Ray's async actors run on) have asyncio.Transport's methods
+    # without deriving from it; the connection must work over one all the same.
+    from gradewire.http._http11 import Http11Connection
+
+    loop = asyncio.get_running_loop()
+    connection = Http11Connection(loop)
+
+    class Foreign:
+        def __init__(self, inner: asyncio.BaseTransport) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+    class Relay(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            connection.connection_made(Foreign(transport))  # type: ignore[arg-type]
+
+        def data_received(self, data: bytes) -> None:
+            connection.data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            connection.connection_lost(exc)
+
+    host, port = judge_server.base_url.split("//")[1].split("/")[0].split(":")
+    await loop.create_connection(Relay, host, int(port))
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n\r\n"
+    )
+    status, _, answer, _ = await connection.send(head.encode() + BODY, loop.time() + 10, 1 << 20)
+    assert status == 200
+    assert json.loads(answer)["choices"][0]["message"]["content"] == "PASS"
+    connection.close()

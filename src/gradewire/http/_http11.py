@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
+from typing import cast
 
 from gradewire.http._framing import (
     CHUNK_LINE,
@@ -76,8 +77,9 @@ class Http11Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # Not an isinstance check: uvloop's transports (Ray's async actors run on uvloop)
+        # have every method of asyncio.Transport but do not derive from it.
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.alive = False
