@@ -143,11 +143,12 @@ class Command:
             where = self._cwd if line.get("where") == "cwd" else self._argv[0]
             self.done.set_exception(OSError(number, os.strerror(number), where))
         elif line.get("shutdown") == "1" or "lost" in line:
+            why = line.get("lost", "it was killed, or this process is exiting")
             self.done.set_exception(
                 GradingError(
-                    "the supervisor process that runs BashGrader commands stopped while "
-                    "this command ran (it was killed, or this process is exiting); the "
-                    "command's processes were ended. The next grade starts a new supervisor"
+                    f"the supervisor process that runs BashGrader commands is gone ({why}); "
+                    "this command's processes were ended, and the next grade starts a new "
+                    "supervisor"
                 )
             )
         elif "exit" in line:
@@ -288,7 +289,7 @@ class _Supervisor:
                 start_new_session=True,  # out of reach of the terminal's Ctrl-C
             )
         except OSError as exc:
-            self._finish(f"could not start it ({sys.executable} {_REAPER}): {exc}")
+            self._finish(f"it could not be started with {sys.executable}: {exc}")
             return
         finally:
             theirs.close()
@@ -302,7 +303,7 @@ class _Supervisor:
             with contextlib.suppress(OSError):
                 self._control.shutdown(socket.SHUT_RDWR)
             process.wait()
-            self._finish("it stopped")
+            self._finish(f"it exited with {process.returncode}")
 
     def _read_reports(self) -> None:
         """Dispatch report lines until every writer (supervisor and workers) is gone."""
