@@ -15,8 +15,8 @@ Measured in one run:
   then `grade_dataset` with K actors (Ray Data spreads them, one a node), 64 calls in
   flight each: twice on 64·K rows (the fixed cost of a call: starting the actors, the
   merge; the lower of the two) and once on N rows. The per-row cost is the difference
-  over the extra rows; the CPU a row is read from /proc, for the actors alone and for
-  every Ray process (raylets, the control store, workers, this driver).
+  over the extra rows; the CPU a row is read from /proc, for the actors, and for this
+  driver with Ray's node processes (raylets, the control store).
 
 What one machine can show: the fixed costs a job pays as nodes are added, what spreading
 actors and blocks over nodes costs (all traffic on loopback), and the CPU each actor
@@ -106,9 +106,30 @@ def _stat(pid: int | str) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2 :].split()
 
 
+def map_actors() -> set[int]:
+    """The pids of Ray Data's map actors (``ray::MapWorker...``) running now."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            title = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(b"ray::MapWorker"):
+            found.add(int(name))
+    return found
+
+
 def tree_cpu(skip: set[int]) -> float:
-    """CPU seconds of this process and everything below it (what they reaped included),
-    except the subtrees of ``skip``."""
+    """CPU seconds of this process and the processes below it, except the subtrees of
+    ``skip`` (and of the map actors: `ActorCpu` counts those).
+
+    Ray's node processes (control store, raylets and their agents) are children of this
+    process when it starts the cluster. What an exited worker spent is not counted:
+    the raylet does not collect it.
+    """
+    skip = skip | map_actors()
     parents: dict[int, int] = {}
     seconds: dict[int, float] = {}
     for name in os.listdir("/proc"):
@@ -143,16 +164,10 @@ class ActorCpu(threading.Thread):
             self.sample()
 
     def sample(self) -> None:
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                title = Path(f"/proc/{name}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if title.startswith(b"ray::MapWorker") and (fields := _stat(name)) is not None:
+        for pid in map_actors():
+            if (fields := _stat(pid)) is not None:
                 cpu = (int(fields[11]) + int(fields[12])) / _TICK
-                self.seen[int(name)] = max(cpu, self.seen.get(int(name), 0.0))
+                self.seen[pid] = max(cpu, self.seen.get(pid, 0.0))
 
     def stop(self) -> float:
         self.sample()
@@ -181,7 +196,7 @@ async def one_process(base_url: str, n: int) -> tuple[float, float]:
 @dataclass
 class Call:
     seconds: float
-    cpu: float  # every Ray process and this one
+    cpu: float  # this process (the driver) and Ray's node processes, actors apart
     actor_cpu: float
 
 
@@ -212,8 +227,8 @@ class Nodes:
     join_s: float
     fixed_s: float
     rate: float  # rows/s once running
-    cpu_ms: float  # a row, every Ray process
-    actor_cpu_ms: float  # a row, the actors alone
+    cpu_ms: float  # a row: the driver and Ray's node processes
+    actor_cpu_ms: float  # a row: the actors
 
 
 def on_nodes(base_url: str, n: int, k: int, server_pid: int) -> Nodes:
@@ -282,13 +297,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         f"{'nodes':>5} {'start s':>8} {'join s':>7} {'fixed s':>8} {'rows/s':>8} "
-        f"{'ray CPU ms':>11} {'actor CPU ms':>13}  (a call: {PER_ACTOR} in flight per actor, "
-        "one actor a node; CPU a row)"
+        f"{'driver+nodes':>13} {'actors':>7}  (a call: {PER_ACTOR} in flight per actor, "
+        "one actor a node; CPU ms a row)"
     )
     for r in results:
         print(
             f"{r.nodes:>5} {r.start_s:>8.1f} {r.join_s:>7.1f} {r.fixed_s:>8.1f} "
-            f"{r.rate:>8,.0f} {r.cpu_ms:>11.2f} {r.actor_cpu_ms:>13.2f}"
+            f"{r.rate:>8,.0f} {r.cpu_ms:>13.2f} {r.actor_cpu_ms:>7.2f}"
         )
     first, last = results[0], results[-1]
     # On real machines every actor has a core: its rate is bounded by its own CPU a row
