@@ -169,7 +169,7 @@ def test_reward_figures_survive_the_loss_of_a_reward_workers_node(
         # Step 1: veRL's batch path over every worker.
         first = [sample(i) for i in range(300)]
         manager.compute_rm_score(batch(first))
-        assert_numbers_equal(expected_logs(first), _numbers(drain_reward_stats()))
+        assert_figures_equal(expected_logs(first), drain_reward_stats())
         # Step 2: per sample, as the agent loop asks; every call has returned (so its
         # figures are in the channel) when the node of one worker goes down.
         second = [sample(i) for i in range(300, 660)]
@@ -178,20 +178,24 @@ def test_reward_figures_survive_the_loss_of_a_reward_workers_node(
         lost = next(i for i, node in enumerate(nodes) if node != head)
         victim = next(n for n in node_loss.worker_nodes if n.node_id == nodes[lost])
         node_loss.remove_node(victim, allow_graceful=False)
-        assert_numbers_equal(expected_logs(second), _numbers(drain_reward_stats()))
+        assert_figures_equal(expected_logs(second), drain_reward_stats())
         # Step 3: the workers left go on; nothing of step 2 comes back.
         third = [sample(i) for i in range(660, 900)]
         left = [w for i, w in enumerate(workers) if i != lost]
         refs = [left[i % 2].compute_score.remote(batch([s])) for i, s in enumerate(third)]
         ray_instance.get(refs)
-        assert_numbers_equal(expected_logs(third), _numbers(drain_reward_stats()))
+        assert_figures_equal(expected_logs(third), drain_reward_stats())
     finally:
         for worker in manager.reward_loop_workers:
             ray_instance.kill(worker)
 
 
-def _numbers(logs: dict[str, Any]) -> dict[str, float]:
-    return {k: v for k, v in logs.items() if isinstance(v, int | float)}
+def assert_figures_equal(expected: dict[str, Any], got: dict[str, Any]) -> None:
+    """Every number (counts exact, the rest to 1e-12) and every histogram, bin for bin."""
+    assert_numbers_equal(expected, {k: v for k, v in got.items() if isinstance(v, int | float)})
+    histograms = {k: v for k, v in expected.items() if isinstance(v, gw.Histogram)}
+    assert histograms
+    assert histograms == {k: v for k, v in got.items() if isinstance(v, gw.Histogram)}
 
 
 def test_the_channel_runs_on_the_head_node_whoever_creates_it(ray_instance: Any) -> None:
