@@ -221,3 +221,12 @@ def test_a_forked_child_gets_a_supervisor_of_its_own(tmp_path: Path):
     assert os.waitstatus_to_exitcode(status) == 0
     assert run_sync(grader.grade(thread())).value == 1.0
     assert current_supervisor() == parent_supervisor
+
+
+async def test_the_supervisor_and_its_workers_keep_no_directory_busy(tmp_path: Path):
+    # A command's directory may be on a volume the user unmounts after grading.
+    grader = BashGrader("bash", RECORD_WORKER, cwd=tmp_path)
+    assert (await grader.grade(thread())).value == 1.0
+    worker = int((tmp_path / "worker.pid").read_text())
+    for pid in (worker, current_supervisor()):
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"

@@ -329,6 +329,8 @@ class _Worker:
         finally:
             for descriptor in fds:
                 os.close(descriptor)  # the command has its copies
+            # An idle worker must not keep the command's directory busy (an unmount).
+            os.chdir("/")
         self.command = _Command(ident, pid, grace)
 
     def _terminate(self, command: _Command) -> None:

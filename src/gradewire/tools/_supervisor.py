@@ -287,6 +287,7 @@ class _Supervisor:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,  # out of reach of the terminal's Ctrl-C
+                cwd="/",  # keeps no directory busy; each command says where it runs
             )
         except OSError as exc:
             self._finish(f"it could not be started with {sys.executable}: {exc}")
