@@ -50,8 +50,9 @@ class CommandGrader(BaseGrader):
     message is in ``$GRADEWIRE_PROMPT``. No process the command starts outlives the
     grade: when it exits, times out or is cancelled, everything it started gets SIGTERM,
     then SIGKILL. On Linux this holds for processes that leave its process group or
-    session (``setsid``, ``set -m`` jobs, ``setpgid``): the command runs under a small
-    supervisor that is their child subreaper. Elsewhere its process group is ended.
+    session (``setsid``, ``set -m`` jobs, ``setpgid``): the command runs under a child
+    subreaper, a worker of one supervisor process that the grading process starts on
+    first use and shares between graders. Elsewhere its process group is ended.
 
     A non-zero exit or a timeout is a legitimate 0.0. What makes the command unable to
     run at all (a missing shell, program or cwd; exit code 127, "command not found")
