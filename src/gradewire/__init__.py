@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         SuccessJudgeLog,
     )
     from gradewire.models import OpenAIChatModel
+    from gradewire.openai import openai_grader
     from gradewire.server import serve
     from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
     from gradewire.specs import build_grader, grader_config, load_graders
@@ -136,6 +137,7 @@ __all__ = [
     "math_match",
     "normalize",
     "numeric_match",
+    "openai_grader",
     "openrlhf_reward_func",
     "pydantic_parse",
     "render_schema",
@@ -152,6 +154,7 @@ _STAGES = (
     "models",
     "judges",
     "tools",
+    "openai",
     "sinks",
     "specs",
     "train",
@@ -227,6 +230,7 @@ if not TYPE_CHECKING:
                 "SuccessJudgeLog",
             ],
             "gradewire.models": ["OpenAIChatModel"],
+            "gradewire.openai": ["openai_grader"],
             "gradewire.server": ["serve"],
             "gradewire.sinks": [
                 "BackgroundSink",

@@ -20,6 +20,8 @@ from gradewire.judges._rag_judges import (
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.openai._config import Connection
+from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
     BashSpec,
     BinaryJudgeSpec,
@@ -28,6 +30,7 @@ from gradewire.specs._grader_specs import (
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
+    OpenAIDefaults,
     PrebuiltJudgeSpec,
     RangeJudgeSpec,
     RubricItemSpec,
@@ -36,7 +39,7 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "resolve"]
+__all__ = ["Builder", "openai_connection", "resolve"]
 
 _JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
 # What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
@@ -76,6 +79,26 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
         if filled:
             model = model.model_copy(update=filled)
     return spec.model_copy(update={"judge_model": model})
+
+
+def openai_connection(
+    judge: JudgeDefaults | None, openai: OpenAIDefaults | None, where: str
+) -> Connection:
+    """How a file's OpenAI graders reach models: its ``[judge]`` and ``[openai]`` tables."""
+    settings = OpenAIGraderSettings(
+        **{k: v for k, v in (openai.model_dump() if openai else {}).items() if v is not None}  # type: ignore[typeddict-item]
+    )
+    if judge is None:
+        return Connection(settings=settings)
+    options = {
+        name: getattr(judge, name) for name in _MODEL_KEYWORDS if getattr(judge, name) is not None
+    }
+    return Connection(
+        base_url=judge.base_url,
+        api_key=_env(judge.api_key_env, "api_key_env", where),
+        model_options=options,
+        settings=settings,
+    )
 
 
 class Builder:
