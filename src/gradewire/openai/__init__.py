@@ -44,7 +44,7 @@ if not TYPE_CHECKING:
         {
             "._base": ["OpenAIGrader"],
             "._errors": [
-                            "ErrorKind",
+                "ErrorKind",
                 "FormulaError",
                 "OpenAIGraderError",
                 "PythonGraderRuntimeError",

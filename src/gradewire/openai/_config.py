@@ -214,6 +214,10 @@ def _check_values(config: dict[str, Any], label: str) -> None:
                 f"{label}: field 'range' must be two finite numbers [low, high] with low < "
                 f"high, not {bounds!r}"
             )
+    if config["type"] in ("score_model", "label_model"):
+        from gradewire.openai._model_graders import message_templates
+
+        message_templates(config, label)  # text content and templates, before any client
     if config["type"] == "label_model":
         labels, passing = config["labels"], config["passing_labels"]
         if not labels or len(set(labels)) != len(labels):

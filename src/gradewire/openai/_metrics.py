@@ -64,7 +64,8 @@ def _fuzzy(text: str, reference: str) -> float:
 def _bleu(text: str, reference: str) -> float:
     import sacrebleu
 
-    return float(sacrebleu.sentence_bleu(text, [reference]).score) / 100.0
+    # sacrebleu's percentage can exceed 100 by a rounding error (1.0000000000000004).
+    return min(float(sacrebleu.sentence_bleu(text, [reference]).score) / 100.0, 1.0)
 
 
 def _gleu(text: str, reference: str) -> float:
