@@ -385,7 +385,7 @@ async def test_cosine_through_an_embeddings_endpoint(judge_server):
     )
     grade = await grader.grade(thread("alpha beta", reference="alpha gamma"))
     a, b = vectors["alpha beta"], vectors["alpha gamma"]
-    expected = sum(x * y for x, y in zip(a, b)) / (math.hypot(*a) * math.hypot(*b))
+    expected = sum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
     assert grade.value == pytest.approx(expected)
     assert grade.info["passed"] is False  # 8/9 < 0.9
     sent = judge_server.requests[0].json
@@ -458,7 +458,8 @@ def test_toml_files_map_configured_models_to_served_ones(tmp_path):
         '[openai]\nserved_models = {"gpt-4o" = "smollm2"}\npython_timeout = 3\n'
         '[[graders]]\ntype = "score_model"\nname = "s"\nmodel = "gpt-4o"\n'
         'input = [{role = "user", content = "Rate {{sample.output_text}}"}]\n'
-        '[[graders]]\ntype = "python"\nname = "p"\nsource = "def grade(sample, item):\\n    return 1"\n'
+        '[[graders]]\ntype = "python"\nname = "p"\n'
+        'source = "def grade(sample, item):\\n    return 1"\n'
     )
     score, python = gw.load_graders(path)
     assert score.model.model == "smollm2"
