@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         SuccessJudgeLog,
     )
     from gradewire.models import OpenAIChatModel
+    from gradewire.openai import openai_grader
     from gradewire.server import serve
     from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
     from gradewire.specs import build_grader, grader_config, load_graders
@@ -142,6 +143,7 @@ __all__ = [
     "math_match",
     "normalize",
     "numeric_match",
+    "openai_grader",
     "openrlhf_reward_func",
     "pydantic_parse",
     "render_schema",
@@ -158,6 +160,7 @@ _STAGES = (
     "models",
     "judges",
     "tools",
+    "openai",
     "sinks",
     "specs",
     "train",
@@ -235,6 +238,7 @@ if not TYPE_CHECKING:
                 "SuccessJudgeLog",
             ],
             "gradewire.models": ["OpenAIChatModel"],
+            "gradewire.openai": ["openai_grader"],
             "gradewire.server": ["serve"],
             "gradewire.sinks": [
                 "BackgroundSink",

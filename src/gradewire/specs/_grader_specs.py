@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.models._model_settings import ModelSettings
+from gradewire.openai._settings import OpenAIGraderSettings
 
 __all__ = [
     "SPEC_TYPES",
@@ -25,6 +26,7 @@ __all__ = [
     "GraderSpec",
     "JudgeDefaults",
     "JudgeModelSpec",
+    "OpenAIDefaults",
     "PrebuiltJudgeSpec",
     "RangeJudgeSpec",
     "RubricItemSpec",
@@ -67,9 +69,15 @@ def _settings_fields(name: str, declared: type) -> type[_Strict]:
 if TYPE_CHECKING:
     _ModelSettingsFields = _Strict
     _JudgeSettingsFields = _Strict
+    OpenAIDefaults = _Strict
 else:
     _ModelSettingsFields = _settings_fields("_ModelSettingsFields", ModelSettings)
     _JudgeSettingsFields = _settings_fields("_JudgeSettingsFields", JudgeSettings)
+    OpenAIDefaults = _settings_fields("OpenAIDefaults", OpenAIGraderSettings)
+    OpenAIDefaults.__doc__ = (
+        "The ``[openai]`` table of a grader file: the `OpenAIGraderSettings` of its OpenAI "
+        "grader objects."
+    )
 
 
 class _ModelOptions(_ModelSettingsFields):
@@ -281,7 +289,12 @@ CombinedSpec.model_rebuild()
 
 
 class GraderFileSpec(_Strict):
-    """A grader file: an optional ``[judge]`` table of defaults and the ``graders`` list."""
+    """A grader file: optional ``[judge]`` and ``[openai]`` tables and the ``graders`` list.
+
+    OpenAI grader objects in the list are read apart (`gradewire.openai`); ``graders``
+    holds the others, and may then be empty.
+    """
 
     judge: JudgeDefaults | None = None
-    graders: list[GraderSpec] = Field(min_length=1)
+    openai: OpenAIDefaults | None = None
+    graders: list[GraderSpec] = Field(default_factory=list)
