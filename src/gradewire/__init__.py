@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from gradewire.server import serve
     from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
     from gradewire.specs import build_grader, grader_config, load_graders
+    from gradewire.stats import agreement
     from gradewire.tools import CommandGrader, EndpointGrader
     from gradewire.train import RewardLogger, openrlhf_reward_func
 
@@ -123,6 +124,7 @@ __all__ = [
     "SuccessJudgeLog",
     "Table",
     "__version__",
+    "agreement",
     "build_grader",
     "compare_runs",
     "contains",
@@ -236,6 +238,7 @@ if not TYPE_CHECKING:
                 "MemorySink",
             ],
             "gradewire.specs": ["build_grader", "grader_config", "load_graders"],
+            "gradewire.stats": ["agreement"],
             "gradewire.tools": ["CommandGrader", "EndpointGrader"],
             "gradewire.train": ["RewardLogger", "openrlhf_reward_func"],
         },
