@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from mlflow_support import MlflowServer, migrate_template
-
 import gradewire as gw
 from gradewire.eval import run_eval
 from gradewire_mlflow._eval import MlflowEvalTracker
+from mlflow_support import MlflowServer, migrate_template
 
 
 def rows(n: int) -> list[dict[str, Any]]:
