@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         ContextRelevancyGrader,
         FailedJudgeLog,
         FaithfulnessGrader,
+        JudgePanel,
         JudgeShot,
         RangeJudgeGrader,
         RubricJudgeGrader,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from gradewire.server import serve
     from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
     from gradewire.specs import build_grader, grader_config, load_graders
+    from gradewire.stats import agreement
     from gradewire.tools import CommandGrader, EndpointGrader
     from gradewire.train import RewardLogger, openrlhf_reward_func
 
@@ -107,6 +109,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "JsonlSink",
+    "JudgePanel",
     "JudgeShot",
     "LogState",
     "MathGrader",
@@ -123,6 +126,7 @@ __all__ = [
     "SuccessJudgeLog",
     "Table",
     "__version__",
+    "agreement",
     "build_grader",
     "compare_runs",
     "contains",
@@ -221,6 +225,7 @@ if not TYPE_CHECKING:
                 "ContextRelevancyGrader",
                 "FailedJudgeLog",
                 "FaithfulnessGrader",
+                "JudgePanel",
                 "JudgeShot",
                 "RangeJudgeGrader",
                 "RubricJudgeGrader",
@@ -236,6 +241,7 @@ if not TYPE_CHECKING:
                 "MemorySink",
             ],
             "gradewire.specs": ["build_grader", "grader_config", "load_graders"],
+            "gradewire.stats": ["agreement"],
             "gradewire.tools": ["CommandGrader", "EndpointGrader"],
             "gradewire.train": ["RewardLogger", "openrlhf_reward_func"],
         },

@@ -11,6 +11,7 @@ from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
@@ -28,6 +29,7 @@ from gradewire.specs._grader_specs import (
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
+    PanelSpec,
     PrebuiltJudgeSpec,
     RangeJudgeSpec,
     RubricItemSpec,
@@ -56,6 +58,8 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     """The spec with the ``[judge]`` defaults merged into every judge model, recursively."""
     if isinstance(spec, CombinedSpec):
         return spec.model_copy(update={"graders": [resolve(g, defaults) for g in spec.graders]})
+    if isinstance(spec, PanelSpec):
+        return spec.model_copy(update={"judges": [resolve(g, defaults) for g in spec.judges]})
     if not isinstance(spec, _JudgeSpec):
         return spec
     model = spec.judge_model
@@ -123,6 +127,15 @@ class Builder:
                 spec.weights,
                 spec.aggregation,
                 on_error=spec.on_error,
+                **_tables(spec),
+            )
+        if isinstance(spec, PanelSpec):
+            return JudgePanel(
+                spec.key,
+                [self.build(sub) for sub in spec.judges],
+                aggregate=spec.aggregate,
+                quorum=spec.quorum,
+                tie_break=spec.tie_break,
                 **_tables(spec),
             )
         raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")

@@ -25,6 +25,7 @@ __all__ = [
     "GraderSpec",
     "JudgeDefaults",
     "JudgeModelSpec",
+    "PanelSpec",
     "PrebuiltJudgeSpec",
     "RangeJudgeSpec",
     "RubricItemSpec",
@@ -243,6 +244,17 @@ class CombinedSpec(_Base):
     on_error: Literal["raise", "skip", "zero", "fail"] = "raise"
 
 
+class PanelSpec(_Base):
+    """``panel``: several judges' verdicts folded into one grade (`JudgePanel`)."""
+
+    type: Literal["panel"]
+    judges: list[GraderSpec] = Field(min_length=2)
+    aggregate: Literal["majority", "mean", "median", "min", "max"] = "majority"
+    # None: a strict majority of the panel.
+    quorum: int | None = Field(default=None, ge=1)
+    tie_break: Literal["abstain", "low", "high", "mean"] = "abstain"
+
+
 GraderSpec = Annotated[
     Union[  # noqa: UP007 - pydantic reads the union at runtime on Python 3.10 too
         BinaryJudgeSpec,
@@ -253,6 +265,7 @@ GraderSpec = Annotated[
         BashSpec,
         CustomSpec,
         CombinedSpec,
+        PanelSpec,
     ],
     Field(discriminator="type"),
 ]
@@ -267,9 +280,11 @@ SPEC_TYPES: dict[str, type[BaseModel]] = {
     "bash": BashSpec,
     "custom": CustomSpec,
     "combined": CombinedSpec,
+    "panel": PanelSpec,
 }
 
 CombinedSpec.model_rebuild()
+PanelSpec.model_rebuild()
 
 
 class GraderFileSpec(_Strict):
