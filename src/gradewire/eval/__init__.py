@@ -5,8 +5,9 @@ with every grader (resuming what the folder already holds), and writes ``results
 ``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
 folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
 grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
-p-value. Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`:
-Ray) plug in through entry points. Each name is imported when first used.
+p-value; `judge_runs` asks a pairwise judge which run's completion is better. Imports
+`core`, `sinks`, `stats`, `judges` and `specs`; trackers and grading engines
+(`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
 """
 
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from gradewire.eval._display import RichDisplay
     from gradewire.eval._engines import GradingEngine, eval_engine
     from gradewire.eval._eval import EvalResult, run_eval
+    from gradewire.eval._judged_pairs import JudgedComparison, judge_runs
     from gradewire.eval._records import GradeOutcome, SampleRecord
     from gradewire.eval._report import render_report, write_report
     from gradewire.eval._run import EvalRun, load_run
@@ -44,10 +46,12 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "JudgedComparison",
     "RichDisplay",
     "SampleRecord",
     "compare_runs",
     "eval_engine",
+    "judge_runs",
     "load_run",
     "load_samples",
     "paired_bootstrap",
@@ -69,6 +73,7 @@ if not TYPE_CHECKING:
             "._display": ["RichDisplay"],
             "._engines": ["GradingEngine", "eval_engine"],
             "._eval": ["EvalResult", "run_eval"],
+            "._judged_pairs": ["JudgedComparison", "judge_runs"],
             "._records": ["GradeOutcome", "SampleRecord"],
             "._report": ["render_report", "write_report"],
             "._run": ["EvalRun", "load_run"],

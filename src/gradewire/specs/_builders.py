@@ -13,6 +13,7 @@ from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
     ContextRelevancyGrader,
@@ -29,6 +30,7 @@ from gradewire.specs._grader_specs import (
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
+    PairwiseJudgeSpec,
     PanelSpec,
     PrebuiltJudgeSpec,
     RangeJudgeSpec,
@@ -40,7 +42,9 @@ from gradewire.tools._endpoint_grader import EndpointGrader
 
 __all__ = ["Builder", "resolve"]
 
-_JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
+_JudgeSpec = (
+    BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
+)
 # What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
@@ -150,6 +154,16 @@ class Builder:
             return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
         if isinstance(spec, PrebuiltJudgeSpec):
             return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
+        if isinstance(spec, PairwiseJudgeSpec):
+            return PairwiseJudgeGrader(
+                spec.key,
+                model,
+                spec.criteria,
+                swap=spec.swap,
+                seed=spec.seed,
+                other_key=spec.other_key,
+                **common,
+            )
         if isinstance(spec, RubricJudgeSpec):
             criteria = [_criterion(c) for c in spec.criteria]
             return RubricJudgeGrader(spec.key, model, criteria, **common)

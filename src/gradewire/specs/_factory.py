@@ -45,8 +45,8 @@ def build_grader(
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
-            ``range_judge``, ``external_endpoint``, ``bash``, ``custom``, ``combined``,
-            ``panel``), a
+            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
+            ``combined``, ``panel``), a
             ``key`` and that type's fields; `grader.spec` of a built grader works too.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
