@@ -24,3 +24,8 @@ def counted(sample: StringThread) -> float:
     with open(os.environ["GRADEWIRE_TEST_CALLS"], "a", encoding="utf-8") as calls:
         calls.write("graded\n")
     return 1.0
+
+
+def echo_error(sample: StringThread) -> float:
+    """Fails with the completion as its error text, as a judge's error can carry model output."""
+    raise RuntimeError(f"model said: {sample.completion()}")

@@ -37,3 +37,17 @@ def test_grader_keys_are_shown_as_text_not_markup():
     text = console.export_text()
     for key in keys:
         assert key in text
+
+
+def test_display_escapes_control_characters_in_grader_keys():
+    console = Console(record=True, width=120, force_terminal=True)
+    display = RichDisplay(console=console, refresh_per_second=50)
+    key = "judge\x1b]0;owned\x07\x1b[2J"
+    display.start(1, [key], skipped=0)
+    display.outcome(key, GradeOutcome("error", "h", None, "RuntimeError: x"))
+    display.sample_done()
+    display.stop()
+    text = console.export_text(styles=False)
+    assert "\x07" not in text
+    assert "]0;owned" not in text.replace("\\x1b]0;owned", "")
+    assert "judge\\x1b]0;owned\\x07\\x1b[2J" in text

@@ -568,3 +568,43 @@ def test_a_grader_key_with_markup_leaves_a_summary_and_report(tmp_path):
     assert "f1[macro]" in done.stderr  # the live display, as typed
     assert (out / "summary.json").exists()
     assert (out / "report.html").exists()
+
+
+def test_compare_sink_jsonl_writes_beside_the_report_never_in_the_current_folder(tmp_path):
+    graders = grader_file(tmp_path)
+    data = data_file(tmp_path, 6)
+    for name in ("a", "b"):
+        assert (
+            run(
+                "eval",
+                str(data),
+                "--graders",
+                str(graders),
+                "--out",
+                str(tmp_path / name),
+                "--no-progress",
+            ).returncode
+            == 0
+        )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    without = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--sink", "jsonl", cwd=cwd)
+    assert without.returncode == 2
+    assert "--html" in without.stderr
+    html = tmp_path / "reports" / "cmp.html"
+    html.parent.mkdir()
+    done = run(
+        "compare",
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+        "--sink",
+        "jsonl",
+        "--html",
+        str(html),
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(cwd.iterdir()) == []
+    logged = (tmp_path / "reports" / "cmp.jsonl").read_text().splitlines()
+    assert any("compare/correct/diff" in line for line in logged)
+    assert str(tmp_path / "reports" / "cmp.jsonl") in done.stdout

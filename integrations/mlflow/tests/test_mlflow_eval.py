@@ -288,3 +288,43 @@ def test_a_tracker_failure_after_grading_keeps_the_run_folder_and_ends_the_mlflo
     (run,) = client.search_runs([experiment_id])
     assert run.info.status == "FAILED"  # ended, not left RUNNING
     assert run.data.metrics["pass_1/score/count"] == 4
+
+
+async def test_a_logged_run_carries_the_hashes_compare_checks(tmp_path, mlflow_server, experiment):
+    from gradewire.eval import MismatchedRunsError
+
+    data = write_data(tmp_path / "d.jsonl", 8)
+    out = tmp_path / "run"
+    result = await run_eval(data, graders(set()), out)
+    MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment).log_run(
+        result.run, result.summaries
+    )
+    run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
+    os.environ["MLFLOW_TRACKING_URI"] = mlflow_server.url
+    try:
+        logged = read_mlflow_run(run_id)
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
+    assert logged is not None
+    folder = load_run(out)
+    assert {r.id: r.prompt_hash for r in logged.records} == {
+        r.id: r.prompt_hash for r in folder.records
+    }
+    assert logged.spec_hashes == folder.spec_hashes
+    assert [g["key"] for g in logged.config["graders"]] == ["correct", "judge"]
+    # Another run whose ids name other questions: refused, from MLflow as from a folder.
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    shuffled = [{**row, "id": rows[(i + 1) % len(rows)]["id"]} for i, row in enumerate(rows)]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(r) + "\n" for r in shuffled))
+    moved = (await run_eval(other, graders(set()), tmp_path / "moved")).run
+    with pytest.raises(MismatchedRunsError, match="8 of 8 paired samples have different prompts"):
+        compare_runs(logged, moved)
+    # A grader whose spec changed: refused, with the specs' difference.
+    renamed = [
+        gw.BaseGrader.from_function("correct", lambda sample: 1.0),
+        graders(set())[1],
+    ]
+    changed = (await run_eval(data, renamed, tmp_path / "changed")).run
+    with pytest.raises(MismatchedRunsError, match="'correct': function"):
+        compare_runs(logged, changed)

@@ -46,6 +46,7 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     assert rows["q3"][1:5] == ["<i>3</i>?", "1", 1.0, "ok"]
     assert rows["q11"][3:6] == [None, "error", "GradingError: no"]
     assert run.config["data"]["rows"] == 12
+    assert run.config["spec_hashes"] == dict(result.run.spec_hashes)
 
     comparison = compare_runs(result.run, result.run)
     WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_comparison(

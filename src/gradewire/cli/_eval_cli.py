@@ -60,7 +60,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
     parser.add_argument(
-        "--out", type=Path, default=None, help="run folder (default: ./gradewire-eval/<data name>)"
+        "--out",
+        type=Path,
+        default=None,
+        help="run folder: new, empty, or a run to resume (default: ./gradewire-eval/<data name>)",
     )
     parser.add_argument(
         "--sink",
@@ -73,7 +76,12 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument(
         "--concurrency", type=int, default=32, help="samples in flight (default: 32)"
     )
-    parser.add_argument("--limit", type=int, default=None, help="grade only the first N samples")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="grade only the first N samples (the run still spans the whole data)",
+    )
     parser.add_argument(
         "--cluster-key", default=None, help="metadata field to cluster standard errors by"
     )
@@ -107,6 +115,12 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--retry-errors", action="store_true", help="re-grade the outcomes that were errors"
     )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="put the run in a folder that holds other files (never over a file gradewire "
+        "did not write), or make a run of one data file the run of another",
+    )
     parser.add_argument(
         "--engine",
         default="local",
@@ -161,6 +175,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     complete, and the exit code says so (3).
     """
     from gradewire.eval import RichDisplay, run_eval
+    from gradewire.eval._terminal import terminal_safe
     from gradewire.eval._trackers import log_run_to_sink
     from gradewire.specs import load_graders
 
@@ -189,13 +204,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
                     grader_file=str(args.graders),
                     engine=engine,
                     **data_options(args),
+                    force=args.force,
                 )
             )
         finally:
             if handler is not None:
                 logging.getLogger("gradewire").removeHandler(handler)
     except (GradewireError, OSError) as exc:
-        print(f"gradewire eval: {exc}", file=sys.stderr)
+        print(f"gradewire eval: {terminal_safe(exc, multiline=True)}", file=sys.stderr)
         return 2
     if display is not None:
         print(file=sys.stderr)
@@ -217,13 +233,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
         except Exception as exc:
             failed.append(f"{type(sink).__name__} ({type(exc).__name__}: {exc})")
     for line in notes:
-        print(line)
-    print(f"report: {result.report.resolve()} (open it in a browser; it needs no network)")
+        print(terminal_safe(line))
+    report = terminal_safe(result.report.resolve())
+    print(f"report: {report} (open it in a browser; it needs no network)")
     if failed:
         print(
-            f"gradewire eval: logging the run failed: {'; '.join(failed)}. The run folder "
-            f"{out} is complete (results, summary, report); run the same command again to "
-            "log it (nothing is graded again)",
+            f"gradewire eval: logging the run failed: {terminal_safe('; '.join(failed))}. The "
+            f"run folder {terminal_safe(out)} is complete (results, summary, report); run the "
+            "same command again to log it (nothing is graded again)",
             file=sys.stderr,
         )
         return 3
@@ -265,25 +282,36 @@ def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:
     return 0
 
 
-def _log_handler(display: Any) -> logging.Handler | None:
-    """Grader warnings above the live display instead of through it."""
-    if display is None:
-        return None
-    from rich.logging import RichHandler
+def _log_handler(display: Any) -> logging.Handler:
+    """Grader warnings on standard error (above the live display), control characters escaped.
 
-    handler = RichHandler(console=display._console, show_path=False, rich_tracebacks=False)
+    A warning can quote a failing sample's text, or a judge's error text.
+    """
+    from gradewire.eval._terminal import TerminalSafeFormatter
+
+    handler: logging.Handler
+    if display is None:
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        from rich.logging import RichHandler
+
+        handler = RichHandler(
+            console=display._console, show_path=False, rich_tracebacks=False, markup=False
+        )
+    handler.setFormatter(TerminalSafeFormatter())
     handler.setLevel(logging.WARNING)
-    logger = logging.getLogger("gradewire")
-    logger.addHandler(handler)
+    logging.getLogger("gradewire").addHandler(handler)
     return handler
 
 
 def _print_summary(result: Any) -> None:
+    from gradewire.eval._terminal import terminal_safe
+
     rows = [("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")]
     for s in result.summaries:
         rows.append(
             (
-                s.grader,
+                terminal_safe(s.grader),
                 str(s.n),
                 _f(s.mean),
                 _f(s.stderr),
@@ -300,10 +328,16 @@ def _print_summary(result: Any) -> None:
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    run = result.run
+    if run.samples_in_data is not None and len(run.records) < run.samples_in_data:
+        print(
+            f"{len(run.records)} of the data's {run.samples_in_data} samples are graded in "
+            "this folder; run the same command again (without --limit) to grade the rest"
+        )
     clustered = [s for s in result.summaries if s.n_clusters is not None]
     if clustered:
         print(
-            f"standard errors clustered by {result.run.cluster_key!r} "
+            f"standard errors clustered by {terminal_safe(repr(run.cluster_key))} "
             f"({clustered[0].n_clusters} clusters)"
         )
 

@@ -3,10 +3,12 @@
 `run_eval` reads JSONL, CSV, Parquet or a saved Hugging Face dataset, grades each sample
 with every grader (resuming what the folder already holds), and writes ``results.jsonl``,
 ``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
-folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
-grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
-p-value; `judge_runs` asks a pairwise judge which run's completion is better. Imports
-`core`, `sinks`, `stats`, `judges` and `specs`; trackers and grading engines
+folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id (refusing pairs
+whose prompts differ and graders whose spec changed) and gives each grader's mean
+difference with a paired bootstrap interval (`paired_bootstrap`) and a p-value;
+`judge_runs` asks a pairwise judge which run's completion is better. gradewire
+writes only into its own run folders (`RunFolderError` otherwise), one eval at a time.
+Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
 """
 
@@ -16,7 +18,7 @@ from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
     from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
-    from gradewire.eval._compare import compare_runs
+    from gradewire.eval._compare import MismatchedRunsError, compare_runs
     from gradewire.eval._compare_report import render_comparison
     from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
     from gradewire.eval._data import load_samples
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from gradewire.eval._records import GradeOutcome, SampleRecord
     from gradewire.eval._report import render_report, write_report
     from gradewire.eval._run import EvalRun, load_run
+    from gradewire.eval._run_folder import RunFolderError
     from gradewire.eval._runner import EvalDisplay, GradingReport
     from gradewire.eval._samples import DataError, DataOptions, EvalSample
     from gradewire.eval._statistics import GraderSummary
@@ -47,7 +50,9 @@ __all__ = [
     "GradingEngine",
     "GradingReport",
     "JudgedComparison",
+    "MismatchedRunsError",
     "RichDisplay",
+    "RunFolderError",
     "SampleRecord",
     "compare_runs",
     "eval_engine",
@@ -66,7 +71,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
-            "._compare": ["compare_runs"],
+            "._compare": ["MismatchedRunsError", "compare_runs"],
             "._compare_report": ["render_comparison"],
             "._comparison": ["ChangedSample", "Comparison", "GraderComparison"],
             "._data": ["load_samples"],
@@ -77,6 +82,7 @@ if not TYPE_CHECKING:
             "._records": ["GradeOutcome", "SampleRecord"],
             "._report": ["render_report", "write_report"],
             "._run": ["EvalRun", "load_run"],
+            "._run_folder": ["RunFolderError"],
             "._runner": ["EvalDisplay", "GradingReport"],
             "._samples": ["DataError", "DataOptions", "EvalSample"],
             "._statistics": ["GraderSummary"],

@@ -14,6 +14,7 @@ from typing import Any
 
 from gradewire.core import MissingDependencyError
 from gradewire.eval._records import GradeOutcome
+from gradewire.eval._terminal import terminal_safe
 
 __all__ = ["RichDisplay"]
 
@@ -138,7 +139,8 @@ class RichDisplay:
         for key, tally in self._tallies.items():
             mean = tally.total / tally.scored if tally.scored else math.nan
             table.add_row(
-                Text(key),  # a grader key is text, never rich markup ("f1[macro]")
+                # Plain text, control characters escaped: a key is not rich markup.
+                Text(terminal_safe(key)),
                 str(tally.scored),
                 "–" if math.isnan(mean) else f"{mean:.4f}",
                 f"[red]{tally.errors}[/red]" if tally.errors else "0",

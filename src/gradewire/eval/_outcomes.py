@@ -14,30 +14,51 @@ from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
 from gradewire.eval._values import ValueRefused, stored_value
 
-__all__ = ["grade_outcome", "spec_hash"]
+__all__ = ["describe", "grade_outcome", "spec_hash"]
 
 
 def spec_hash(grader: BaseGrader) -> str:
     """Hash of the grader's spec: resumed runs re-grade a grader whose spec changed.
 
-    A grader built by the factory has its resolved spec; another grader is known only by
-    its class and key, so a change to its code goes unnoticed (re-grade with a new key
-    or a new folder).
+    A grader built by the factory has its resolved spec; another grader is known by its
+    class, its key and (`BaseGrader.from_function`) its function's name (`describe`), so
+    a change to its code that keeps those goes unnoticed (re-grade with a new key or a
+    new folder).
     """
     spec = getattr(grader, "spec", None)
     if isinstance(spec, Mapping):
         text = canonical_json(spec)
     else:
-        kind = type(grader)
-        text = f"{kind.__module__}.{kind.__qualname__}:{grader.grader_key}"
+        described = describe(grader)
+        text = f"{described['class']}:{grader.grader_key}"
+        if "function" in described:
+            text += f":{described['function']}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> GradeOutcome:
+def describe(grader: BaseGrader) -> dict[str, Any]:
+    """The grader's spec as a run's config records it (a stand-in for one without a spec)."""
+    spec = getattr(grader, "spec", None)
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    kind = type(grader)
+    described = {"key": grader.grader_key, "class": f"{kind.__module__}.{kind.__qualname__}"}
+    function = getattr(grader, "fn", None)
+    if callable(function):
+        module = getattr(function, "__module__", None) or ""
+        name = getattr(function, "__qualname__", None) or type(function).__qualname__
+        described["function"] = f"{module}:{name}"
+    return described
+
+
+async def grade_outcome(
+    grader: BaseGrader, thread: StringThread, spec: str, *, input_hash: str = ""
+) -> GradeOutcome:
     """Grade one sample; an error or abstention becomes an outcome, never an exception.
 
     The grader logs the sample as `BaseGrader.grade_many` would (errors and abstentions
-    counted), so its `get_logs()` stays right.
+    counted), so its `get_logs()` stays right. ``input_hash`` (`EvalSample.input_hash`)
+    is recorded in the outcome: it is stale once the sample's input changes.
     """
     start = time.perf_counter()
     # The one attempt method every grader shares: it logs and returns instead of raising.
@@ -51,11 +72,12 @@ async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> 
         except ValueRefused as exc:
             result = GradingError(f"the grade cannot be stored in the run folder: {exc}")
         else:
-            return GradeOutcome("ok", spec, grade, None, _tree_usage(result), seconds)
+            usage = _tree_usage(result)
+            return GradeOutcome("ok", spec, grade, None, usage, seconds, input_hash)
     usage = _numbers(log_fields(result))
     message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    return GradeOutcome(status, spec, None, message, usage, seconds)
+    return GradeOutcome(status, spec, None, message, usage, seconds, input_hash)
 
 
 def _error(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -27,6 +28,7 @@ __all__ = [
     "listing",
     "no_completion",
     "no_completion_advice",
+    "prompt_hash",
     "sample_from_row",
 ]
 
@@ -80,7 +82,7 @@ class DataOptions(TypedDict, total=False):
     allow_prompt_only: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowShape:
     """`DataOptions` checked, with their defaults filled in."""
 
@@ -131,7 +133,7 @@ class MissingCompletion(DataError):
         super().__init__(f"{where}: {no_completion(shape)}; {no_completion_advice(fields, shape)}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalSample:
     """One sample of an eval: its id, the thread the graders score, and its input hash.
 
@@ -235,7 +237,8 @@ def sample_from_row(
     # A "metadata" object (as StringThread.to_dict writes it) and the other fields both count.
     metadata = dict(nested or {})
     metadata.update(
-        (key, value)
+        # Interned: the same column names on every row are one string, not one per row.
+        (sys.intern(key), value)
         for key, value in fields.items()
         if key not in conversation and key not in ("id", "metadata")
     )
@@ -355,11 +358,17 @@ def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, Mapping) else None
 
 
-def _prompt_part(thread: StringThread) -> list[dict[str, str]]:
-    messages = thread.to_messages()
-    if messages and messages[-1]["role"] == "assistant":
-        messages = messages[:-1]
-    return messages
+def prompt_hash(turns: Sequence[Mapping[str, Any]]) -> str:
+    """Hash of the prompt part of a conversation: every turn before the completion.
+
+    ``turns`` are message dicts (`StringThread.to_messages`, or the ``turns`` a results
+    line stores). A final assistant turn (the completion) and the metadata are left out,
+    so two models' answers to one question share it; compare checks that paired samples
+    do, and a sample without an ``id`` is named after it.
+    """
+    if turns and turns[-1].get("role") == "assistant":
+        turns = turns[:-1]
+    return _digest(list(turns))[:16]
 
 
 def assign_ids(
@@ -380,7 +389,7 @@ def assign_ids(
         if raw_id is not None:
             sample_id = raw_id
         else:
-            base = "h" + _digest(_prompt_part(thread))[:16]
+            base = "h" + prompt_hash(thread.to_messages())
             count = seen.get(base, 0) + 1
             seen[base] = count
             sample_id = base if count == 1 else f"{base}#{count}"

@@ -46,9 +46,15 @@ class EvalBatches:
         assert self._slots is not None
         thread = StringThread.from_dict(json.loads(row["input"]))
         keys: list[str] = json.loads(row["keys"])
+        input_hash: str = row["input_hash"]
         async with self._slots:
             outcomes = await asyncio.gather(
-                *(grade_outcome(self._graders[key], thread, self._hashes[key]) for key in keys)
+                *(
+                    grade_outcome(
+                        self._graders[key], thread, self._hashes[key], input_hash=input_hash
+                    )
+                    for key in keys
+                )
             )
         return json.dumps(
             {key: outcome.to_json() for key, outcome in zip(keys, outcomes, strict=True)},

@@ -97,7 +97,7 @@ class RayEngine:
 
     async def _grade(
         self,
-        todo: Sequence[tuple[EvalSample, list[str]]],
+        todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
         graders: Sequence[BaseGrader],
         hashes: dict[str, str],
         concurrency: int,
@@ -124,7 +124,7 @@ class RayEngine:
                 if isinstance(row, BaseException):
                     raise row
                 outcomes = {
-                    key: GradeOutcome.from_json(value)
+                    key: GradeOutcome.from_json(value, input_hash=row["input_hash"])
                     for key, value in json.loads(row["grades"]).items()
                 }
                 writer.write(row["id"], row["input_hash"], json.loads(row["input"]), outcomes)
@@ -142,7 +142,7 @@ class RayEngine:
 
 def _graded(
     ray: Any,
-    todo: Sequence[tuple[EvalSample, list[str]]],
+    todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
     graders: Sequence[BaseGrader],
     hashes: dict[str, str],
     concurrency: int,
