@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from helpers_eval import make_run
 
 from gradewire import InvalidInputError, InvalidTypeError, run_sync
-from gradewire.eval import JudgedComparison, judge_runs, load_run, paired_bootstrap
+from gradewire.eval import JudgedComparison, MismatchedRunsError, judge_runs, paired_bootstrap
 from gradewire.judges import BinaryJudgeGrader, PairwiseJudgeGrader
 from judge_scripts import last_user, sections
 
@@ -67,11 +68,10 @@ async def test_pairs_are_checked_before_any_call(judge_server, make_judge, tmp_p
     judge = PairwiseJudgeGrader("preferred", make_judge(), "Names Paris")
     run_a = make_run(tmp_path / "a", {"g": [1, 1]}, ids=["x", "y"])
     run_b = make_run(tmp_path / "b", {"g": [1, 1]}, ids=["y", "z"])
-    make_run(tmp_path / "c", {"g": [1, 1]}, ids=["x", "y"])
-    results = tmp_path / "c" / "results.jsonl"
-    results.write_text(results.read_text().replace("question x", "question X"))
-    with pytest.raises(InvalidInputError, match="different conversations"):
-        await judge_runs(run_a, load_run(tmp_path / "c"), judge)
+    other = make_run(tmp_path / "c", {"g": [1, 1]}, ids=["x", "y"])
+    edited = [replace(r, prompt_hash="another question") for r in other.records]
+    with pytest.raises(MismatchedRunsError, match="different prompts"):
+        await judge_runs(run_a, replace(other, records=edited), judge)
     with pytest.raises(InvalidInputError, match="share no sample"):
         await judge_runs(
             make_run(tmp_path / "d", {"g": [1]}, ids=["p"]),

@@ -11,6 +11,7 @@ import numpy as np
 
 from gradewire.core import Grade, InvalidInputError, InvalidTypeError, StringThread
 from gradewire.eval._bootstrap import paired_bootstrap
+from gradewire.eval._compare import MismatchedRunsError, _mismatch_message, _prompt
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._run import EvalRun
 from gradewire.judges import PairwiseJudgeGrader
@@ -127,19 +128,20 @@ def paired_threads(
     """Per paired id, B's thread carrying A's completion under ``other_key``.
 
     Raises:
-        InvalidInputError: A pair whose prompts differ, or a run without the completion.
+        MismatchedRunsError: Paired samples whose prompts differ.
+        InvalidInputError: A paired sample without a completion in a run.
     """
     by_id_b = {record.id: record for record in b.records}
     ids_a = {record.id for record in a.records}
     pairs: list[tuple[str, StringThread]] = []
-    differ: list[str] = []
+    differ: list[tuple[SampleRecord, SampleRecord]] = []
     missing: list[str] = []
     for record_a in a.records:
         record_b = by_id_b.get(record_a.id)
         if record_b is None:
             continue
-        if _context(record_a) != _context(record_b):
-            differ.append(record_a.id)
+        if _prompt(record_a) != _prompt(record_b):
+            differ.append((record_a, record_b))
             continue
         if not record_a.completion() or not record_b.completion():
             missing.append(record_a.id)
@@ -147,10 +149,10 @@ def paired_threads(
         thread = StringThread.from_dict(record_b.input)
         pairs.append((record_a.id, thread.with_metadata(**{other_key: record_a.completion()})))
     if differ:
-        raise InvalidInputError(
-            f"{len(differ)} paired sample(s) have different conversations in the two runs "
-            f"({', '.join(map(repr, differ[:_SHOWN]))}): a pairwise judge compares two "
-            "completions of the same prompt; pair runs made from the same data"
+        raise MismatchedRunsError(
+            f"cannot judge {b.name} (B) against {a.name} (A): a pairwise judge compares two "
+            "completions of the same prompt.\n"
+            + _mismatch_message(differ, len(differ) + len(pairs))
         )
     if missing:
         raise InvalidInputError(
@@ -160,14 +162,6 @@ def paired_threads(
     only_a = tuple(r.id for r in a.records if r.id not in by_id_b)
     only_b = tuple(r.id for r in b.records if r.id not in ids_a)
     return pairs, only_a, only_b
-
-
-def _context(record: SampleRecord) -> list[Any]:
-    """The conversation before the final completion."""
-    turns = list(record.input.get("turns") or [])
-    if turns and turns[-1].get("role") == "assistant":
-        turns = turns[:-1]
-    return turns
 
 
 async def judge_runs(
@@ -200,8 +194,9 @@ async def judge_runs(
         seed: Bootstrap seed.
 
     Raises:
-        InvalidInputError: No pairs, pairs with different prompts, or a paired sample
-            lacking the cluster field.
+        MismatchedRunsError: Paired samples whose prompts differ (checked before any call).
+        InvalidInputError: No pairs, a paired sample without a completion, or one lacking
+            the cluster field.
     """
     if not isinstance(judge, PairwiseJudgeGrader):
         raise InvalidTypeError(
