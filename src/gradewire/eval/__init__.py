@@ -6,7 +6,8 @@ with every grader (resuming what the folder already holds), and writes ``results
 folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id (refusing pairs
 whose prompts differ and graders whose spec changed) and gives each grader's mean
 difference with a paired bootstrap interval (`paired_bootstrap`) and a p-value;
-`judge_runs` asks a pairwise judge which run's completion is better. gradewire
+`judge_runs` asks a pairwise judge which run's completion is better, and the audits
+(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples. gradewire
 writes only into its own run folders (`RunFolderError` otherwise), one eval at a time.
 Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
@@ -17,6 +18,14 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
+    from gradewire.eval._audit import (
+        LengthAudit,
+        PositionAudit,
+        RetestAudit,
+        audit_length,
+        audit_position,
+        audit_retest,
+    )
     from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
     from gradewire.eval._compare import MismatchedRunsError, compare_runs
     from gradewire.eval._compare_report import render_comparison
@@ -50,10 +59,16 @@ __all__ = [
     "GradingEngine",
     "GradingReport",
     "JudgedComparison",
+    "LengthAudit",
     "MismatchedRunsError",
+    "PositionAudit",
+    "RetestAudit",
     "RichDisplay",
     "RunFolderError",
     "SampleRecord",
+    "audit_length",
+    "audit_position",
+    "audit_retest",
     "compare_runs",
     "eval_engine",
     "judge_runs",
@@ -70,6 +85,14 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
+            "._audit": [
+                "LengthAudit",
+                "PositionAudit",
+                "RetestAudit",
+                "audit_length",
+                "audit_position",
+                "audit_retest",
+            ],
             "._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
             "._compare": ["MismatchedRunsError", "compare_runs"],
             "._compare_report": ["render_comparison"],
