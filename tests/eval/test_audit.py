@@ -112,8 +112,9 @@ def long_judge(request):
 async def test_length_audit(judge_server, make_judge):
     judge_server.handler = long_judge
     grader = BinaryJudgeGrader("g", make_judge(), "criterion")
-    samples = threads(6) + [
-        StringThread([("user", "q"), ("assistant", "a long answer of many words here")])
+    samples = [
+        *threads(6),
+        StringThread([("user", "q"), ("assistant", "a long answer of many words here")]),
     ]
     result = await audit_length(grader, samples, n_resamples=500, seed=1)
     assert (result.mean, result.padded_mean) == pytest.approx((1 / 7, 1.0))
