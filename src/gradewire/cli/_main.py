@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
         ),
     )
+    from gradewire.cli._agreement_cli import add_agreement_parser, run_agreement_command
     from gradewire.cli._audit_cli import add_audit_parser, run_audit_command
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
@@ -41,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_eval_parser(commands)
     add_compare_parser(commands)
     add_audit_parser(commands)
+    add_agreement_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -57,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_compare_command(args)
     if args.command == "audit":
         return run_audit_command(args)
+    if args.command == "agreement":
+        return run_agreement_command(args)
     parser.print_help(sys.stderr)
     return 2
 
