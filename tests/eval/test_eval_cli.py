@@ -324,7 +324,7 @@ def test_compare_json_and_html(tmp_path):
     assert html.read_text().count("<script") == 0
     table = run("compare", str(run_a), str(run_b))
     assert "unpaired: 1 sample(s) only in A, 1 only in B" in table.stdout
-    assert "McNemar exact" in table.stdout
+    assert "McNemar test, Tango score interval" in table.stdout
     missing = run("compare", str(run_a), str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert "neither a run folder" in missing.stderr

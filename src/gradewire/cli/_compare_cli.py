@@ -22,10 +22,11 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="compare two eval runs on their paired samples (needs gradewire[eval])",
         description=(
             "Pair the samples of two runs by id and give, per grader, the means, the "
-            "difference B - A with its paired standard error and bootstrap interval, a "
-            "p-value (McNemar for 0/1 graders, else paired t; Holm-adjusted across graders "
-            "as well), and wins/ties/losses. Samples and graders only one run has are "
-            "counted and listed. Pairs whose prompts differ, and graders whose spec "
+            "difference B - A with its paired standard error, an interval and a p-value "
+            "from one method (McNemar with Tango's interval for 0/1 graders, else the "
+            "paired bootstrap; clustered with --cluster-key), the p-values Holm-adjusted "
+            "across graders as well, and wins/ties/losses. Samples and graders only one "
+            "run has are counted and listed. Pairs whose prompts differ, and graders whose spec "
             "differs between the runs, are refused unless allowed."
         ),
     )
@@ -182,7 +183,7 @@ def _print(comparison: Any) -> None:
             f"{level} interval",
             "p",
             "p (Holm)",
-            "test",
+            "method",
             "W/T/L",
         )
     ]
@@ -197,7 +198,7 @@ def _print(comparison: Any) -> None:
                 f"[{_f(g.ci_low)}, {_f(g.ci_high)}]",
                 _f(g.p_value),
                 _f(g.p_value_holm),
-                g.test,
+                g.method,
                 f"{g.wins}/{g.ties}/{g.losses}",
             )
         )

@@ -7,10 +7,10 @@ for (``allow_mismatched_prompts``, ``allow_changed_graders``). Samples and grade
 one run has are listed, never dropped silently.
 
 The difference ``B - A`` of each grader's mean is taken over the samples both runs scored,
-with its paired standard error, a paired bootstrap interval (`paired_bootstrap`, seeded;
-clusters resampled whole when a cluster key is given) and a p-value: McNemar's exact test
-when both runs give only 0/1 scores and samples are independent, else a paired t-test
-(cluster-robust with a cluster key). With several graders the p-values are also given
+with its paired standard error, and an interval and a p-value from one procedure
+(`paired_difference`: McNemar with Tango's interval for 0/1 graders, the paired bootstrap
+with the p-value that inverts its interval otherwise, both clustered with a cluster key),
+so the two never disagree. With several graders the p-values are also given
 Holm-adjusted; the intervals are not adjusted.
 """
 
@@ -24,13 +24,11 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._bootstrap import paired_bootstrap
 from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison, holm
+from gradewire.eval._paired_difference import paired_difference
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._run import EvalRun
 from gradewire.eval._samples import prompt_hash
-from gradewire.eval._scipy import scipy_stats
-from gradewire.eval._statistics import clustered_stderr
 
 __all__ = ["MismatchedRunsError", "compare_runs"]
 
@@ -257,7 +255,6 @@ def _compare_grader(
         method="none",
         p_value=nan,
         p_value_holm=nan,
-        test="none",
         wins=wins,
         ties=n - wins - losses,
         losses=losses,
@@ -265,44 +262,26 @@ def _compare_grader(
         most_changed=changed,
     )
     if n < 2:
-        return base
-    stderr, n_clusters, dof = float(d.std(ddof=1)) / math.sqrt(n), None, n - 1
-    if groups is not None:
-        stderr, n_clusters = clustered_stderr(d, groups)
-        dof = n_clusters - 1
-        if n_clusters < 2:
-            return replace(base, n_clusters=n_clusters, test="none (one cluster)")
-    interval = paired_bootstrap(
+        return replace(base, warnings=(f"{n} pair(s) scored by both runs: nothing to compare",))
+    if groups is not None and len(set(groups)) < 2:
+        return replace(
+            base,
+            n_clusters=len(set(groups)),
+            warnings=("every pair is in one cluster: a clustered comparison needs two or more",),
+        )
+    result = paired_difference(
         x, y, clusters=groups, n_resamples=n_resamples, confidence=confidence, seed=seed
     )
-    p_value, test = _test(x, y, d, stderr, dof, groups is not None)
     return replace(
         base,
-        stderr=stderr,
-        ci_low=interval.low,
-        ci_high=interval.high,
-        bootstrap_stderr=interval.standard_error,
-        method=interval.method,
-        p_value=p_value,
-        test=test,
-        n_clusters=n_clusters,
+        stderr=result.stderr,
+        ci_low=result.low,
+        ci_high=result.high,
+        bootstrap_stderr=result.bootstrap_stderr,
+        method=result.method,
+        p_value=result.p_value,
+        n_clusters=result.n_clusters,
+        naive_ci_low=result.naive_low,
+        naive_ci_high=result.naive_high,
+        warnings=result.warnings,
     )
-
-
-def _test(
-    x: np.ndarray, y: np.ndarray, d: np.ndarray, stderr: float, dof: int, clustered: bool
-) -> tuple[float, str]:
-    stats = scipy_stats()
-    binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
-    if binary and not clustered:
-        gained = int(np.count_nonzero(d > 0))
-        lost = int(np.count_nonzero(d < 0))
-        if gained + lost == 0:
-            return 1.0, "McNemar exact"
-        return float(stats.binomtest(gained, gained + lost, 0.5).pvalue), "McNemar exact"
-    name = "paired t, cluster-robust" if clustered else "paired t"
-    mean = float(d.mean())
-    if stderr == 0.0 or not math.isfinite(stderr):
-        return (1.0 if mean == 0.0 else 0.0), name
-    t = mean / stderr
-    return float(2.0 * stats.t.sf(abs(t), dof)), name

@@ -31,22 +31,23 @@ def render_comparison(comparison: Comparison) -> str:
         "<tr><th>grader</th><th class=num>pairs</th><th class=num>mean A</th>"
         "<th class=num>mean B</th><th class=num>B − A</th><th class=num>paired std. error</th>"
         f"<th class=num>{level} interval</th><th class=num>p</th><th class=num>p (Holm)</th>"
-        "<th>test</th><th class=num>wins</th><th class=num>ties</th><th class=num>losses</th></tr>"
+        "<th>method</th><th class=num>wins</th><th class=num>ties</th>"
+        "<th class=num>losses</th></tr>"
     )
     rows = "".join(
         f"<tr><td>{escape(g.grader)}</td><td class=num>{g.n_pairs}</td>"
         f"<td class=num>{_n(g.mean_a)}</td><td class=num>{_n(g.mean_b)}</td>"
         f"<td class=num>{_n(g.diff)}</td><td class=num>{_n(g.stderr)}</td>"
         f"<td class=num>[{_n(g.ci_low)}, {_n(g.ci_high)}]</td><td class=num>{_n(g.p_value)}</td>"
-        f"<td class=num>{_n(g.p_value_holm)}</td><td>{escape(g.test)}</td>"
+        f"<td class=num>{_n(g.p_value_holm)}</td><td>{escape(g.method)}</td>"
         f"<td class=num>{g.wins}</td><td class=num>{g.ties}</td><td class=num>{g.losses}</td></tr>"
         for g in c.graders
     )
     forest = intervals([(g.grader, g.diff, g.ci_low, g.ci_high) for g in c.graders])
     clustered = f"; clustered by {c.cluster_key!r}" if c.cluster_key else ""
     meta = (
-        f"A = {c.run_a}, B = {c.run_b}. Paired bootstrap, {c.n_resamples} resamples, "
-        f"seed {c.seed}{clustered}. {c.note}."
+        f"A = {c.run_a}, B = {c.run_b}. Bootstrap (graders other than 0/1): "
+        f"{c.n_resamples} resamples, seed {c.seed}{clustered}. {c.note}."
     )
     unpaired = (
         f"<p>{len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B: left out of every "

@@ -39,20 +39,27 @@ class GraderComparison:
         mean_b: Mean of run B over the pairs.
         diff: ``mean_b - mean_a``.
         stderr: Paired standard error of ``diff`` (cluster-robust with clusters).
-        ci_low: Lower end of the paired bootstrap interval of ``diff``.
+        ci_low: Lower end of the interval of ``diff``.
         ci_high: Upper end.
-        bootstrap_stderr: Standard deviation of the bootstrap distribution.
+        bootstrap_stderr: Standard deviation of the bootstrap distribution (NaN when
+            the method does not resample).
         confidence: The interval's level.
-        method: The bootstrap interval's method (BCa, or percentile when BCa is undefined).
+        method: The one procedure that gave both the interval and the p-value (the
+            names are in `gradewire.eval` as ``BINARY``, ``BOOTSTRAP``, ...): the
+            interval excludes 0 exactly when ``p_value < 1 - confidence``.
         p_value: Two-sided p-value of "no difference".
         p_value_holm: The p-value Holm-adjusted over every grader compared.
-        test: Which test gave the p-value.
         wins: Pairs where B scored higher.
         ties: Pairs with equal scores.
         losses: Pairs where B scored lower.
         not_scored: Paired samples left out because a run did not score them.
         n_clusters: Clusters of the clustered statistics (None: unclustered).
         most_changed: The samples whose score moved most, largest first.
+        naive_ci_low: With a cluster key, the lower end of the unclustered interval
+            (shown beside the clustered one when there are few clusters).
+        naive_ci_high: Its upper end.
+        warnings: What makes this comparison less reliable than its level says (few
+            clusters, few pairs that differ).
     """
 
     grader: str
@@ -68,13 +75,15 @@ class GraderComparison:
     method: str
     p_value: float
     p_value_holm: float
-    test: str
     wins: int
     ties: int
     losses: int
     not_scored: int
     n_clusters: int | None = None
     most_changed: tuple[ChangedSample, ...] = ()
+    naive_ci_low: float = math.nan
+    naive_ci_high: float = math.nan
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN as None)."""
