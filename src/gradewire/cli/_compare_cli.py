@@ -57,6 +57,11 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the comparison, say what each statistic means",
+    )
 
 
 def _load(ref: str) -> Any:
@@ -108,7 +113,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=2))
     else:
-        _print(comparison)
+        _print(comparison, args.explain)
         if args.html is not None:
             print(f"report: {terminal_safe(args.html.resolve())}")
     notes = []
@@ -167,11 +172,17 @@ def _f(value: float, digits: int = 4) -> str:
     )
 
 
-def _print(comparison: Any) -> None:
+def _print(comparison: Any, explain: bool = False) -> None:
     from gradewire.eval._terminal import terminal_safe as safe
+    from gradewire.eval._verdict import explain as explanations
+    from gradewire.eval._verdict import format_difference
 
     c = comparison
     print(f"A = {safe(c.run_a)}   B = {safe(c.run_b)}   (differences are B - A)")
+    print()
+    for g in c.graders:
+        print(f"* {safe(g.verdict)}")
+    print()
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
     rows = [
         (
@@ -183,7 +194,7 @@ def _print(comparison: Any) -> None:
             f"{level} interval",
             "p",
             "p (Holm)",
-            "method",
+            "detectable",
             "W/T/L",
         )
     ]
@@ -198,7 +209,7 @@ def _print(comparison: Any) -> None:
                 f"[{_f(g.ci_low)}, {_f(g.ci_high)}]",
                 _f(g.p_value),
                 _f(g.p_value_holm),
-                g.method,
+                format_difference(g.detectable, g.points) + (" pts" if g.points else ""),
                 f"{g.wins}/{g.ties}/{g.losses}",
             )
         )
@@ -206,10 +217,15 @@ def _print(comparison: Any) -> None:
     for row in rows:
         print(
             "  ".join(
-                cell.ljust(w) if i in (0, 8) else cell.rjust(w)
+                cell.ljust(w) if i == 0 else cell.rjust(w)
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    methods: dict[str, list[str]] = {}
+    for g in c.graders:
+        methods.setdefault(g.method, []).append(g.grader)
+    for method, keys in methods.items():
+        print(f"method ({_listed(keys)}): {method}")
     print(f"unpaired: {len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B (left out)")
     for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
         if ids:
@@ -231,6 +247,12 @@ def _print(comparison: Any) -> None:
         print(f"note: {c.note}")
     if c.cluster_key:
         print(f"clustered by {safe(repr(c.cluster_key))}")
+    if explain:
+        print()
+        print("What each statistic means:")
+        print(explanations())
+    else:
+        print("(--explain says what each statistic means)")
 
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:

@@ -26,9 +26,11 @@ import numpy as np
 from gradewire.core import InvalidInputError
 from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison, holm
 from gradewire.eval._paired_difference import paired_difference
+from gradewire.eval._power import minimum_detectable_difference
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._run import EvalRun
 from gradewire.eval._samples import prompt_hash
+from gradewire.eval._verdict import verdict
 
 __all__ = ["MismatchedRunsError", "compare_runs"]
 
@@ -99,10 +101,11 @@ def compare_runs(
         for key in shared
     ]
     adjusted = holm([r.p_value for r in results])
+    results = [replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)]
     return Comparison(
         run_a=a.name,
         run_b=b.name,
-        graders=tuple(replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)),
+        graders=tuple(replace(r, verdict=verdict(r, len(results))) for r in results),
         only_a=only_a,
         only_b=only_b,
         graders_only_a=tuple(k for k in a.graders if k not in b.spec_hashes),
@@ -260,6 +263,7 @@ def _compare_grader(
         losses=losses,
         not_scored=len(pairs) - n,
         most_changed=changed,
+        points=bool(n) and bool(np.all((x >= 0) & (x <= 1) & (y >= 0) & (y <= 1))),
     )
     if n < 2:
         return replace(base, warnings=(f"{n} pair(s) scored by both runs: nothing to compare",))
@@ -284,4 +288,5 @@ def _compare_grader(
         naive_ci_low=result.naive_low,
         naive_ci_high=result.naive_high,
         warnings=result.warnings,
+        detectable=minimum_detectable_difference(result.stderr, confidence),
     )

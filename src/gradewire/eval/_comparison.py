@@ -60,6 +60,13 @@ class GraderComparison:
         naive_ci_high: Its upper end.
         warnings: What makes this comparison less reliable than its level says (few
             clusters, few pairs that differ).
+        points: Every score of both runs is within [0, 1], so differences read in
+            points (100 to the range) in the verdict.
+        detectable: The minimum detectable difference: the smallest true difference
+            these pairs find with 80% power at the interval's level (NaN when nothing
+            varies).
+        verdict: The comparison in words (plain text holding the grader key: escape it
+            where it is rendered).
     """
 
     grader: str
@@ -84,6 +91,9 @@ class GraderComparison:
     naive_ci_low: float = math.nan
     naive_ci_high: float = math.nan
     warnings: tuple[str, ...] = ()
+    points: bool = False
+    detectable: float = math.nan
+    verdict: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN as None)."""

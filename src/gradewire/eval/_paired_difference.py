@@ -145,9 +145,7 @@ def paired_difference(
     if n_clusters < FEW_CLUSTERS:
         notes.append(
             f"only {n_clusters} clusters: a clustered interval needs about {FEW_CLUSTERS} "
-            "or more to be trusted; the unclustered interval "
-            f"[{naive.low:.4g}, {naive.high:.4g}] is shown beside it, and is too narrow "
-            "if the clusters matter"
+            "or more to be trusted"
         )
     if binary:
         score, _ = clustered_mcnemar(d, clusters, confidence)
