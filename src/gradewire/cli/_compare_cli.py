@@ -33,6 +33,13 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("run_a", help="run folder (or, with gradewire[mlflow], an MLflow run id)")
     parser.add_argument("run_b", help="the run compared with RUN_A")
     parser.add_argument("--cluster-key", default=None, help="metadata field to cluster by")
+    parser.add_argument(
+        "--by",
+        default=None,
+        metavar="KEY",
+        help="also compare each grader per value of this metadata field (topic, "
+        "difficulty, source); slices that go the other way are pointed out",
+    )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, default=None, help="write the HTML report here")
     parser.add_argument(
@@ -93,6 +100,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             _load(args.run_a),
             _load(args.run_b),
             cluster_key=args.cluster_key,
+            by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,
             allow_mismatched_prompts=args.allow_mismatched_prompts,
@@ -221,6 +229,8 @@ def _print(comparison: Any, explain: bool = False) -> None:
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    if c.by is not None:
+        _print_slices(c)
     methods: dict[str, list[str]] = {}
     for g in c.graders:
         methods.setdefault(g.method, []).append(g.grader)
@@ -253,6 +263,38 @@ def _print(comparison: Any, explain: bool = False) -> None:
         print(explanations())
     else:
         print("(--explain says what each statistic means)")
+
+
+def _print_slices(comparison: Any) -> None:
+    from gradewire.eval._terminal import terminal_safe as safe
+
+    c = comparison
+    for g in c.graders:
+        print()
+        print(f"{safe(g.grader)} by {safe(c.by)}:")
+        rows = [("slice", "pairs", "mean A", "mean B", "B - A", "interval", "p", "")]
+        for s in g.slices:
+            rows.append(
+                (
+                    safe(s.value),
+                    str(s.n_pairs),
+                    _f(s.mean_a),
+                    _f(s.mean_b),
+                    _f(s.diff),
+                    f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+                    _f(s.p_value),
+                    "<- goes the other way" if s.flips else "",
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            print(
+                "  "
+                + "  ".join(
+                    cell.ljust(w) if i in (0, 7) else cell.rjust(w)
+                    for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+                ).rstrip()
+            )
 
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:

@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison, holm
+from gradewire.eval._comparison import (
+    ChangedSample,
+    Comparison,
+    GraderComparison,
+    SliceComparison,
+    holm,
+)
 from gradewire.eval._paired_difference import paired_difference
 from gradewire.eval._power import minimum_detectable_difference
 from gradewire.eval._records import SampleRecord
@@ -44,6 +50,7 @@ def compare_runs(
     b: EvalRun,
     *,
     cluster_key: str | None = None,
+    by: str | None = None,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -58,6 +65,9 @@ def compare_runs(
         b: The run compared with it; differences are ``B - A``.
         cluster_key: A metadata field grouping dependent samples: the standard error,
             the interval (whole clusters resampled) and the test are clustered by it.
+        by: A metadata field (topic, difficulty, source): each grader is also compared
+            slice by slice on its values, and a slice whose difference has the other
+            sign than the whole is flagged (`SliceComparison.flips`).
         n_resamples: Bootstrap resamples.
         confidence: Level of the intervals.
         seed: Bootstrap seed: the same runs and seed give the same intervals.
@@ -96,8 +106,9 @@ def compare_runs(
             f"cannot compare {a.name} (A) with {b.name} (B):\n" + "\n".join(problems)
         )
     labels = _labels(pairs, cluster_key) if cluster_key else None
+    slices = [_slice_value(ra, rb, by) for ra, rb in pairs] if by else None
     results = [
-        _compare_grader(key, a, b, pairs, labels, n_resamples, confidence, seed, top)
+        _compare_grader(key, a, b, pairs, labels, slices, n_resamples, confidence, seed, top)
         for key in shared
     ]
     adjusted = holm([r.p_value for r in results])
@@ -111,6 +122,7 @@ def compare_runs(
         graders_only_a=tuple(k for k in a.graders if k not in b.spec_hashes),
         graders_only_b=tuple(k for k in b.graders if k not in a.spec_hashes),
         cluster_key=cluster_key,
+        by=by,
         seed=seed,
         n_resamples=n_resamples,
         mismatched_prompts=tuple(ra.id for ra, _ in mismatched),
@@ -207,12 +219,68 @@ def _labels(pairs: Sequence[tuple[SampleRecord, SampleRecord]], key: str) -> lis
     return labels
 
 
+MISSING = "(missing)"
+
+
+def _slice_value(ra: SampleRecord, rb: SampleRecord, by: str) -> str:
+    for record in (ra, rb):
+        if by in record.metadata:
+            return str(record.metadata[by])
+    return MISSING
+
+
+def _slices(
+    x: np.ndarray,
+    y: np.ndarray,
+    values: Sequence[str],
+    groups: Sequence[str] | None,
+    overall: float,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[SliceComparison, ...]:
+    out = []
+    nan = math.nan
+    for value in sorted(set(values)):
+        mask = np.array([v == value for v in values], dtype=bool)
+        xs, ys = x[mask], y[mask]
+        n = int(mask.sum())
+        diff = float((ys - xs).mean())
+        low = high = p = nan
+        sub_groups = [g for g, m in zip(groups, mask, strict=True) if m] if groups else None
+        if n >= 2 and (sub_groups is None or len(set(sub_groups)) >= 2):
+            result = paired_difference(
+                xs,
+                ys,
+                clusters=sub_groups,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+            )
+            low, high, p = result.low, result.high, result.p_value
+        out.append(
+            SliceComparison(
+                value=value,
+                n_pairs=n,
+                mean_a=float(xs.mean()),
+                mean_b=float(ys.mean()),
+                diff=diff,
+                ci_low=low,
+                ci_high=high,
+                p_value=p,
+                flips=diff * overall < 0,
+            )
+        )
+    return tuple(out)
+
+
 def _compare_grader(
     key: str,
     a: EvalRun,
     b: EvalRun,
     pairs: Sequence[tuple[SampleRecord, SampleRecord]],
     labels: Sequence[str] | None,
+    slice_values: Sequence[str] | None,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -225,6 +293,7 @@ def _compare_grader(
     x = np.array([scores_a[ra.id] for _, ra, _ in kept], dtype=np.float64)
     y = np.array([scores_b[rb.id] for _, _, rb in kept], dtype=np.float64)
     groups = [labels[i] for i, _, _ in kept] if labels is not None else None
+    values = [slice_values[i] for i, _, _ in kept] if slice_values is not None else None
     d = y - x
     n = int(d.size)
     nan = math.nan
@@ -265,6 +334,11 @@ def _compare_grader(
         most_changed=changed,
         points=bool(n) and bool(np.all((x >= 0) & (x <= 1) & (y >= 0) & (y <= 1))),
     )
+    if values is not None and n:
+        base = replace(
+            base,
+            slices=_slices(x, y, values, groups, float(d.mean()), n_resamples, confidence, seed),
+        )
     if n < 2:
         return replace(base, warnings=(f"{n} pair(s) scored by both runs: nothing to compare",))
     if groups is not None and len(set(groups)) < 2:

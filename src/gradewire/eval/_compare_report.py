@@ -23,6 +23,37 @@ def _ids(ids: tuple[str, ...], shown: int = 200) -> str:
     return text + (f" … and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
+def _slices(c: Comparison) -> str:
+    """Per grader, a table of its slices (``by``), flipped ones marked."""
+    if c.by is None:
+        return ""
+    parts = [f"<h2>By {escape(c.by)}</h2>"]
+    for g in c.graders:
+        parts.append(f"<h3>{escape(g.grader)}</h3>")
+        parts.append(
+            '<table class="slices"><thead><tr>'
+            + _th("slice", "", None)
+            + _th("pairs", "num", "pairs")
+            + _th("mean A", "num", "mean A / mean B")
+            + _th("mean B", "num", "mean A / mean B")
+            + _th("B − A", "num", "B − A")
+            + _th("interval", "num", "interval")
+            + _th("p", "num", "p")
+            + "<th></th></tr></thead><tbody>"
+        )
+        for s in g.slices:
+            flag = "<b>goes the other way</b>" if s.flips else ""
+            parts.append(
+                f"<tr><td>{escape(s.value)}</td><td class=num>{s.n_pairs}</td>"
+                f"<td class=num>{_n(s.mean_a)}</td><td class=num>{_n(s.mean_b)}</td>"
+                f"<td class=num>{_n(s.diff)}</td>"
+                f"<td class=num>[{_n(s.ci_low)}, {_n(s.ci_high)}]</td>"
+                f"<td class=num>{_n(s.p_value)}</td><td>{flag}</td></tr>"
+            )
+        parts.append("</tbody></table>")
+    return "".join(parts)
+
+
 def _th(label: str, cls: str, key: str | None) -> str:
     """A column head whose tooltip says what the statistic means."""
     title = f' title="{escape(EXPLANATIONS[key])}"' if key else ""
@@ -117,6 +148,7 @@ def render_comparison(comparison: Comparison) -> str:
         f"<tbody>{rows}</tbody></table>"
         f'<details id="gw-legend" open><summary>What each statistic means</summary>'
         f"<dl>{legend}</dl></details>"
+        f"{_slices(c)}"
         f'<h2>Differences with their intervals</h2><div class="plots">{forest}</div>'
         f"<h2>Unpaired samples</h2>{unpaired}"
         f"<h2>Samples that changed most</h2>{''.join(changed) or '<p>No score changed.</p>'}"

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["MULTIPLE_COMPARISONS", "ChangedSample", "Comparison", "GraderComparison", "holm"]
+__all__ = [
+    "MULTIPLE_COMPARISONS",
+    "ChangedSample",
+    "Comparison",
+    "GraderComparison",
+    "SliceComparison",
+    "holm",
+]
 
 MULTIPLE_COMPARISONS = (
     "p_value_holm is Holm-adjusted over the graders compared; intervals are per grader, "
@@ -26,6 +33,33 @@ class ChangedSample:
     prompt: str
     completion_a: str
     completion_b: str
+
+
+@dataclass(frozen=True)
+class SliceComparison:
+    """One grader compared on the pairs of one slice (a metadata value, ``--by KEY``).
+
+    Attributes:
+        value: The slice's metadata value (``"(missing)"`` for pairs without the field).
+        n_pairs: Pairs in the slice scored by both runs.
+        mean_a: Mean of run A over them.
+        mean_b: Mean of run B.
+        diff: ``mean_b - mean_a``.
+        ci_low: Lower end of the slice's interval (the grader's method, on the slice).
+        ci_high: Upper end.
+        p_value: The slice's p-value (same method; not adjusted across slices).
+        flips: The slice's difference has the opposite sign of the overall one.
+    """
+
+    value: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    flips: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +101,7 @@ class GraderComparison:
             varies).
         verdict: The comparison in words (plain text holding the grader key: escape it
             where it is rendered).
+        slices: With ``by``, the comparison per value of that metadata field.
     """
 
     grader: str
@@ -94,11 +129,13 @@ class GraderComparison:
     points: bool = False
     detectable: float = math.nan
     verdict: str = ""
+    slices: tuple[SliceComparison, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN as None)."""
-        out = asdict(self)
-        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
+        out = _no_nan(asdict(self))
+        assert isinstance(out, dict)
+        return out
 
 
 @dataclass(frozen=True)
@@ -118,6 +155,7 @@ class Comparison:
         changed_graders: Graders whose spec differs between the runs (compared only with
             ``allow_changed_graders``).
         cluster_key: The cluster field, if the statistics are clustered.
+        by: The metadata field the graders are also compared by, slice by slice.
         seed: The bootstrap seed.
         n_resamples: Bootstrap resamples.
         note: What was and was not corrected for multiple comparisons.
@@ -133,6 +171,7 @@ class Comparison:
     mismatched_prompts: tuple[str, ...] = ()
     changed_graders: tuple[str, ...] = ()
     cluster_key: str | None = None
+    by: str | None = None
     seed: int = 0
     n_resamples: int = 2000
     note: str = field(default=MULTIPLE_COMPARISONS)
@@ -157,10 +196,22 @@ class Comparison:
             },
             "changed_graders": list(self.changed_graders),
             "cluster_key": self.cluster_key,
+            "by": self.by,
             "seed": self.seed,
             "n_resamples": self.n_resamples,
             "multiple_comparisons": self.note,
         }
+
+
+def _no_nan(value: Any) -> Any:
+    """NaN as None, at any depth (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

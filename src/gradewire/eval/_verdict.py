@@ -150,6 +150,20 @@ def verdict(result: GraderComparison, n_graders: int = 1) -> str:
                 f"{format_difference(r.detectable, r.points)}{unit} would go unseen"
             )
         text += "."
+    flipped = [s for s in r.slices if s.flips]
+    if flipped and math.isfinite(r.diff) and r.diff != 0.0:
+        shown = "; ".join(
+            f"{s.value} {format_difference(s.diff, r.points, signed=True)}{unit}"
+            + (
+                f" ({level} interval {format_difference(s.ci_low, r.points)} to "
+                f"{format_difference(s.ci_high, r.points)})"
+                if math.isfinite(s.ci_low)
+                else ""
+            )
+            for s in flipped
+        )
+        verb = "goes" if len(flipped) == 1 else "go"
+        text += f" {len(flipped)} of {len(r.slices)} slices {verb} the other way: {shown}."
     for warning in r.warnings:
         text += f" Caution: {warning}."
     if r.n_clusters is not None and r.n_clusters < FEW_CLUSTERS and math.isfinite(r.naive_ci_low):
