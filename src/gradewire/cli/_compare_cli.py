@@ -22,16 +22,24 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="compare two eval runs on their paired samples (needs gradewire[eval])",
         description=(
             "Pair the samples of two runs by id and give, per grader, the means, the "
-            "difference B - A with its paired standard error and bootstrap interval, a "
-            "p-value (McNemar for 0/1 graders, else paired t; Holm-adjusted across graders "
-            "as well), and wins/ties/losses. Samples and graders only one run has are "
-            "counted and listed. Pairs whose prompts differ, and graders whose spec "
+            "difference B - A with its paired standard error, an interval and a p-value "
+            "from one method (McNemar with Tango's interval for 0/1 graders, else the "
+            "paired bootstrap; clustered with --cluster-key), the p-values Holm-adjusted "
+            "across graders as well, and wins/ties/losses. Samples and graders only one "
+            "run has are counted and listed. Pairs whose prompts differ, and graders whose spec "
             "differs between the runs, are refused unless allowed."
         ),
     )
     parser.add_argument("run_a", help="run folder (or, with gradewire[mlflow], an MLflow run id)")
     parser.add_argument("run_b", help="the run compared with RUN_A")
     parser.add_argument("--cluster-key", default=None, help="metadata field to cluster by")
+    parser.add_argument(
+        "--by",
+        default=None,
+        metavar="KEY",
+        help="also compare each grader per value of this metadata field (topic, "
+        "difficulty, source); slices that go the other way are pointed out",
+    )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, default=None, help="write the HTML report here")
     parser.add_argument(
@@ -81,6 +89,12 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         default=None,
         metavar="KEY",
         help="the grader the labels are of (default: the only grader both runs have)",
+    )
+
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the comparison, say what each statistic means",
     )
 
 
@@ -184,6 +198,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             run_a,
             run_b,
             cluster_key=args.cluster_key,
+            by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,
             allow_mismatched_prompts=args.allow_mismatched_prompts,
@@ -210,7 +225,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             data["paired_ppi"] = {"grader": paired[0], **_finite(paired[1].to_dict())}
         print(json.dumps(data, indent=2))
     else:
-        _print(comparison)
+        _print(comparison, args.explain)
         for result in judged:
             print(terminal_safe(str(result), multiline=True))
         if paired is not None:
@@ -326,11 +341,17 @@ def _f(value: float, digits: int = 4) -> str:
     )
 
 
-def _print(comparison: Any) -> None:
+def _print(comparison: Any, explain: bool = False) -> None:
     from gradewire.eval._terminal import terminal_safe as safe
+    from gradewire.eval._verdict import explain as explanations
+    from gradewire.eval._verdict import format_difference
 
     c = comparison
     print(f"A = {safe(c.run_a)}   B = {safe(c.run_b)}   (differences are B - A)")
+    print()
+    for g in c.graders:
+        print(f"* {safe(g.verdict)}")
+    print()
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
     rows = [
         (
@@ -342,7 +363,7 @@ def _print(comparison: Any) -> None:
             f"{level} interval",
             "p",
             "p (Holm)",
-            "test",
+            "detectable",
             "W/T/L",
         )
     ]
@@ -357,7 +378,7 @@ def _print(comparison: Any) -> None:
                 f"[{_f(g.ci_low)}, {_f(g.ci_high)}]",
                 _f(g.p_value),
                 _f(g.p_value_holm),
-                g.test,
+                format_difference(g.detectable, g.points) + (" pts" if g.points else ""),
                 f"{g.wins}/{g.ties}/{g.losses}",
             )
         )
@@ -365,10 +386,17 @@ def _print(comparison: Any) -> None:
     for row in rows:
         print(
             "  ".join(
-                cell.ljust(w) if i in (0, 8) else cell.rjust(w)
+                cell.ljust(w) if i == 0 else cell.rjust(w)
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    if c.by is not None:
+        _print_slices(c)
+    methods: dict[str, list[str]] = {}
+    for g in c.graders:
+        methods.setdefault(g.method, []).append(g.grader)
+    for method, keys in methods.items():
+        print(f"method ({_listed(keys)}): {method}")
     print(f"unpaired: {len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B (left out)")
     for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
         if ids:
@@ -390,6 +418,44 @@ def _print(comparison: Any) -> None:
         print(f"note: {c.note}")
     if c.cluster_key:
         print(f"clustered by {safe(repr(c.cluster_key))}")
+    if explain:
+        print()
+        print("What each statistic means:")
+        print(explanations())
+    else:
+        print("(--explain says what each statistic means)")
+
+
+def _print_slices(comparison: Any) -> None:
+    from gradewire.eval._terminal import terminal_safe as safe
+
+    c = comparison
+    for g in c.graders:
+        print()
+        print(f"{safe(g.grader)} by {safe(c.by)}:")
+        rows = [("slice", "pairs", "mean A", "mean B", "B - A", "interval", "p", "")]
+        for s in g.slices:
+            rows.append(
+                (
+                    safe(s.value),
+                    str(s.n_pairs),
+                    _f(s.mean_a),
+                    _f(s.mean_b),
+                    _f(s.diff),
+                    f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+                    _f(s.p_value),
+                    "<- goes the other way" if s.flips else "",
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            print(
+                "  "
+                + "  ".join(
+                    cell.ljust(w) if i in (0, 7) else cell.rjust(w)
+                    for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+                ).rstrip()
+            )
 
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:

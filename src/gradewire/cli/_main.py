@@ -36,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gradewire.cli._audit_cli import add_audit_parser, run_audit_command
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
+    from gradewire.cli._power_cli import add_power_parser, run_power_command
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
 
     add_serve_parser(commands)
@@ -43,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_compare_parser(commands)
     add_audit_parser(commands)
     add_agreement_parser(commands)
+    add_power_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -61,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_audit_command(args)
     if args.command == "agreement":
         return run_agreement_command(args)
+    if args.command == "power":
+        return run_power_command(args)
     parser.print_help(sys.stderr)
     return 2
 

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
     from gradewire.eval._compare import MismatchedRunsError, compare_runs
     from gradewire.eval._compare_report import render_comparison
-    from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
+    from gradewire.eval._comparison import (
+        ChangedSample,
+        Comparison,
+        GraderComparison,
+        SliceComparison,
+    )
     from gradewire.eval._data import load_samples
     from gradewire.eval._display import RichDisplay
     from gradewire.eval._engines import GradingEngine, eval_engine
@@ -66,6 +71,7 @@ __all__ = [
     "RichDisplay",
     "RunFolderError",
     "SampleRecord",
+    "SliceComparison",
     "audit_length",
     "audit_position",
     "audit_retest",
@@ -96,7 +102,7 @@ if not TYPE_CHECKING:
             "._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
             "._compare": ["MismatchedRunsError", "compare_runs"],
             "._compare_report": ["render_comparison"],
-            "._comparison": ["ChangedSample", "Comparison", "GraderComparison"],
+            "._comparison": ["ChangedSample", "Comparison", "GraderComparison", "SliceComparison"],
             "._data": ["load_samples"],
             "._display": ["RichDisplay"],
             "._engines": ["GradingEngine", "eval_engine"],

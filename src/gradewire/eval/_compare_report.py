@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from gradewire.eval._comparison import Comparison
 from gradewire.eval._page import escape, page
 from gradewire.eval._svg import intervals
+from gradewire.eval._verdict import EXPLANATIONS
 
 if TYPE_CHECKING:
     from gradewire.eval._judged_pairs import JudgedComparison
@@ -28,6 +29,44 @@ def _ids(ids: tuple[str, ...], shown: int = 200) -> str:
     return text + (f" … and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
+def _slices(c: Comparison) -> str:
+    """Per grader, a table of its slices (``by``), flipped ones marked."""
+    if c.by is None:
+        return ""
+    parts = [f"<h2>By {escape(c.by)}</h2>"]
+    for g in c.graders:
+        parts.append(f"<h3>{escape(g.grader)}</h3>")
+        parts.append(
+            '<table class="slices"><thead><tr>'
+            + _th("slice", "", None)
+            + _th("pairs", "num", "pairs")
+            + _th("mean A", "num", "mean A / mean B")
+            + _th("mean B", "num", "mean A / mean B")
+            + _th("B − A", "num", "B − A")
+            + _th("interval", "num", "interval")
+            + _th("p", "num", "p")
+            + "<th></th></tr></thead><tbody>"
+        )
+        for s in g.slices:
+            flag = "<b>goes the other way</b>" if s.flips else ""
+            parts.append(
+                f"<tr><td>{escape(s.value)}</td><td class=num>{s.n_pairs}</td>"
+                f"<td class=num>{_n(s.mean_a)}</td><td class=num>{_n(s.mean_b)}</td>"
+                f"<td class=num>{_n(s.diff)}</td>"
+                f"<td class=num>[{_n(s.ci_low)}, {_n(s.ci_high)}]</td>"
+                f"<td class=num>{_n(s.p_value)}</td><td>{flag}</td></tr>"
+            )
+        parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _th(label: str, cls: str, key: str | None) -> str:
+    """A column head whose tooltip says what the statistic means."""
+    title = f' title="{escape(EXPLANATIONS[key])}"' if key else ""
+    klass = f" class={cls}" if cls else ""
+    return f"<th{klass}{title}>{escape(label)}</th>"
+
+
 def render_comparison(
     comparison: Comparison,
     *,
@@ -38,26 +77,40 @@ def render_comparison(
     c = comparison
     title = f"gradewire compare: {c.run_b} vs {c.run_a}"
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
-    head = (
-        "<tr><th>grader</th><th class=num>pairs</th><th class=num>mean A</th>"
-        "<th class=num>mean B</th><th class=num>B − A</th><th class=num>paired std. error</th>"
-        f"<th class=num>{level} interval</th><th class=num>p</th><th class=num>p (Holm)</th>"
-        "<th>test</th><th class=num>wins</th><th class=num>ties</th><th class=num>losses</th></tr>"
-    )
+    columns = [
+        ("grader", "", None),
+        ("pairs", "num", "pairs"),
+        ("mean A", "num", "mean A / mean B"),
+        ("mean B", "num", "mean A / mean B"),
+        ("B − A", "num", "B − A"),
+        ("paired std. error", "num", "std. error"),
+        (f"{level} interval", "num", "interval"),
+        ("p", "num", "p"),
+        ("p (Holm)", "num", "p (Holm)"),
+        ("detectable", "num", "detectable"),
+        ("method", "", "method"),
+        ("wins / ties / losses", "num", "W/T/L"),
+    ]
+    head = "<tr>" + "".join(_th(label, cls, key) for label, cls, key in columns) + "</tr>"
     rows = "".join(
         f"<tr><td>{escape(g.grader)}</td><td class=num>{g.n_pairs}</td>"
         f"<td class=num>{_n(g.mean_a)}</td><td class=num>{_n(g.mean_b)}</td>"
         f"<td class=num>{_n(g.diff)}</td><td class=num>{_n(g.stderr)}</td>"
         f"<td class=num>[{_n(g.ci_low)}, {_n(g.ci_high)}]</td><td class=num>{_n(g.p_value)}</td>"
-        f"<td class=num>{_n(g.p_value_holm)}</td><td>{escape(g.test)}</td>"
-        f"<td class=num>{g.wins}</td><td class=num>{g.ties}</td><td class=num>{g.losses}</td></tr>"
+        f"<td class=num>{_n(g.p_value_holm)}</td><td class=num>{_n(g.detectable)}</td>"
+        f"<td>{escape(g.method)}</td>"
+        f"<td class=num>{g.wins} / {g.ties} / {g.losses}</td></tr>"
         for g in c.graders
+    )
+    verdicts = "".join(f"<li>{escape(g.verdict)}</li>" for g in c.graders)
+    legend = "".join(
+        f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in EXPLANATIONS.items()
     )
     forest = intervals([(g.grader, g.diff, g.ci_low, g.ci_high) for g in c.graders])
     clustered = f"; clustered by {c.cluster_key!r}" if c.cluster_key else ""
     meta = (
-        f"A = {c.run_a}, B = {c.run_b}. Paired bootstrap, {c.n_resamples} resamples, "
-        f"seed {c.seed}{clustered}. {c.note}."
+        f"A = {c.run_a}, B = {c.run_b}. Bootstrap (graders other than 0/1): "
+        f"{c.n_resamples} resamples, seed {c.seed}{clustered}. {c.note}."
     )
     unpaired = (
         f"<p>{len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B: left out of every "
@@ -101,8 +154,12 @@ def render_comparison(
         changed.append("</tbody></table>")
     body = (
         f"<h1>{escape(title)}</h1><p class=meta>{escape(meta)}</p>"
+        f'<h2>Verdict</h2><ul id="gw-verdict">{verdicts}</ul>'
         f'<h2>Per grader</h2><table id="gw-compare"><thead>{head}</thead>'
         f"<tbody>{rows}</tbody></table>"
+        f'<details id="gw-legend" open><summary>What each statistic means</summary>'
+        f"<dl>{legend}</dl></details>"
+        f"{_slices(c)}"
         f'<h2>Differences with their intervals</h2><div class="plots">{forest}</div>'
         f"{_judged_section(judged, paired_ppi)}"
         f"<h2>Unpaired samples</h2>{unpaired}"

@@ -111,6 +111,7 @@ def comparison_metrics(comparison: Comparison) -> dict[str, float]:
             "ci_high",
             "p_value",
             "p_value_holm",
+            "detectable",
         ):
             value = getattr(result, name)
             if value == value:  # not NaN
