@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ _FIX = (
 )
 
 
-def read_inspect_log(ref: str) -> EvalRun | None:
+def read_inspect_log(ref: str | os.PathLike[str]) -> EvalRun | None:
     """The ``gradewire.eval_sources`` entry point: the Inspect log at ``ref``, or None.
 
     None when ``ref`` is not a ``.eval`` or ``.json`` file; such a file that is not an
