@@ -41,10 +41,18 @@ async def hangs_on_even_answers(sample: StringThread) -> float:
 
 
 def sleeps_from_the_fourth_row(sample: StringThread) -> float:
-    """A sync grader that blocks for 1000 s from the row whose ``answer`` is 6 on."""
+    """A sync grader that blocks for 1000 s from the row whose ``answer`` is 6 on.
+
+    With ``GRADEWIRE_TEST_CALLS`` set, a line is appended to that file as a call starts
+    its sleep, so a test knows which samples are blocked.
+    """
     import time
 
     if int(sample.metadata.get("answer", 0)) >= 6:
+        calls = os.environ.get("GRADEWIRE_TEST_CALLS")
+        if calls:
+            with open(calls, "a", encoding="utf-8") as out:
+                out.write("sleeping\n")
         time.sleep(1000)
     return 1.0
 

@@ -328,7 +328,8 @@ def test_compare_json_and_html(tmp_path):
     assert "McNemar test, Tango score interval" in table.stdout
     missing = run("compare", str(run_a), str(tmp_path / "nope"))
     assert missing.returncode == 2
-    assert "neither a run folder" in missing.stderr
+    assert "is no file or folder, and no run an installed tracker knows" in missing.stderr
+    assert "pass a gradewire run folder" in missing.stderr
 
 
 # Everything is checked before the first grade.

@@ -21,7 +21,8 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "compare",
         help="compare two eval runs on their paired samples (needs gradewire[eval])",
         description=(
-            "Pair the samples of two runs by id and give, per grader, the means, the "
+            "Pair the samples of two runs (gradewire run folders, Inspect AI logs, lm-eval "
+            "sample logs, MLflow runs) by id and give, per grader, the means, the "
             "difference B - A with its paired standard error, an interval and a p-value "
             "from one method (McNemar with Tango's interval for 0/1 graders, else the "
             "paired bootstrap; clustered with --cluster-key), the p-values Holm-adjusted "
@@ -30,9 +31,19 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
             "differs between the runs, are refused unless allowed."
         ),
     )
-    parser.add_argument("run_a", help="run folder (or, with gradewire[mlflow], an MLflow run id)")
+    parser.add_argument(
+        "run_a",
+        help="run folder, Inspect AI log (.eval/.json, with gradewire[inspect]), lm-eval "
+        "samples_<task>_<date>.jsonl file or the folder of one run's, or (with "
+        "gradewire[mlflow]) an MLflow run id",
+    )
     parser.add_argument("run_b", help="the run compared with RUN_A")
-    parser.add_argument("--cluster-key", default=None, help="metadata field to cluster by")
+    parser.add_argument(
+        "--cluster-key",
+        default=None,
+        help="metadata field to cluster by (default: the one both runs were clustered by, "
+        "if any; Inspect logs of several epochs: inspect_id, the epochs of a sample)",
+    )
     parser.add_argument(
         "--by",
         default=None,
@@ -169,18 +180,15 @@ def _present(labels: dict[str, Any]) -> dict[str, float]:
 
 
 def _load(ref: str) -> Any:
-    from gradewire.eval import load_run
-    from gradewire.eval._trackers import find_run
+    from gradewire.eval import open_run
 
-    if Path(ref).exists():
-        return load_run(ref)
-    run = find_run(ref)
-    if run is None:
-        raise GradewireError(
-            f"{ref!r} is neither a run folder nor a run an installed tracker knows (an MLflow "
-            "run id needs pip install 'gradewire[mlflow]' and MLFLOW_TRACKING_URI)"
-        )
-    return run
+    return open_run(ref)
+
+
+def _shared_cluster_key(run_a: Any, run_b: Any) -> str | None:
+    """The cluster key both runs were made with: their pairs are not independent without it."""
+    key: str | None = run_a.cluster_key
+    return key if key is not None and key == run_b.cluster_key else None
 
 
 def run_compare_command(args: argparse.Namespace) -> int:
@@ -197,7 +205,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         comparison = compare_runs(
             run_a,
             run_b,
-            cluster_key=args.cluster_key,
+            cluster_key=args.cluster_key or _shared_cluster_key(run_a, run_b),
             by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,

@@ -56,7 +56,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         ),
     )
     parser.add_argument(
-        "data", type=Path, help="the eval data: .jsonl, .csv, .parquet or a dataset folder"
+        "data",
+        type=Path,
+        help="the eval data: .jsonl, .csv, .parquet, a dataset folder, or an Inspect AI "
+        "log (.eval/.json, with gradewire[inspect]) to grade its samples again",
     )
     parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
     parser.add_argument(

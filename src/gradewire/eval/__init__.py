@@ -1,15 +1,16 @@
 """The eval driver: grade a data set into a run folder, summarise it, compare two runs.
 
-`run_eval` reads JSONL, CSV, Parquet or a saved Hugging Face dataset, grades each sample
-with every grader (resuming what the folder already holds), and writes ``results.jsonl``,
-``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
-folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id (refusing pairs
-whose prompts differ and graders whose spec changed) and gives each grader's mean
-difference with a paired bootstrap interval (`paired_bootstrap`) and a p-value;
+`run_eval` reads JSONL, CSV, Parquet, a saved Hugging Face dataset or an Inspect AI log,
+grades each sample with every grader (resuming what the folder already holds), and writes
+``results.jsonl``, ``config.json``, ``summary.json`` and a self-contained ``report.html``.
+`load_run` reads a folder back as an `EvalRun`, `open_run` any run compare takes (a run
+folder, an Inspect AI log, lm-eval's sample logs, a tracker's run id); `compare_runs` pairs
+two runs by sample id (refusing pairs whose prompts differ and graders whose spec changed)
+and gives each grader's mean difference with an interval and a p-value from one method;
 `judge_runs` asks a pairwise judge which run's completion is better, and the audits
-(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples. gradewire
-writes only into its own run folders (`RunFolderError` otherwise), one eval at a time.
-Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
+(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples.
+gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
+time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
 """
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from gradewire.eval._engines import GradingEngine, eval_engine
     from gradewire.eval._eval import EvalResult, run_eval
     from gradewire.eval._judged_pairs import JudgedComparison, judge_runs
+    from gradewire.eval._open_run import open_run
     from gradewire.eval._records import GradeOutcome, SampleRecord
     from gradewire.eval._report import render_report, write_report
     from gradewire.eval._run import EvalRun, load_run
@@ -80,6 +82,7 @@ __all__ = [
     "judge_runs",
     "load_run",
     "load_samples",
+    "open_run",
     "paired_bootstrap",
     "render_comparison",
     "render_report",
@@ -108,6 +111,7 @@ if not TYPE_CHECKING:
             "._engines": ["GradingEngine", "eval_engine"],
             "._eval": ["EvalResult", "run_eval"],
             "._judged_pairs": ["JudgedComparison", "judge_runs"],
+            "._open_run": ["open_run"],
             "._records": ["GradeOutcome", "SampleRecord"],
             "._report": ["render_report", "write_report"],
             "._run": ["EvalRun", "load_run"],

@@ -330,7 +330,14 @@ def _compare_grader(
         wins=wins,
         ties=n - wins - losses,
         losses=losses,
-        not_scored=len(pairs) - n,
+        # Pairs the grader graded in a run: in a run of several tasks (lm-eval), a task's
+        # grader has no outcome on another task's samples, which are not its to score.
+        not_scored=sum(
+            1
+            for ra, rb in pairs
+            if a.outcome(ra, key) is not None or b.outcome(rb, key) is not None
+        )
+        - n,
         most_changed=changed,
         points=bool(n) and bool(np.all((x >= 0) & (x <= 1) & (y >= 0) & (y <= 1))),
     )

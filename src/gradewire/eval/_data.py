@@ -1,4 +1,8 @@
-"""Eval data from JSONL, CSV, Parquet or a Hugging Face dataset saved to disk.
+"""Eval data from JSONL, CSV, Parquet, a Hugging Face dataset saved to disk, or a log.
+
+A log (an Inspect AI ``.eval`` or ``.json`` log, read by ``gradewire[inspect]``) gives its
+samples to grade again: each sample's thread (its input messages, then the model's output as
+the completion) and metadata (the target among it), under the ids compare pairs them by.
 
 Every row is checked before any grading starts: bad data is reported all at once (up to
 a screenful of problems), each naming the file, the line or row, and the field. Rows
@@ -18,7 +22,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from gradewire.core import MissingDependencyError, StringThread
+from gradewire.core import InvalidInputError, MissingDependencyError, StringThread
 from gradewire.eval._samples import (
     DataError,
     DataOptions,
@@ -31,6 +35,7 @@ from gradewire.eval._samples import (
     no_completion_advice,
     sample_from_row,
 )
+from gradewire.eval._trackers import find_run
 from gradewire.eval._values import MAX_DEPTH, TooLongInteger
 
 __all__ = ["data_format", "data_hash", "load_samples", "read_samples"]
@@ -41,7 +46,10 @@ _Row = tuple[Any, str]  # the parsed row (or the DataError it gave) and where it
 
 
 def data_format(path: Path) -> str:
-    """``jsonl``, ``csv``, ``parquet`` or ``hf`` (a folder written by ``save_to_disk``)."""
+    """The data's format: ``jsonl``, ``csv``, ``parquet``, ``hf`` or ``log``.
+
+    ``hf`` is a folder written by ``save_to_disk``, ``log`` an Inspect AI log.
+    """
     if path.is_dir():
         if (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
             return "hf"
@@ -50,11 +58,18 @@ def data_format(path: Path) -> str:
             "(no dataset_info.json or dataset_dict.json in it)"
         )
     suffix = path.suffix.lower()
-    formats = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+    formats = {
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".csv": "csv",
+        ".parquet": "parquet",
+        ".eval": "log",
+        ".json": "log",
+    }
     if suffix not in formats:
         raise DataError(
             f"{path}: unknown data format {suffix or '(no suffix)'!r}; use .jsonl, .csv, "
-            ".parquet, or a Hugging Face dataset folder"
+            ".parquet, a Hugging Face dataset folder, or an Inspect AI log (.eval, .json)"
         )
     return formats[suffix]
 
@@ -87,7 +102,7 @@ def read_samples(
     if not file.exists():
         raise DataError(f"{file}: no such file or folder")
     kind = data_format(file)
-    readers = {"jsonl": _jsonl_rows, "parquet": _parquet_rows, "hf": _hf_rows}
+    readers = {"jsonl": _jsonl_rows, "parquet": _parquet_rows, "hf": _hf_rows, "log": _log_rows}
     rows = _csv_rows(file, shape) if kind == "csv" else readers[kind](file)
     parsed: list[tuple[str | None, StringThread, str]] = []
     problems: list[str] = []
@@ -336,3 +351,23 @@ def _hf_rows(folder: Path) -> Iterator[_Row]:
         loaded = loaded[splits[0]]
     for index, row in enumerate(loaded):
         yield row, f"{folder} row {index}"
+
+
+def _log_rows(file: Path) -> Iterator[_Row]:
+    """The samples of a log an installed integration reads (an Inspect AI log), as rows."""
+    try:
+        run = find_run(str(file))
+    except InvalidInputError as exc:
+        raise DataError(
+            f"{exc} (eval data in JSON is one object per line, in a .jsonl file)"
+        ) from None
+    if run is None:
+        raise MissingDependencyError(
+            "inspect-ai", extra="inspect", purpose=f"read the Inspect AI log {file}"
+        )
+    for record in run.records:
+        where = f"{file}: sample {record.id!r}"
+        turns = list(record.input.get("turns") or ())
+        if not turns or turns[-1].get("role") != "assistant":
+            where += " (it has no output: it errored in the log; inspect eval-retry runs it again)"
+        yield {"id": record.id, "messages": turns, "metadata": dict(record.metadata)}, where

@@ -1,16 +1,21 @@
-"""gradewire_inspect: any gradewire grader as an Inspect AI scorer.
+"""gradewire_inspect: any gradewire grader as an Inspect AI scorer, and Inspect logs as runs.
 
 `scorer(grader)` grades each sample of an Inspect eval with a gradewire grader (a function
 grader, a judge, a combination): the grade's value, reasoning and tree go in the `Score`,
 an abstention is Inspect's unscored score, a failure a sample error, never a 0. Needs the
 ``inspect`` extra: ``pip install 'gradewire[inspect]'``.
 
+`read_inspect_log(path)` reads an Inspect eval log (``.eval`` or ``.json``) as a gradewire
+`EvalRun`, paired by sample id and epoch: ``gradewire compare`` takes two such logs, and
+``gradewire eval`` grades a log's samples again.
+
 Example:
     >>> from gradewire_inspect import scorer
     >>> Task(dataset=..., solver=generate(), scorer=scorer(grader))  # doctest: +SKIP
 """
 
+from gradewire_inspect._log_source import read_inspect_log
 from gradewire_inspect._scorer import ABSTAINED, scorer
 from gradewire_inspect._thread import state_thread
 
-__all__ = ["ABSTAINED", "scorer", "state_thread"]
+__all__ = ["ABSTAINED", "read_inspect_log", "scorer", "state_thread"]
