@@ -109,6 +109,7 @@ BAD = [
     ("stall_timeout", [], InvalidTypeError),
     ("max_attempts", 0, InvalidInputError),
     ("when_full", "drop_oldest", InvalidInputError),
+    ("max_spill_bytes", 0, InvalidInputError),
 ]
 
 

@@ -20,6 +20,7 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkErro
 from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._sink import Logs, Sink, StepLogs, check_config
 from gradewire.sinks.background._admission import Admission, step_entries, step_entry
+from gradewire.sinks.background._owner import OwnerFiles, adopt_orphans, describe_target
 from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._settings import (
     DeliveryOptions,
@@ -106,6 +107,7 @@ class BackgroundSink:
         sink: Sink,
         *,
         settings: DeliverySettings | None = None,
+        _adopt: Sequence[OwnerFiles] | None = None,
         **options: Unpack[DeliveryOptions],
     ) -> None:
         """Start the worker (unless the wrapped sink is inactive on this rank).
@@ -121,19 +123,32 @@ class BackgroundSink:
                 has the wrong type.
             InvalidInputError: A setting is out of range, or ``sink`` is a `FanOutSink`.
         """
+        # _adopt (gradewire sync): the owners to deliver first, already locked, whatever
+        # their run, instead of those of the wrapped sink's run.
         _check_wrapped(sink)
         checked = resolve_settings(settings, options)
         self._settings = checked
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        self._name, self._store = open_spill_store(sink, checked.spill_dir)
+        self._name, self._store = open_spill_store(
+            sink, checked.spill_dir, max_bytes=checked.max_spill_bytes
+        )
         self._admission = Admission(checked, repr(self), str(self._store.directory))
-        self._worker = Worker(sink, self._admission, self._store, checked, name=self._name)
+        target = _delivery_target(sink) if self._active else None
+        self._worker = Worker(
+            sink, self._admission, self._store, checked, name=self._name, target=target
+        )
         self._report: DeliveryReport | None = None
         self._exit_hook: functools.partial[None] | None = None
         if not self._active:
             return
+        if _adopt is not None:
+            owners = list(_adopt)
+        else:
+            owners, others = adopt_orphans(self._store.directory, target)
+            _warn_other_runs(self._store.directory, others)
+        self._admission.start_after(self._store.adopt(owners))
         self._worker.start()
         if checked.exit_timeout is not None:
             # A strong reference: an instance dropped without close() still has a running
@@ -234,11 +249,21 @@ class BackgroundSink:
 
     @property
     def report(self) -> DeliveryReport | None:
-        """The final `DeliveryReport`, set by `close()` (None before)."""
-        return self._report
+        """The final `DeliveryReport`, set by `close()` (None before).
+
+        After a deferred close (``report.deferred_close``) it is replaced by the final one
+        once the background delivery is done.
+        """
+        report = self._report
+        if report is not None and report.deferred_close and self._worker.finished:
+            report = self._report = self._worker.report(final=True)
+        return report
 
     def flush(self, timeout: float | None = None) -> DeliveryReport:
         """Wait until everything logged so far is delivered, or ``timeout`` seconds pass.
+
+        After a `close()` that deferred the wrapped sink's close, waits for the delivery
+        that goes on in the background, and for that close.
 
         Args:
             timeout: Seconds to wait at most; None waits as long as it takes (which, while
@@ -249,6 +274,11 @@ class BackgroundSink:
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
         if self._report is not None:
+            if self._report.deferred_close:
+                self._worker.wait_finished(seconds)
+                report = self.report
+                assert report is not None
+                return report if not report.deferred_close else self._worker.report(final=True)
             return self._report
         with self._admission.lock:
             target = self._admission.seq
@@ -283,7 +313,21 @@ class BackgroundSink:
             return
         self.flush(delivery_timeout)
         report = self._report = self._worker.stop(stop_timeout)
-        if not report.ok:
+        if report.deferred_close:
+            logger.warning(
+                "%r closed with %d of %d entries undelivered (last error: %s); they are kept "
+                "in %s and delivered in the background while this process lives, and then "
+                "%s is closed; if the process ends first, the next BackgroundSink of the same "
+                "run, or `gradewire sync %s`, delivers them",
+                self,
+                report.pending,
+                self._admission.logged,
+                report.last_error,
+                ", ".join(str(p) for p in report.spill_paths) or "memory",
+                type(self._sink).__name__,
+                self._store.directory,
+            )
+        elif not report.ok:
             where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
             logger.warning(
                 "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
@@ -300,7 +344,7 @@ class BackgroundSink:
                 where,
             )
         failure = self._worker.close_error
-        if failure is not None:
+        if failure is not None and not report.deferred_close:
             error = SinkError(
                 f"{type(self._sink).__name__}.close() raised {failure!r}; "
                 f"{report.delivered} entries were delivered, {report.pending} are pending"
@@ -325,6 +369,38 @@ def _close_at_exit(sink: BackgroundSink, timeout: float) -> None:
         sink._close(timeout, timeout)
     except SinkError:
         logger.exception("closing %r at interpreter exit failed", sink)
+
+
+def _delivery_target(sink: Sink) -> dict[str, Any] | None:
+    """The wrapped sink's delivery target now, if it names one (read before its thread starts)."""
+    method = getattr(sink, "delivery_target", None)
+    if not callable(method):
+        return None
+    try:
+        target = method()
+    except Exception:  # a sink's own helper: never let it stop the sink from starting
+        logger.debug("delivery_target() of %r raised", sink, exc_info=True)
+        return None
+    return dict(target) if isinstance(target, Mapping) else None
+
+
+_warned_dirs: set[Path] = set()
+
+
+def _warn_other_runs(directory: Path, others: Sequence[OwnerFiles]) -> None:
+    """Once per directory: say what other runs left there, and how to deliver it."""
+    if not others or directory in _warned_dirs:
+        return
+    _warned_dirs.add(directory)
+    runs = sorted({describe_target(owner.state.target) for owner in others})
+    logger.warning(
+        "%s holds spill files of %d ended process(es) for other runs (%s); this sink "
+        "delivers only those of its own run: deliver them with `gradewire sync %s`",
+        directory,
+        len(others),
+        "; ".join(runs),
+        directory,
+    )
 
 
 def _check_wrapped(sink: object) -> None:
