@@ -242,12 +242,13 @@ def test_a_sink_closed_while_down_in_a_process_that_ended_is_closed_by_the_adopt
     sink.close()
     rows = tracker_rows(tmp_path / "tracker")
     assert [row[0] for row in rows[:10]] == list(range(10))
-    # Then what the ended process's close() would have done, for its target, at its time.
-    (close,) = rows[10:-1]
-    assert close[0] == "replayed close"
-    assert close[2] == tracker.delivery_target()
-    assert close[1] <= time.time()
-    assert rows[-1] == ["closed", None, "run-1"]  # this sink's own close
+    # Then what the ended process's close() would have done, for its target, at its time;
+    # then this sink's own close, the same way, and its close().
+    theirs, mine, closed = rows[10:]
+    assert theirs[0] == mine[0] == "replayed close"
+    assert theirs[2] == mine[2] == tracker.delivery_target()
+    assert theirs[1] < mine[1] <= time.time()
+    assert closed == ["closed", None, "run-1"]
     assert owner_files(tmp_path / "spill") == []
 
 

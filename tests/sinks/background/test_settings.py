@@ -110,6 +110,7 @@ BAD = [
     ("max_attempts", 0, InvalidInputError),
     ("when_full", "drop_oldest", InvalidInputError),
     ("max_spill_bytes", 0, InvalidInputError),
+    ("deliver_after_close", 1, InvalidTypeError),
 ]
 
 

@@ -57,36 +57,63 @@ class BackgroundSink:
     (a random wait in ``[0, min(max_retry_delay, initial_retry_delay * 2**n)]``) and carry
     one entry (a probe); once one succeeds the spill is replayed, oldest first, and removed.
     An entry is written whole or not at all and leaves memory only once delivered or
-    written; spill segments are fsynced as the next one starts and at `close()`.
+    written; spill segments are fsynced as the next one starts and at `close()`. The spill
+    files hold at most ``max_spill_bytes``; past it the disk counts as full (below).
+
+    **Owners and adoption.** The files of one sink are its own: a lock (``fcntl.flock``)
+    held while its process lives, and an owner file with its *delivery target* (the run,
+    from the wrapped sink's optional ``delivery_target()``) and its *watermark*, the last
+    entry delivered, written atomically before any spill segment is removed. A new sink
+    whose wrapped sink names the same run (an ``MlflowSink(run_id=...)`` of that run, same
+    tracking URI), in the same ``spill_dir``, takes over the files that no live process
+    holds, those of a killed process or of a sink closed during an outage, and delivers
+    them first, oldest owner first, from their watermarks (``report.adopted``). A spill of
+    another run is never delivered into this one (a WARNING names ``gradewire sync`` for
+    it), and two live processes never take each other's files.
+
+    **Closing.** `close()` closes the wrapped sink after the entries logged before it. If
+    they cannot all be delivered in time (the tracker is down, a call hangs), `close()`
+    returns with ``report.deferred_close``: what is left is on disk, ending with the close,
+    and the worker goes on while the process lives, then closes the wrapped sink (an
+    ``MlflowSink`` ends its run with the status it would have had, at the time of the
+    close). A process that ends first leaves that to the next sink of the run or to
+    ``gradewire sync``. ``deliver_after_close=False`` stops the worker instead.
 
     **Refusals.** An entry the wrapped sink refuses alone with `InvalidInputError`, or one
     that failed ``max_attempts`` times in a row, fails again, and fails once more right
     after the entry behind it went through, is set aside (``report.rejected_path``,
     ``report.rejections``; never retried) and delivery goes on.
 
-    **A full disk.** Entries that cannot be written stay in memory and are retried; once
-    memory is full too, ``when_full`` applies to each new entry: ``"drop_newest"`` (counted
-    in ``report.lost`` with the reason, and a WARNING), ``"raise"`` (`SinkError` from
-    `log()`) or ``"block"`` (`log()` waits). With a writable disk, a full memory only makes
-    `log()` wait for a disk write, never for the network.
+    **A full disk.** Entries that cannot be written (no space, or ``max_spill_bytes``
+    reached) stay in memory and are retried; once memory is full too, ``when_full``
+    applies to each new entry: ``"drop_newest"`` (counted in ``report.lost`` with the
+    reason, and a WARNING), ``"raise"`` (`SinkError` from `log()`) or ``"block"`` (`log()`
+    waits). With a writable disk, a full memory only makes `log()` wait for a disk write,
+    never for the network.
 
     Guarantees:
         - **Order**: entries reach the wrapped sink in the order `log()`/`log_config()`
-          were called, outage or not (set-aside entries aside). `log()` refuses a step lower
-          than the last one, so that is step order, stable for equal steps.
+          were called, outage or not (set-aside entries aside), after those adopted. `log()`
+          refuses a step lower than the last one, so that is step order, stable for equal
+          steps.
+        - **Training is not held up**: `log()` checks and copies the logs and takes a lock
+          that the worker holds for bookkeeping only, never across a file or network call;
+          it waits for a disk write only when memory holds ``max_queue`` entries.
         - **No silent loss**: once `close()` returns, every entry was delivered, or is in
           ``report.spill_paths`` (normally the one ``report.spill_path``), or set aside, or
           counted in ``report.lost`` with the reason. A killed process (SIGKILL) loses what
           was in memory: while the tracker answers, what is not delivered yet; while it is
           down or hanging, what was logged in the last ``flush_interval`` (in the first
-          ``stall_timeout`` of an outage: since it began). The rest stays in ``spill_dir``
-          as ``<stem>.*.jsonl`` files that `read_spill` reads (a file being replayed may
-          hold entries already delivered).
-        - **Duplicates**: none for a sink whose calls are all-or-nothing (one HTTP request
-          per call, as MLflow's ``log_batch``), but for a call still hanging at `close()`,
-          whose entries are in the spill file too. Otherwise an entry is sent twice only
-          if a call raised after the sink had passed it on: the first call after a failure
-          carries one entry, so at most ``batch_size`` entries (1 without ``log_many``).
+          ``stall_timeout`` of an outage: since it began). The rest is delivered by the
+          next sink of the same run, or by ``gradewire sync``.
+        - **At least once, and once where the tracker can tell**: an entry is sent twice
+          only if the call that carried it raised after the wrapped sink passed it on (the
+          first call after a failure carries one entry: at most ``batch_size`` entries, 1
+          without ``log_many``), or if the process died during that call, before the
+          watermark recorded it (at most one call per kill). Each entry carries the time it
+          was logged, which a sink with ``log_many_at`` sends: MLflow's SQL stores keep a
+          point sent again with the same key, step, value and time once, so with
+          ``MlflowSink`` every step is stored exactly once.
 
     Ranks: if the wrapped sink has a bool attribute ``active`` that is False (a non-zero
     rank), no thread starts and `log`/`log_config`/`flush`/`close` do nothing.
@@ -331,8 +358,8 @@ class BackgroundSink:
             where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
             logger.warning(
                 "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
-                "last error: %s); the rest is kept in %s: read it back with "
-                "gradewire.read_spill(path)",
+                "last error: %s); the rest is kept in %s for the next BackgroundSink of "
+                "the same run, or `gradewire sync` of that folder, to deliver",
                 self,
                 report.pending,
                 self._admission.logged,

@@ -12,9 +12,9 @@ What it calls, besides ``log``/``log_many``/``log_config``, when the wrapped sin
 - ``delivery_target()``: where the sink delivers (a JSON object, see `_owner`), read after
   every job, since a sink may only learn its run on its first write;
 - ``replay_close(target, closed_at)``: for a close entry, do to ``target``'s run what the
-  ``close()`` of the sink that delivered to it would have done (end the run), if it is not
-  done yet. A close entry of this sink's own calls its ``close()`` first, and
-  ``replay_close`` only if that raised.
+  ``close()`` of the sink that delivered to it would have done (end the run), as at
+  ``closed_at``, if it is not done yet. A close entry of this sink's own then calls its
+  ``close()``, once.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ class Outcome:
         refused: For a suspect job: the first entry failed with this error before and
             after the second went through (``done`` is then 0: the second is accepted,
             the first refused).
-        close_error: The wrapped sink's ``close()`` raised this, and it has no
-            ``replay_close`` to try again with: the close entry is done with regardless.
+        close_error: The wrapped sink's ``close()`` raised this: the close entry is done
+            with regardless (``close()`` is called once).
         target: The wrapped sink's delivery target after the job (None: it has none).
     """
 
@@ -251,15 +251,14 @@ class Caller:
         record = entry.close or {}
         target = record.get("target")
         closed_at = entry.time if entry.time is not None else time.time()
+        if self._replay_close is not None:
+            # What close() does to the run, at the time of the close (a failure is tried
+            # again, as any call): for a close deferred by an outage, that is long ago.
+            self._replay_close(target if isinstance(target, dict) else None, closed_at)
         if record.get("owner") == self._stem and not self._closed:
             self._closed = True
             try:
                 self._sink.close()
             except Exception as exc:
-                if self._replay_close is None:
-                    return exc  # nothing can try it again
-                raise
-            return None
-        if self._replay_close is not None:
-            self._replay_close(target if isinstance(target, dict) else None, closed_at)
+                return exc  # done with regardless: a sink's close() is called once
         return None

@@ -49,6 +49,12 @@ def _bytes_or_none(name: str, value: object) -> int | None:
     return None if value is None else _count(name, value)
 
 
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
 def _seconds_or_none(name: str, value: object) -> float | None:
     return None if value is None else check_seconds(name, value)
 
@@ -112,6 +118,11 @@ class DeliverySettings:
             do not fit stay in memory (up to ``max_queue``), and then ``when_full`` applies,
             so an entry is never dropped without being counted in the report's ``lost``
             (with the reason). Files adopted from an earlier process are not counted.
+        deliver_after_close: When `BackgroundSink.close` finds entries it cannot deliver
+            in time (the tracker is down), whether the worker goes on delivering them in
+            the background while the process lives, and then closes the wrapped sink
+            (True); or stops, leaving them and the close on disk for the next
+            `BackgroundSink` of the same run or ``gradewire sync`` (False).
     """
 
     max_queue: int = field(default=10_000, metadata=_check(_count))
@@ -126,6 +137,7 @@ class DeliverySettings:
     max_attempts: int = field(default=5, metadata=_check(_count))
     when_full: WhenFull = field(default="drop_newest", metadata=_check(_when_full))
     max_spill_bytes: int | None = field(default=1 << 30, metadata=_check(_bytes_or_none))
+    deliver_after_close: bool = field(default=True, metadata=_check(_flag))
 
     def __post_init__(self) -> None:
         for each in dataclasses.fields(self):
@@ -153,6 +165,7 @@ class DeliveryOptions(TypedDict, total=False):
     max_attempts: int
     when_full: WhenFull
     max_spill_bytes: int | None
+    deliver_after_close: bool
 
 
 def resolve_settings(

@@ -159,8 +159,9 @@ class Worker:
             self._stop_at = time.monotonic() + timeout
             self._adm.work.notify()
             # The extra minute is for the disk alone.
+            going_on = self._settings.deliver_after_close
             done = self._adm.progress.wait_for(
-                lambda: self.finished or self.deferred, 2 * timeout + 60.0
+                lambda: self.finished or (self.deferred and going_on), 2 * timeout + 60.0
             )
             if not done:  # only if the disk itself hangs
                 self._health.last_error = (
@@ -176,10 +177,10 @@ class Worker:
         done = ledger.delivered
         logged = adm.logged - ledger.adopted_closes
         reasons = [adm.drop_reason, ledger.lost_reason]
-        deferred = final and self.deferred and not self.finished
-        paths = tuple(self.spill_paths) if deferred else ()
-        stuck = self.close_stuck and deferred
-        close_ok = not final or (ledger.close_error is None and not stuck and not deferred)
+        left = final and self.deferred and ledger.settled < self._closing
+        deferred = left and not self.finished
+        paths = tuple(self.spill_paths) if left else ()
+        close_ok = not final or (ledger.close_error is None and not left)
         return DeliveryReport(
             delivered=done,
             pending=logged - done,
@@ -221,7 +222,7 @@ class Worker:
             return True
         if self._due_to_defer(now):
             self._defer()
-            return False
+            return not self._settings.deliver_after_close
         self._watch(now)
         if self._spiller.due(now, outage=self._outage(), stopping=self.deferred):
             self._spiller.spill()
@@ -386,16 +387,22 @@ class Worker:
         self._adm.progress.notify_all()
 
     def _finish(self) -> None:
-        """Everything is settled, the close entry too: remove our files, end the threads."""
+        """End the threads, and let go of the files.
+
+        Everything is settled, the close entry too (our files go), or the close was
+        deferred and ``deliver_after_close`` is off (they stay, for the next owner).
+        """
         self._caller.submit(Job(stop=True))
         self._commit()
         settled = self.ledger.settled
         self._adm.unlocked(lambda: self._store.release(settled))
         self.rejected_path = self._adm.unlocked(self._aside.close)
         self.ledger.lost += self._aside.lost
-        self.spill_paths = []
+        done = bool(self._closing) and settled >= self._closing
+        if done:
+            self.spill_paths = []
         self.finished = True
-        if self.deferred:
+        if self.deferred and done:
             logger.warning(
                 "%s: the tracker is back; what was pending at close() is delivered and the "
                 "sink closed (%d entries delivered in all)",
