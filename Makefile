@@ -72,13 +72,15 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # The compatibility suite against the real packages, each in a venv of its own with gradewire
-# beside it: HUD (hud 0.6.21, this Python) and Adaptive Harmony (adaptive-harmony 1.1.0, which
-# ships for Python 3.12 only).
+# beside it: HUD (hud 0.6.21, this Python), Adaptive Harmony (adaptive-harmony 1.1.0, which
+# ships for Python 3.12 only) and NeMo Gym (nemo-gym 0.4.0, Python 3.12 only too: its
+# /verify request and response models).
 HUD_PYTHON   ?= $(PYTHON)
 PYENV_ROOT   ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
 AH_PYTHON    ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.12*/bin/python3.12) python3.12)
 COMPAT_HUD   := .venv-compat-hud
 COMPAT_AH    := .venv-compat-ah
+COMPAT_NEMO  := .venv-compat-nemo
 # HUD's judge opens an OpenAI client per call and never closes it; the sockets are reported
 # when collected, at the end of the run too. HUD's to fix: ignored against HUD only.
 HUD_LEAKS    := -W ignore::ResourceWarning -W ignore::pytest.PytestUnraisableExceptionWarning
@@ -97,13 +99,21 @@ $(COMPAT_AH)/.installed: pyproject.toml Makefile
 	$(COMPAT_AH)/bin/python -m pip install --quiet 'adaptive-harmony==1.1.0' -e . $(COMPAT_TOOLS)
 	touch $@
 
+$(COMPAT_NEMO)/.installed: pyproject.toml Makefile
+	$(AH_PYTHON) -m venv $(COMPAT_NEMO)
+	$(COMPAT_NEMO)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_NEMO)/bin/python -m pip install --quiet 'nemo-gym==0.4.0' -e '.[serve,math]' $(COMPAT_TOOLS)
+	touch $@
+
 ## The same compatibility tests against real HUD / Adaptive Harmony, then against gradewire
-## in those venvs (HUD's task runner with gradewire's results runs here only).
-compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed
+## in those venvs (HUD's task runner with gradewire's results runs here only); gradewire's
+## /verify against NeMo Gym's models.
+compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed $(COMPAT_NEMO)/.installed
 	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_HUD)/bin/python -m pytest $(HUD_LEAKS) tests/compat/test_compat_hud_*.py
 	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_HUD)/bin/python -m pytest tests/compat/test_compat_hud_*.py
 	GRADEWIRE_COMPAT_TARGET=real $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
 	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
+	$(COMPAT_NEMO)/bin/python -m pytest tests/compat/test_compat_nemo_gym.py
 
 ## Benchmarks that back the README's performance figures. The core's runs where
 ## adaptive-harmony is installed too (after `make compat`), for its column.
@@ -114,6 +124,7 @@ bench: $(STAMP)
 	$(PY) bench/reward_server.py
 	$(PY) bench/reward_server_load.py
 	$(PY) bench/bash_grader.py
+	$(PY) bench/math_match.py
 	$(PY) integrations/wandb/bench/sink_overhead.py
 	$(PY) bench/sink_overhead.py
 	$(PY) integrations/mlflow/bench/outage_kill.py
@@ -123,4 +134,4 @@ bench: $(STAMP)
 	$(PY) bench/ray_grading.py
 
 clean:
-	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache
+	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) $(COMPAT_NEMO) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache

@@ -8,6 +8,10 @@
 3. Memory per logged number: ``add_log`` of the user's own dicts (the dicts not counted),
    and a function grader's ``grade()`` (everything it keeps counted), beside
    adaptive-harmony's.
+4. A sync scoring function (adaptive-harmony takes async ones only): ``grade()`` of
+   ``from_function(fn)`` once its first calls measured it fast (inline, each call timed),
+   beside ``threads=False`` (inline, untimed: how every sync function ran before worker
+   threads) and ``threads=True`` (a worker thread per call).
 
 adaptive-harmony (Python 3.12) is measured when it can be imported; otherwise its column
 is skipped with a note (``make compat`` builds a venv that has both). Run:
@@ -93,6 +97,39 @@ def bench_grade(samples: Any, repeats: int) -> dict[str, tuple[float, float]]:
     figures = {name: (min(r[0] for r in rs), min(r[1] for r in rs)) for name, rs in runs.items()}
     figures["bare"] = (best_of(repeats, lambda: asyncio.run(bare())), 0.0)
     return figures
+
+
+def sync_score(sample: Any) -> float:
+    return 1.0 if len(sample.metadata) else 0.5
+
+
+def bench_sync(samples: list[Any], repeats: int) -> dict[str, float]:
+    """Seconds per sample of grade() for a sync function, by where it runs."""
+    makers: dict[str, Callable[[], Any]] = {
+        "measured (default)": lambda: gw.BaseGrader.from_function("bench", sync_score),
+        "threads=False": lambda: gw.BaseGrader.from_function("bench", sync_score, threads=False),
+        "threads=True": lambda: gw.BaseGrader.from_function("bench", sync_score, threads=True),
+    }
+    best: dict[str, float] = {}
+    for _ in range(repeats):  # interleaved, so every row sees the same machine
+        for name, make in makers.items():
+            grader = make()
+            count = len(samples) if name != "threads=True" else len(samples) // 20
+
+            async def loop(grader: Any = grader, count: int = count, name: str = name) -> float:
+                for sample in samples[:8]:
+                    await grader.grade(sample)  # the probe calls, not timed
+                if name == "measured (default)" and not grader._inline:
+                    print("  (a probe call was measured slow: the default row ran in threads)")
+                start = time.perf_counter()
+                for sample in samples[:count]:
+                    await grader.grade(sample)
+                return (time.perf_counter() - start) / count
+
+            gc.collect()
+            per_sample = asyncio.run(loop())
+            best[name] = min(best.get(name, per_sample), per_sample)
+    return best
 
 
 def bench_get_logs(values: list[float], repeats: int) -> tuple[float, float]:
@@ -194,6 +231,13 @@ def main() -> None:
     print(f"  statistics.mean + stdev      : {stdlib_s * 1e3:9.2f} ms")
     print(f"  grader.get_logs()            : {ours_s * 1e3:9.2f} ms")
     print(f"  speed-up                     : {stdlib_s / ours_s:9.1f}x  (target >= 20x)")
+
+    sync = bench_sync(samples["gw"], args.repeats)
+    print(f"sync function, grade() per sample (best of {args.repeats}, interleaved):")
+    for name, seconds in sync.items():
+        print(f"  {name:<19}: {seconds * 1e6:8.3f} us/sample")
+    ratio = sync["measured (default)"] / sync["threads=False"]
+    print(f"  measured / threads=False: {ratio:5.2f}x")
 
     memory = bench_memory(values[:m], samples)
     print(f"memory per logged number ({m:,} samples; target <= 17 bytes):")

@@ -13,7 +13,10 @@ per request (uvicorn costs ~0.4 ms, which would make the server, not the client,
 Clients (all requests are handed over at once; gradewire's own concurrency limit,
 ``max_concurrency`` = the level, keeps the level, the others get an `asyncio.Semaphore`):
 
-* gradewire: `OpenAIChatModel` with its default sender (stdlib asyncio HTTP/1.1).
+* gradewire: `OpenAIChatModel` with its default sender (stdlib asyncio HTTP/1.1, its own
+  answer reader). "[h11]" rows: the same client with h11 reading the answers
+  (`bench/h11_reader.py`), the pool, protocol and write path unchanged; ``--parsers`` picks
+  which readers run (``hand,h11`` by default).
 * gradewire + json schema: the same with a JSON-schema ``response_format``, sent in the
   dialect ``structured_output="auto"`` settled on during the warm-up: what the dialect
   negotiation costs once it is done; "gradewire + schema, named" sends the same body with
@@ -26,13 +29,15 @@ Clients (all requests are handed over at once; gradewire's own concurrency limit
 
 Each row also checks every answer, so a client that got wrong answers fails the run.
 
-At 64 and 256 in flight each cell is the best of up to 3 runs (repeated only while they take
-under 3 s in all, so slow clients run once): the run least disturbed by other work on a
-shared machine.
+At 64 and 256 in flight every client is measured in each of ``--passes`` passes, the clients
+taking turns within a pass, so that a disturbance on a shared machine falls on all of them
+alike; a cell whose first run took over 10 s (httpx's pool at 64 and 256) runs in the first
+pass only. Each cell is the median run, with the spread of the shares; the h11 rows also give
+the median of their per-pass ratio to the hand reader's row measured beside them.
 
 Run: ``python bench/judge_throughput.py [--requests 2000] [--levels 1,8,64,256]
-[--only NAME] [--repeats 3]``. Rates still move between runs on a loaded machine; compare the
-rows of one run.
+[--only NAME] [--passes 5] [--parsers hand,h11]``. Rates still move between runs on a
+loaded machine; compare the rows of one run.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -51,12 +57,13 @@ from typing import Any
 
 import httpx
 
-from gradewire import ChatMessage
+from gradewire.http._fast_http import FastHttpSender
 from gradewire.http._senders import HttpxPoolSender
-from gradewire.judges import _openai_chat
 from gradewire.judges._binary_judge import BinaryVerdict
-from gradewire.judges._openai_chat import OpenAIChatModel
-from gradewire.judges._response_format import json_schema_response_format
+from gradewire.models import ChatMessage, _openai_chat
+from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._response_format import json_schema_response_format
+from h11_reader import H11Reader
 
 LATENCY = 0.05
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
@@ -183,6 +190,21 @@ async def run_gradewire_httpx_pool(
         _openai_chat.default_sender = original
 
 
+async def run_with_h11(
+    run: Callable[[str, int, int], Coroutine[Any, Any, tuple[float, float]]],
+    base_url: str,
+    count: int,
+    in_flight: int,
+) -> tuple[float, float]:
+    # The default sender with h11 reading the answers; swapped in directly here.
+    original = _openai_chat.default_sender
+    _openai_chat.default_sender = lambda url, timeout: FastHttpSender(reader=H11Reader)
+    try:
+        return await run(base_url, count, in_flight)
+    finally:
+        _openai_chat.default_sender = original
+
+
 async def run_gradewire_own_client(
     base_url: str, count: int, in_flight: int
 ) -> tuple[float, float]:
@@ -248,17 +270,6 @@ async def run_openai(base_url: str, count: int, in_flight: int) -> tuple[float, 
         return await measure(call, count, in_flight, limit_here=True)
 
 
-def best_of(repeats: int, measure_once: Callable[[], tuple[float, float]]) -> tuple[float, float]:
-    """The fastest of up to ``repeats`` runs: the one least disturbed by other work on the
-    machine. Runs are repeated only while they took under 3 s in all, so slow clients run once.
-    """
-    runs: list[tuple[float, float]] = []
-    started = time.perf_counter()
-    while len(runs) < repeats and (not runs or time.perf_counter() - started < 3.0):
-        runs.append(measure_once())
-    return max(runs)
-
-
 def measure_in_new_loop(
     run: Callable[[str, int, int], Coroutine[Any, Any, tuple[float, float]]],
     base_url: str,
@@ -276,21 +287,22 @@ def importable(name: str) -> bool:
     return True
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000, help="requests per level")
-    parser.add_argument("--rounds", type=int, default=40, help="rounds at low levels")
-    parser.add_argument("--levels", default="1,8,64,256", help="requests in flight")
-    parser.add_argument("--only", default="", help="run only clients whose name has this")
-    parser.add_argument("--repeats", type=int, default=3, help="best of, for quick runs")
-    args = parser.parse_args()
-    levels = [int(level) for level in args.levels.split(",")]
+Run = Callable[[str, int, int], Coroutine[Any, Any, tuple[float, float]]]
+SLOW_SECONDS = 10.0  # a cell whose first run took longer runs once (httpx at 64 and 256)
 
-    clients: list[
-        tuple[str, Callable[[str, int, int], Coroutine[Any, Any, tuple[float, float]]]]
-    ] = [
+
+def clients_to_run(parsers: list[str]) -> tuple[list[tuple[str, Run]], list[str]]:
+    clients: list[tuple[str, Run]] = []
+    for base, run in [
         ("gradewire", run_gradewire),
         ("gradewire + json schema", run_gradewire_structured),
+    ]:
+        for parser in parsers:
+            if parser == "hand":
+                clients.append((base, run))
+            else:
+                clients.append((f"{base} [h11]", functools.partial(run_with_h11, run)))
+    clients += [
         ("gradewire + schema, named", run_gradewire_structured_named),
         ("gradewire, httpx pool", run_gradewire_httpx_pool),
         ("gradewire + httpx client", run_gradewire_own_client),
@@ -307,29 +319,83 @@ def main() -> None:
             clients.append(("httpx + httpx-aiohttp", run_httpx_aiohttp))
     else:
         notes.append("aiohttp is not installed: its reference rows are missing")
+    return clients, notes
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000, help="requests per level")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds at low levels")
+    parser.add_argument("--levels", default="1,8,64,256", help="requests in flight")
+    parser.add_argument("--only", default="", help="run only clients whose name has this")
+    parser.add_argument("--passes", type=int, default=5, help="interleaved passes, >= 64")
+    parser.add_argument(
+        "--parsers", default="hand,h11", help="answer readers of the gradewire rows: hand, h11"
+    )
+    args = parser.parse_args()
+    levels = [int(level) for level in args.levels.split(",")]
+    parsers = [name.strip() for name in args.parsers.split(",") if name.strip()]
+    unknown = set(parsers) - {"hand", "h11"}
+    if unknown or not parsers:
+        parser.error(f"--parsers takes hand and/or h11, not {args.parsers!r}")
+    if args.passes < 1:
+        parser.error("--passes must be >= 1")
+
+    clients, notes = clients_to_run(parsers)
     clients = [(name, run) for name, run in clients if args.only in name]
-    print(f"{LATENCY * 1000:.0f} ms loopback server in its own process; rate in requests/s,")
-    print("(% of the ideal in-flight / latency), client CPU ms per request")
-    header = f"{'client':26}" + "".join(f"{level:>24}" for level in levels)
-    print(header)
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    slow: set[tuple[str, int]] = set()
     started = time.perf_counter()
     with server_process() as base_url:
-        for name, run in clients:
-            cells = []
-            for level in levels:
-                count = min(args.requests, args.rounds * level)
-                # Low levels wait on latency, not on the CPU: one run tells.
-                repeats = args.repeats if level >= 64 else 1
-                rate, cpu = best_of(
-                    repeats, functools.partial(measure_in_new_loop, run, base_url, count, level)
-                )
-                share = rate / (level / LATENCY) * 100
-                cells.append(f"{rate:7.0f} ({share:3.0f}%) {cpu:5.2f}ms")
-            print(f"{name:26}" + "".join(f"{cell:>24}" for cell in cells), flush=True)
+        for number in range(args.passes):
+            for name, run in clients:
+                for level in levels:
+                    cell = (name, level)
+                    # Low levels wait on latency, not on the CPU: one run tells.
+                    if number and (level < 64 or cell in slow):
+                        continue
+                    count = min(args.requests, args.rounds * level)
+                    began = time.perf_counter()
+                    runs.setdefault(cell, []).append(
+                        measure_in_new_loop(run, base_url, count, level)
+                    )
+                    if time.perf_counter() - began > SLOW_SECONDS:
+                        slow.add(cell)
+            print(f"pass {number + 1} of {args.passes} done", file=sys.stderr, flush=True)
+
+    def share(rate: float, level: int) -> float:
+        return rate / (level / LATENCY) * 100
+
+    print(f"{LATENCY * 1000:.0f} ms loopback server in its own process; rate in requests/s,")
+    print("(% of the ideal in-flight / latency) [spread of the passes], client CPU ms/request")
+    print(f"{'client':28}" + "".join(f"{level:>32}" for level in levels))
+    for name, _ in clients:
+        cells = []
+        for level in levels:
+            measured = runs[(name, level)]
+            rate, cpu = sorted(measured)[(len(measured) - 1) // 2]  # the median run
+            spread = ""
+            if len(measured) > 1:
+                low, high = (share(r, level) for r, _ in (min(measured), max(measured)))
+                spread = f" [{low:.0f}-{high:.0f}]"
+            cells.append(f"{rate:7.0f} ({share(rate, level):3.0f}%){spread} {cpu:5.2f}ms")
+        print(f"{name:28}" + "".join(f"{cell:>32}" for cell in cells), flush=True)
+    for name, _ in clients:
+        if not name.endswith(" [h11]"):
+            continue
+        hand = name.removesuffix(" [h11]")
+        ratios = []
+        for level in levels:
+            pairs = list(zip(runs[(name, level)], runs.get((hand, level), []), strict=False))
+            if pairs:
+                ratio = statistics.median(h11[0] / own[0] for h11, own in pairs)
+                ratios.append(f"{level}: {ratio:.2f}x over {len(pairs)} pass(es)")
+        if ratios:
+            print(f"{name} / {hand}, median per-pass rate ratio: " + "; ".join(ratios))
     for note in notes:
         print("note:", note)
-    print(f"total {time.perf_counter() - started:.0f}s; " + json.dumps({"levels": levels}))
+    summary = {"levels": levels, "passes": args.passes, "parsers": parsers}
+    print(f"total {time.perf_counter() - started:.0f}s; " + json.dumps(summary))
 
 
 if __name__ == "__main__":

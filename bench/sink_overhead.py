@@ -34,7 +34,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gradewire import BackgroundSink, LogValue, Table
+from gradewire import BackgroundSink, Table
+from gradewire.core import LogValue
 
 METRICS = 20
 TABLE_EVERY = 100

@@ -13,6 +13,11 @@
    answers after 50 ms (``tests/judge_server.py`` in its own process), 256 distinct
    completions at concurrency 64, beside the ideal 256 / 64 x 50 ms = 200 ms.
    Target: within 1.15x the ideal.
+3. Memory when nothing drains the logs (``trl_reward`` without `GradewireCallback`): 40,000
+   completions whose grader logs what a judge does (prompt, completion, reasoning and
+   usage: about 2.7 KB a sample), through ``trl_reward`` at its default bound beside the
+   same grader set to keep everything (``max_log_records = None``, as before the bound);
+   memory still held afterwards (tracemalloc), and the figures of both, which must agree.
 
 Run: ``python bench/trl_reward.py [--rounds 20] [--steps 4]``. Figures move on a loaded
 machine; compare the rows of one run.
@@ -23,18 +28,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
+import io
 import json
 import statistics
 import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
+from gradewire import BaseGrader, BinaryJudgeGrader, Grade, OpenAIChatModel, StringThread
 from gradewire_transformers import GradewireCallback, trl_reward
 
 BATCH = 512
@@ -214,12 +222,71 @@ def judge_batches(repeats: int) -> tuple[float, float]:
     return min(direct), min(adapter)
 
 
+class JudgeLike(BaseGrader):
+    """Logs per sample what a judge logs: the texts, its reasoning and its usage."""
+
+    async def grade(self, sample: StringThread) -> Grade:
+        reasoning = f"The answer restates the question ({sample.completion()[:40]}). " * 9
+        self.add_log(
+            {
+                "score": 1.0,
+                "prompt": sample.last_user_content() or "",
+                "completion": sample.completion() or "",
+                "reasoning": reasoning,
+                "prompt_tokens": 412,
+                "completion_tokens": 96,
+                "judge_calls": 1,
+            }
+        )
+        return Grade(1.0, self.grader_key, reasoning)
+
+
+def undrained_memory(samples: int) -> dict[str, tuple[float, dict[str, Any]]]:
+    """Per run: MB still held after ``samples`` completions, and the grader's figures."""
+    results: dict[str, tuple[float, dict[str, Any]]] = {}
+    for label in ("default bound", "keeps everything"):
+        gc.collect()
+        tracemalloc.start()
+        grader = JudgeLike("judge")
+        reward = trl_reward(grader)
+        if label == "keeps everything":
+            grader.max_log_records = None
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            for start in range(0, samples, BATCH):
+                n = min(BATCH, samples - start)
+                b = {
+                    "prompts": [f"Question {start + i}: " + "x" * 1000 for i in range(n)],
+                    "completions": [f"Answer {start + i}: " + "y" * 1000 for i in range(n)],
+                    "completion_ids": [[0] * 8] * n,
+                    "trainer_state": None,
+                    "log_extra": lambda column, values: None,
+                    "log_metric": lambda name, value: None,
+                }
+                asyncio.run(reward(**b))
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        logs = grader.get_logs()
+        figures = {k: v for k, v in logs.items() if isinstance(v, int | float)}
+        results[label] = (held / 1e6, figures)
+        del grader, reward
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-samples", type=int, default=40_000)
+    parser.add_argument(
+        "--only-memory", action="store_true", help="run section 3 only (no judge server)"
+    )
     args = parser.parse_args()
+    if args.only_memory:
+        memory(args.memory_samples)
+        return
 
     plain_us, adapter_us = per_completion(args.rounds)
     step = grpo_step_seconds(args.steps)
@@ -243,6 +310,19 @@ def main() -> None:
         f"  trl_reward(BinaryJudge)     {adapter * 1e3:8.1f} ms  = {adapter / ideal:.3f}x ideal"
         "   (target <= 1.15x)"
     )
+    memory(args.memory_samples)
+
+
+def memory(samples: int) -> None:
+    results = undrained_memory(samples)
+    print(f"memory held after {samples:,} judge-like completions, no GradewireCallback:")
+    for label, (mb, _) in results.items():
+        print(f"  {label:<18}          {mb:8.1f} MB  = {mb * 1e6 / samples:7.0f} B/completion")
+    bounded, unbounded = results["default bound"][1], results["keeps everything"][1]
+    same = all(
+        abs(bounded[k] - unbounded[k]) <= 1e-9 * max(1.0, abs(unbounded[k])) for k in unbounded
+    )
+    print(f"  figures agree (every key of get_logs)        {same}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import pytest
 
 from gradewire.http import forget_endpoint_facts
 from gradewire.http._retry import RetryPolicy
-from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.models._openai_chat import OpenAIChatModel
 from judge_scripts import JudgeRules
 from judge_server import JudgeServer
 

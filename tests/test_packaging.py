@@ -127,7 +127,7 @@ def test_without_extras_every_adapter_imports_and_names_its_extra(
                 print(exc)
         grader = gw.BaseGrader.from_function("one", lambda s: 1.0)
         try:
-            gw.create_app([grader])
+            gw.server.create_app([grader])
         except gw.MissingDependencyError as exc:
             print(exc)
         for build in (lambda: grade_dataset(None, [grader]), lambda: verl_compute_score(grader)):
@@ -179,7 +179,7 @@ def test_with_extras_every_adapter_logs(dist: Path, tmp_path: Path) -> None:
         points = client.get_metric_history(mlflow_sink.run_id, "reward/score/mean")
         print("mlflow:", [(p.step, p.value) for p in points])
         grader = gw.BaseGrader.from_function("one", lambda s: 1.0)
-        print("app:", type(gw.create_app([grader])).__name__)
+        print("app:", type(gw.server.create_app([grader])).__name__)
         """,
         tmp_path,
     )

@@ -66,7 +66,7 @@ def test_expected_output_comments():
 def test_schema_instance_fits_the_judges_schemas():
     from pydantic import BaseModel
 
-    from gradewire.judges._structured_call import json_schema_response_format
+    from gradewire.models._structured_call import json_schema_response_format
 
     class Verdict(BaseModel):
         reasoning: str

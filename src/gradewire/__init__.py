@@ -4,6 +4,11 @@ A grader scores a `StringThread` and returns a `Grade`; every grader keeps a log
 buffer (`BaseGrader.add_log`) whose `BaseGrader.get_logs` gives mean/std/min/max/count
 per numeric key and `Table`s of samples, ready for W&B, MLflow or a notebook.
 
+The root lists what a first hour with gradewire needs; the names for extending or tuning a
+stage live in that stage's package (`gradewire.models.ChatCompletion`,
+`gradewire.sinks.TablePolicy`, `gradewire.eval.paired_bootstrap`...). Importing gradewire
+imports nothing else: each name's module is imported when the name is first used.
+
 Example:
     >>> import gradewire as gw
     >>> grader = gw.BaseGrader.from_function(
@@ -17,268 +22,232 @@ Example:
     1.0
 """
 
-from gradewire.core import (
-    BaseGrader,
-    CombinedGrader,
-    EvaluationResult,
-    Grade,
-    GradeFunction,
-    GradewireError,
-    GradingError,
-    Histogram,
-    IgnoreGradeException,
-    InvalidInputError,
-    InvalidTypeError,
-    LogState,
-    LogValue,
-    MissingDependencyError,
-    ModelCallError,
-    OutputParserException,
-    Role,
-    SinkError,
-    Stats,
-    StringThread,
-    SubScore,
-    Table,
-    Turn,
-    attach_log_fields,
-    combine,
-    combine_all,
-    combine_any,
-    run_sync,
-)
-from gradewire.eval import (
-    BootstrapInterval,
-    ChangedSample,
-    Comparison,
-    DataError,
-    EvalDisplay,
-    EvalResult,
-    EvalRun,
-    EvalSample,
-    GradeOutcome,
-    GraderComparison,
-    GraderSummary,
-    GradingEngine,
-    GradingReport,
-    RichDisplay,
-    SampleRecord,
-    compare_runs,
-    eval_engine,
-    load_run,
-    load_samples,
-    paired_bootstrap,
-    render_comparison,
-    render_report,
-    run_eval,
-    write_report,
-)
-from gradewire.helpers import (
-    contains,
-    contains_all,
-    contains_any,
-    exact_match,
-    f1_score,
-    normalize,
-    numeric_match,
-    pydantic_parse,
-)
-from gradewire.http import ModelHTTPError, ParameterRefusedError, RetryPolicy, forget_endpoint_facts
-from gradewire.judges import (
-    AnswerRelevancyGrader,
-    BinaryJudgeGrader,
-    BinaryJudgeShot,
-    ChatCompletion,
-    ChatMessage,
-    ChatModel,
-    ContextRelevancyGrader,
-    FailedJudgeLog,
-    FaithfulnessGrader,
-    JudgeCache,
-    JudgedSample,
-    JudgeGrader,
-    JudgeShot,
-    LLMJudgeGrader,
-    OpenAIChatModel,
-    RangeJudgeGrader,
-    SuccessJudgeLog,
-    TokenLogprob,
-    TruncatedOutputError,
-    Usage,
-    complete_structured,
-    render_schema,
-)
-from gradewire.server import ServerSettings, create_app, serve
-from gradewire.sinks import (
-    BackgroundSink,
-    BaseSink,
-    ConsoleSink,
-    DeliveryReport,
-    DeliverySettings,
-    FanOutSink,
-    JsonlRun,
-    JsonlSink,
-    Logs,
-    MemorySink,
-    PolicyState,
-    Rejection,
-    Sink,
-    StepLogs,
-    TablePolicy,
-    is_main_process,
-    process_rank,
-    read_jsonl,
-    read_spill,
-    read_spill_configs,
-)
-from gradewire.specs import build_grader, grader_config, load_graders
-from gradewire.stats import (
-    Agreement,
-    MeanInterval,
-    PPIInterval,
-    agreement,
-    ppi_mean_difference,
-    ppi_mean_interval,
-)
-from gradewire.tools import BashGrader, CompletionVia, EndpointGrader
-from gradewire.train import (
-    OpenRLHFRewardFunc,
-    RewardLogger,
-    StepWindow,
-    merge_log_states,
-    merge_windows,
-    openrlhf_reward_func,
-)
+import importlib
+
+from gradewire.core._lazy import HUD_NAMES, attach
+
+# typing.TYPE_CHECKING without importing typing, which `import gradewire` does not need
+# (type checkers treat any TYPE_CHECKING name as true).
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from gradewire.core import (
+        BaseGrader,
+        CombinedGrader,
+        Grade,
+        GraderFailingError,
+        GradeTimeoutError,
+        GradewireError,
+        GradingError,
+        Histogram,
+        IgnoreGradeException,
+        InvalidInputError,
+        InvalidTypeError,
+        LogState,
+        MissingDependencyError,
+        ModelCallError,
+        OutputParserException,
+        SinkError,
+        StringThread,
+        Table,
+        run_sync,
+    )
+    from gradewire.eval import compare_runs, load_run, run_eval
+    from gradewire.helpers import (
+        MathGrader,
+        contains,
+        contains_all,
+        contains_any,
+        exact_match,
+        f1_score,
+        math_match,
+        normalize,
+        numeric_match,
+        pydantic_parse,
+        render_schema,
+    )
+    from gradewire.judges import (
+        AnswerRelevancyGrader,
+        BinaryJudgeGrader,
+        BinaryJudgeShot,
+        ContextRelevancyGrader,
+        FailedJudgeLog,
+        FaithfulnessGrader,
+        JudgeShot,
+        RangeJudgeGrader,
+        RubricJudgeGrader,
+        SuccessJudgeLog,
+    )
+    from gradewire.models import OpenAIChatModel
+    from gradewire.server import serve
+    from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
+    from gradewire.specs import build_grader, grader_config, load_graders
+    from gradewire.stats import agreement
+    from gradewire.tools import CommandGrader, EndpointGrader
+    from gradewire.train import RewardLogger, openrlhf_reward_func
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Agreement",
     "AnswerRelevancyGrader",
     "BackgroundSink",
     "BaseGrader",
-    "BaseSink",
-    "BashGrader",
     "BinaryJudgeGrader",
     "BinaryJudgeShot",
-    "BootstrapInterval",
-    "ChangedSample",
-    "ChatCompletion",
-    "ChatMessage",
-    "ChatModel",
     "CombinedGrader",
-    "Comparison",
-    "CompletionVia",
+    "CommandGrader",
     "ConsoleSink",
     "ContextRelevancyGrader",
-    "DataError",
-    "DeliveryReport",
-    "DeliverySettings",
     "EndpointGrader",
-    "EvalDisplay",
-    "EvalResult",
-    "EvalRun",
-    "EvalSample",
-    "EvaluationResult",
     "FailedJudgeLog",
     "FaithfulnessGrader",
     "FanOutSink",
     "Grade",
-    "GradeFunction",
-    "GradeOutcome",
-    "GraderComparison",
-    "GraderSummary",
+    "GradeTimeoutError",
+    "GraderFailingError",
     "GradewireError",
-    "GradingEngine",
     "GradingError",
-    "GradingReport",
     "Histogram",
     "IgnoreGradeException",
     "InvalidInputError",
     "InvalidTypeError",
-    "JsonlRun",
     "JsonlSink",
-    "JudgeCache",
-    "JudgeGrader",
     "JudgeShot",
-    "JudgedSample",
-    "LLMJudgeGrader",
     "LogState",
-    "LogValue",
-    "Logs",
-    "MeanInterval",
+    "MathGrader",
     "MemorySink",
     "MissingDependencyError",
     "ModelCallError",
-    "ModelHTTPError",
     "OpenAIChatModel",
-    "OpenRLHFRewardFunc",
     "OutputParserException",
-    "PPIInterval",
-    "ParameterRefusedError",
-    "PolicyState",
     "RangeJudgeGrader",
-    "Rejection",
-    "RetryPolicy",
     "RewardLogger",
-    "RichDisplay",
-    "Role",
-    "SampleRecord",
-    "ServerSettings",
-    "Sink",
+    "RubricJudgeGrader",
     "SinkError",
-    "Stats",
-    "StepLogs",
-    "StepWindow",
     "StringThread",
-    "SubScore",
     "SuccessJudgeLog",
     "Table",
-    "TablePolicy",
-    "TokenLogprob",
-    "TruncatedOutputError",
-    "Turn",
-    "Usage",
     "__version__",
     "agreement",
-    "attach_log_fields",
     "build_grader",
-    "combine",
-    "combine_all",
-    "combine_any",
     "compare_runs",
-    "complete_structured",
     "contains",
     "contains_all",
     "contains_any",
-    "create_app",
-    "eval_engine",
     "exact_match",
     "f1_score",
-    "forget_endpoint_facts",
     "grader_config",
-    "is_main_process",
     "load_graders",
     "load_run",
-    "load_samples",
-    "merge_log_states",
-    "merge_windows",
+    "math_match",
     "normalize",
     "numeric_match",
     "openrlhf_reward_func",
-    "paired_bootstrap",
-    "ppi_mean_difference",
-    "ppi_mean_interval",
-    "process_rank",
     "pydantic_parse",
-    "read_jsonl",
-    "read_spill",
-    "read_spill_configs",
-    "render_comparison",
-    "render_report",
     "render_schema",
     "run_eval",
     "run_sync",
     "serve",
-    "write_report",
 ]
+
+# The stage packages, reachable as attributes (gw.models.ChatCompletion) without an import.
+_STAGES = (
+    "core",
+    "helpers",
+    "http",
+    "models",
+    "judges",
+    "tools",
+    "sinks",
+    "specs",
+    "train",
+    "eval",
+    "stats",
+    "server",
+    "hud",
+)
+
+
+def _moved(name: str) -> str | None:
+    """Where a name that is not (or no longer) at the root lives, for the error message."""
+    note = HUD_NAMES.get(name)
+    if note is not None:
+        return note
+    if name.startswith("_"):
+        return None
+    for stage in _STAGES:
+        if stage == "hud":
+            continue  # HUD's names are not gradewire's: the stage packages say so above
+        if name in getattr(importlib.import_module(f"gradewire.{stage}"), "__all__", ()):
+            return f"it lives in its stage package: from gradewire.{stage} import {name}"
+    return None
+
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(
+        __name__,
+        {
+            "gradewire.core": [
+                "BaseGrader",
+                "CombinedGrader",
+                "Grade",
+                "GradeTimeoutError",
+                "GraderFailingError",
+                "GradewireError",
+                "GradingError",
+                "Histogram",
+                "IgnoreGradeException",
+                "InvalidInputError",
+                "InvalidTypeError",
+                "LogState",
+                "MissingDependencyError",
+                "ModelCallError",
+                "OutputParserException",
+                "SinkError",
+                "StringThread",
+                "Table",
+                "run_sync",
+            ],
+            "gradewire.eval": ["compare_runs", "load_run", "run_eval"],
+            "gradewire.helpers": [
+                "contains",
+                "contains_all",
+                "contains_any",
+                "MathGrader",
+                "exact_match",
+                "f1_score",
+                "math_match",
+                "normalize",
+                "numeric_match",
+                "pydantic_parse",
+                "render_schema",
+            ],
+            "gradewire.judges": [
+                "AnswerRelevancyGrader",
+                "BinaryJudgeGrader",
+                "BinaryJudgeShot",
+                "ContextRelevancyGrader",
+                "FailedJudgeLog",
+                "FaithfulnessGrader",
+                "JudgeShot",
+                "RangeJudgeGrader",
+                "RubricJudgeGrader",
+                "SuccessJudgeLog",
+            ],
+            "gradewire.models": ["OpenAIChatModel"],
+            "gradewire.server": ["serve"],
+            "gradewire.sinks": [
+                "BackgroundSink",
+                "ConsoleSink",
+                "FanOutSink",
+                "JsonlSink",
+                "MemorySink",
+            ],
+            "gradewire.specs": ["build_grader", "grader_config", "load_graders"],
+            "gradewire.stats": ["agreement"],
+            "gradewire.tools": ["CommandGrader", "EndpointGrader"],
+            "gradewire.train": ["RewardLogger", "openrlhf_reward_func"],
+        },
+        moved=_moved,
+        submodules=_STAGES,
+    )

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from gradewire import StringThread, read_jsonl
+from gradewire import StringThread
 from gradewire.cli._demo import build_demo_grader, load_demo_samples, run_demo
 from gradewire.cli._main import main
+from gradewire.sinks import read_jsonl
 
 
 def test_demo_logs_every_step_and_writes_escaped_tables(tmp_path, capsys, caplog):

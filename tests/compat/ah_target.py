@@ -11,14 +11,22 @@ if REAL:
         pydantic_parse,
         render_schema,
     )
-    from adaptive_harmony.graders import BaseGrader, FaithfulnessGrader, IgnoreGradeException
+    from adaptive_harmony.graders import (
+        BaseGrader,
+        BinaryJudgeGrader,
+        FaithfulnessGrader,
+        IgnoreGradeException,
+    )
     from adaptive_harmony.graders.binary_judge import BinaryJudgeShot
     from adaptive_harmony.graders.combined_grader import CombinedGrader
     from adaptive_harmony.graders.utils import FailedJudgeLog, SuccessJudgeLog
     from adaptive_harmony.logging_table import Table
+
+    ChatCompletion = None  # Adaptive Harmony's judges call generate_and_validate instead
 else:
     from gradewire import (
         BaseGrader,
+        BinaryJudgeGrader,
         BinaryJudgeShot,
         CombinedGrader,
         FailedJudgeLog,
@@ -32,10 +40,13 @@ else:
         pydantic_parse,
         render_schema,
     )
+    from gradewire.models import ChatCompletion
 
 __all__ = [
     "BaseGrader",
+    "BinaryJudgeGrader",
     "BinaryJudgeShot",
+    "ChatCompletion",
     "CombinedGrader",
     "FailedJudgeLog",
     "FaithfulnessGrader",

@@ -50,6 +50,20 @@ async def test_a_weighted_sum_with_adaptive_harmonys_keyword():
     assert (await positional.grade(sample())).value == 2.5
 
 
+async def test_the_aggregation_method_is_kept_as_agg_method():
+    assert CombinedGrader("c", [Fixed("a")]).agg_method == "mean"
+    summed = CombinedGrader("c", [Fixed("a", 1.0, "x"), Fixed("b", 0.5, "y")], [2.0, 1.0], "sum")
+    assert summed.agg_method == "sum"
+    summed.agg_method = "mean"
+    assert (await summed.grade(sample())).value == pytest.approx(2.5 / 3)  # AH: float32
+
+
+async def test_a_sub_grade_without_reasoning_reads_none():
+    combined = CombinedGrader("c", [Fixed("one", 1.0), Fixed("two", 0.0, "bad")])
+    grade = await combined.grade(sample())
+    assert grade.reasoning == "one: 1.0 - None\ntwo: 0.0 - bad"
+
+
 async def test_equal_weights_without_weights():
     combined = CombinedGrader("c", [Fixed("a", 1.0, "x"), Fixed("b", 0.0, "y")])
     assert (await combined.grade(sample())).value == 0.5

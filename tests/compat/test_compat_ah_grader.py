@@ -149,15 +149,14 @@ async def test_score_float_value_raises_what_grade_raises():
 
 def test_ignore_grade_exception_messages():
     default = IgnoreGradeException()
-    assert isinstance(default.message, str)
-    assert len(default.message) > 20
+    assert default.message.startswith("Grade should be ignored.")
     assert str(default) == default.message
+    assert "Error details" not in default.message
     detailed = IgnoreGradeException("the criterion does not apply")
-    assert "the criterion does not apply" in detailed.message
+    assert detailed.message == f"{default.message} Error details: the criterion does not apply"
     assert str(detailed) == detailed.message
     assert isinstance(detailed, Exception)
-    if not REAL:  # gradewire keeps the reason as given: abstention records stay short
-        assert detailed.message == "the criterion does not apply"
+    assert IgnoreGradeException("").message == default.message
 
 
 class CustomLogs(BaseGrader):

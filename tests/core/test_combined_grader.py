@@ -38,7 +38,7 @@ async def test_weighted_mean_keeps_children_and_reasoning():
         ("c", 0.5, 1.0),
     ]
     # One line per sub-grade, ``key: value - reasoning`` as Adaptive Harmony writes it.
-    assert grade.reasoning == "a: 1.0\nb: 0.0\nc: 0.5"
+    assert grade.reasoning == "a: 1.0 - None\nb: 0.0 - None\nc: 0.5 - None"
     reasoned = CombinedGrader(
         "r",
         [
@@ -108,7 +108,7 @@ async def test_abstaining_and_failing_sub_graders_are_skipped_and_counted():
     assert [c.grader_key for c in grade.children] == ["ok"]
     lines = (grade.reasoning or "").splitlines()
     assert lines[:3] == [
-        "ok: 1.0",
+        "ok: 1.0 - None",
         "abstains: abstained - grading function constant.<locals>.<lambda>() returned None",
         "err: failed - RuntimeError: judge down",
     ]
@@ -182,7 +182,7 @@ async def test_sample_tables_show_the_reasoning():
     combined = CombinedGrader("c", [constant("a", 1.0)], sample_tables=True)
     await combined.grade(sample())
     table = combined.get_logs()["score/scored_samples"]
-    assert table.rows == [["q", "a", "a: 1.0", 1.0]]  # type: ignore[union-attr]
+    assert table.rows == [["q", "a", "a: 1.0 - None", 1.0]]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

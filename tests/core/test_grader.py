@@ -1,6 +1,7 @@
 import asyncio
 import logging
 import math
+import pickle
 import statistics
 import threading
 
@@ -20,9 +21,9 @@ from gradewire import (
     LogState,
     StringThread,
     Table,
-    attach_log_fields,
     run_sync,
 )
+from gradewire.core import attach_log_fields
 
 
 def thread(prompt: str = "q", completion: str = "a", **metadata: object) -> StringThread:
@@ -413,7 +414,7 @@ def test_max_log_records_is_validated_and_reaches_sub_graders():
     assert (combined.max_log_records, own.max_log_records, plain.max_log_records) == (50, 7, 50)
 
 
-async def test_from_function_in_thread_keeps_the_loop_free():
+async def test_from_function_threads_chooses_where_a_sync_function_runs():
     loop_thread = threading.get_ident()
     seen: list[int] = []
 
@@ -421,10 +422,36 @@ async def test_from_function_in_thread_keeps_the_loop_free():
         seen.append(threading.get_ident())
         return 1.0
 
-    inline = BaseGrader.from_function("inline", slow_parse)
-    threaded = BaseGrader.from_function("threaded", slow_parse, in_thread=True)
+    inline = BaseGrader.from_function("inline", slow_parse, threads=False)
+    threaded = BaseGrader.from_function("threaded", slow_parse, threads=True)
+    measured = BaseGrader.from_function("measured", slow_parse)  # threads=None
     assert (await inline.grade(thread())).value == 1.0
     assert (await threaded.grade(thread())).value == 1.0
+    assert (await measured.grade(thread())).value == 1.0
     assert seen[0] == loop_thread
     assert seen[1] != loop_thread
+    assert seen[2] != loop_thread  # unmeasured yet: a worker thread
     assert threaded.get_logs()["score/count"] == 1
+    with pytest.raises(InvalidTypeError, match="threads must be"):
+        BaseGrader.from_function("k", slow_parse, threads="yes")  # type: ignore[arg-type]
+
+
+def test_an_abstention_keeps_its_reason_apart_from_adaptive_harmonys_message():
+    exc = IgnoreGradeException("no label")
+    assert exc.message == str(exc) == f"{exc.default_ignore_score_message} Error details: no label"
+    assert exc.reason == "no label"
+    again = pickle.loads(pickle.dumps(exc))
+    assert (str(again), again.message, again.reason) == (str(exc), exc.message, "no label")
+    bare = IgnoreGradeException()
+    assert bare.reason == bare.message == bare.default_ignore_score_message
+    assert str(pickle.loads(pickle.dumps(bare))) == str(bare)
+
+
+async def test_the_abstention_record_holds_the_reason_not_the_stock_sentence():
+    def skip(sample: StringThread) -> float:
+        raise IgnoreGradeException("no label")
+
+    grader = BaseGrader.from_function("k", skip, sample_tables=True)
+    assert await grader(StringThread([("user", "q"), ("assistant", "a")])) is None
+    table = grader.get_logs()["score/unscored_samples"]
+    assert table.column("Error") == ["abstained: no label"]

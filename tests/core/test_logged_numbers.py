@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradewire import BaseGrader, Grade, LogState, Stats, StringThread
+from gradewire import BaseGrader, Grade, LogState, StringThread
+from gradewire.core import Stats
 
 MANY = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradewire import InvalidInputError, LogState, Stats
+from gradewire import InvalidInputError, LogState
+from gradewire.core import Stats
 
 
 def test_stats_of_values():

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradewire import InvalidInputError, InvalidTypeError, StringThread, Turn
+from gradewire import InvalidInputError, InvalidTypeError, StringThread
+from gradewire.core import Turn
 
 
 def test_build_from_pairs_and_read_back():

@@ -51,9 +51,18 @@ def make_run(
     write_json(
         folder / CONFIG,
         {
+            "gradewire_eval": 1,
             "spec_hashes": {key: key for key in scores},
             "sample_ids": ids,
             "graders": [{"key": key} for key in scores],
         },
     )
     return load_run(folder)
+
+
+def write_rows(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
+    """A JSONL data file of ``rows``."""
+    import json
+
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path

@@ -328,3 +328,283 @@ def test_compare_json_and_html(tmp_path):
     missing = run("compare", str(run_a), str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert "neither a run folder" in missing.stderr
+
+
+# Everything is checked before the first grade.
+
+WITHOUT = [
+    sys.executable,
+    "-c",
+    "import sys; [sys.modules.__setitem__(name, None) for name in sys.argv[1].split(',')]; "
+    "from gradewire.cli._main import main; sys.exit(main(sys.argv[2:]))",
+]
+
+
+def counted_graders(tmp_path: Path) -> Path:
+    path = tmp_path / "counted.toml"
+    path.write_text('[[graders]]\ntype = "custom"\nkey = "n"\nfunction = "eval_graders:counted"\n')
+    return path
+
+
+def run_without(modules: str, *args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    environment = env()
+    environment["GRADEWIRE_TEST_CALLS"] = str(tmp_path / "calls.txt")
+    return subprocess.run(
+        [*WITHOUT, modules, *args], capture_output=True, text=True, env=environment, timeout=180
+    )
+
+
+def parquet_data(tmp_path: Path) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist([{"prompt": "q", "completion": "a"}]), path)
+    return path
+
+
+def hf_data(tmp_path: Path) -> Path:
+    import datasets
+
+    folder = tmp_path / "ds"
+    datasets.Dataset.from_list([{"prompt": "q", "completion": "a"}]).save_to_disk(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("modules", "data", "options", "extra"),
+    [
+        ("scipy,scipy.stats", data_file, ["--no-progress"], "eval"),
+        ("rich,rich.console", data_file, [], "eval"),
+        ("pyarrow,pyarrow.parquet", parquet_data, ["--no-progress"], "parquet"),
+        ("datasets", hf_data, ["--no-progress"], "datasets"),
+        ("mlflow", data_file, ["--no-progress", "--sink", "mlflow"], "mlflow"),
+        ("wandb", data_file, ["--no-progress", "--sink", "wandb"], "wandb"),
+        ("ray,ray.data", data_file, ["--no-progress", "--engine", "ray"], "ray"),
+    ],
+)
+def test_a_missing_extra_is_reported_before_anything_is_graded(
+    tmp_path, modules, data, options, extra
+):
+    source = data(tmp_path, 3) if data is data_file else data(tmp_path)
+    out = tmp_path / "run"
+    done = run_without(
+        modules,
+        "eval",
+        str(source),
+        "--graders",
+        str(counted_graders(tmp_path)),
+        "--out",
+        str(out),
+        *options,
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"pip install 'gradewire[{extra}]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "calls.txt").exists()  # no grader ran
+    assert not (out / "results.jsonl").exists()
+
+
+def test_the_extras_check_lets_a_run_through_when_they_are_there(tmp_path):
+    done = run_without(
+        "nothing_missing",
+        "eval",
+        str(data_file(tmp_path, 3)),
+        "--graders",
+        str(counted_graders(tmp_path)),
+        "--out",
+        str(tmp_path / "run"),
+        "--no-progress",
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "calls.txt").read_text().count("graded") == 3
+
+
+def test_out_pointing_at_a_file_is_refused_before_grading(tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    for out in (taken, taken / "run"):
+        done = run_without(
+            "nothing_missing",
+            "eval",
+            str(data_file(tmp_path, 3)),
+            "--graders",
+            str(counted_graders(tmp_path)),
+            "--out",
+            str(out),
+            "--no-progress",
+            tmp_path=tmp_path,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "is a file" in done.stderr
+        assert not (tmp_path / "calls.txt").exists()
+    assert taken.read_text() == "not a folder"
+
+
+def test_out_that_cannot_be_written_is_refused_before_grading(tmp_path):
+    done = run_without(
+        "nothing_missing",
+        "eval",
+        str(data_file(tmp_path, 3)),
+        "--graders",
+        str(counted_graders(tmp_path)),
+        "--out",
+        "/proc/gradewire-run",  # no one, root included, makes a folder there
+        "--no-progress",
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "gradewire-run" in done.stderr
+    assert not (tmp_path / "calls.txt").exists()
+
+
+# The data options, on the command line as in Python.
+
+
+def test_a_completion_in_another_column_fails_before_grading_and_the_option_maps_it(tmp_path):
+    data = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{i}", "question": f"{i}+{i}?", "response": str(2 * i)} for i in range(4)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    graders = counted_graders(tmp_path)
+    out = tmp_path / "run"
+    refused = run_without(
+        "nothing_missing",
+        "eval",
+        str(data),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--prompt-key",
+        "question",
+        tmp_path=tmp_path,
+    )
+    assert refused.returncode == 2
+    assert "4 row(s) have no completion" in refused.stderr
+    assert "--completion-key response" in refused.stderr
+    assert not (tmp_path / "calls.txt").exists()
+    done = run_without(
+        "nothing_missing",
+        "eval",
+        str(data),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--prompt-key",
+        "question",
+        "--completion-key",
+        "response",
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    first = lines(out)[0]["input"]["turns"]
+    assert first == [
+        {"role": "user", "content": "0+0?"},
+        {"role": "assistant", "content": "0"},
+    ]
+
+
+def test_prompt_only_rows_on_the_command_line(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "q1"}\n{"prompt": "q2"}\n', encoding="utf-8")
+    args = ["eval", str(data), "--graders", str(counted_graders(tmp_path)), "--no-progress"]
+    refused = run_without("nothing_missing", *args, "--out", str(tmp_path / "a"), tmp_path=tmp_path)
+    assert refused.returncode == 2
+    assert "--allow-prompt-only" in refused.stderr
+    done = run_without(
+        "nothing_missing",
+        *args,
+        "--out",
+        str(tmp_path / "b"),
+        "--allow-prompt-only",
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(lines(tmp_path / "b")) == 2
+
+
+def test_every_data_option_is_on_the_command_line():
+    import argparse
+    import typing
+
+    from gradewire.cli._eval_cli import add_eval_parser
+    from gradewire.eval import DataOptions
+
+    parser = argparse.ArgumentParser()
+    add_eval_parser(parser.add_subparsers())
+    flags = {
+        action.dest
+        for sub in parser._subparsers._group_actions[0].choices.values()
+        for action in sub._actions
+    }
+    assert set(typing.get_type_hints(DataOptions)) <= flags
+
+
+def test_a_grader_key_with_markup_leaves_a_summary_and_report(tmp_path):
+    graders = tmp_path / "g.toml"
+    graders.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "judge [/v2]"\nfunction = "eval_graders:counted"\n'
+        '[[graders]]\ntype = "custom"\nkey = "f1[macro]"\nfunction = "eval_graders:brevity"\n'
+    )
+    out = tmp_path / "run"
+    done = run_without(
+        "nothing_missing",
+        "eval",
+        str(data_file(tmp_path, 3)),
+        "--graders",
+        str(graders),
+        "--out",
+        str(out),
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "f1[macro]" in done.stderr  # the live display, as typed
+    assert (out / "summary.json").exists()
+    assert (out / "report.html").exists()
+
+
+def test_compare_sink_jsonl_writes_beside_the_report_never_in_the_current_folder(tmp_path):
+    graders = grader_file(tmp_path)
+    data = data_file(tmp_path, 6)
+    for name in ("a", "b"):
+        assert (
+            run(
+                "eval",
+                str(data),
+                "--graders",
+                str(graders),
+                "--out",
+                str(tmp_path / name),
+                "--no-progress",
+            ).returncode
+            == 0
+        )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    without = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--sink", "jsonl", cwd=cwd)
+    assert without.returncode == 2
+    assert "--html" in without.stderr
+    html = tmp_path / "reports" / "cmp.html"
+    html.parent.mkdir()
+    done = run(
+        "compare",
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+        "--sink",
+        "jsonl",
+        "--html",
+        str(html),
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(cwd.iterdir()) == []
+    logged = (tmp_path / "reports" / "cmp.jsonl").read_text().splitlines()
+    assert any("compare/correct/diff" in line for line in logged)
+    assert str(tmp_path / "reports" / "cmp.jsonl") in done.stdout

@@ -221,3 +221,20 @@ async def test_calls_go_through_the_proxy_the_environment_names(
     assert paths == {"http://judge.invalid/v1/chat/completions"}
     assert judge_server.max_in_flight <= 4
     assert judge_server.connections_opened <= 4  # one client per slot, each kept alive
+
+
+def test_the_client_runs_on_uvloop(judge_server):
+    """uvloop's transports are not asyncio.Transport subclasses; Ray's workers, vLLM and
+    uvicorn run on it, so the judge client must too."""
+    import uvloop
+
+    from gradewire.models import OpenAIChatModel
+
+    async def ask() -> list[str]:
+        model = OpenAIChatModel("judge", base_url=judge_server.base_url, max_attempts=1)
+        answers = [await model.complete([{"role": "user", "content": str(i)}]) for i in range(3)]
+        return [a.text for a in answers]
+
+    judge_server.script("one", "two", "three")
+    assert uvloop.run(ask()) == ["one", "two", "three"]
+    assert judge_server.connections_opened == 1

@@ -10,6 +10,10 @@ import asyncio
 import contextlib
 import gzip
 import json
+import socket
+import struct
+import threading
+import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -19,7 +23,7 @@ import pytest
 from gradewire import ModelCallError
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
 from gradewire.http._retry import ModelHTTPError, RetryableError
-from judge_server import JudgeServer, Reply, chat, chat_body
+from judge_server import DROP, JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]
 BODY = json.dumps(chat_body("PASS")).encode()
@@ -97,11 +101,21 @@ async def test_a_head_with_bare_lf_line_ends_is_read(judge_server, sender):
         assert (status, headers["x-note"], body) == (200, note, BODY)
 
 
-async def test_a_chunked_answer_with_bare_lf_line_ends_is_read(judge_server, sender):
-    chunks = b"%x\n" % len(BODY) + BODY + b"\n0\n\n"
-    judge_server.script(raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks, newline="\n"))
-    status, _, body = await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
-    assert (status, body) == (200, BODY)
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        b"%x\n" % len(BODY) + BODY + b"\r\n0\r\n\r\n",  # a chunk-size line ending in LF
+        b"%x\r\n" % len(BODY) + BODY + b"\n0\r\n\r\n",  # chunk data followed by LF
+    ],
+)
+async def test_chunk_lines_need_crlf(judge_server, sender, chunks):
+    # RFC 9112 allows a bare LF in the head only (section 2.2); h11 holds chunks to CRLF.
+    answer = raw("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n", chunks, newline="\n")
+    assert answer.raw is not None
+    assert h11_reading(answer.raw)[0].startswith("refused")
+    judge_server.script(answer)
+    with pytest.raises(RetryableError, match=r"malformed HTTP answer.*(chunk|CRLF)"):
+        await sender.post(url_of(judge_server), b"{}", {}, TIMEOUT)
 
 
 @pytest.mark.parametrize(
@@ -278,27 +292,24 @@ def test_the_model_checks_its_cap(judge_server, make_judge, value):
 # -- one deadline per attempt -----------------------------------------------------------------
 
 
-async def test_the_timeout_covers_the_whole_attempt(judge_server, sender):
-    # A kept-alive connection the server drops without answering is resent on a new one,
-    # within the same attempt: the resend gets what is left of the timeout, not a new one.
-    url = url_of(judge_server)
-    await sender.post(url, b"{}", {}, TIMEOUT)  # leaves one idle connection
-    judge_server.script(Reply(drop=True, delay=0.6), chat("late", delay=0.6))
-    with pytest.raises(RetryableError, match="timeout of 1s"):
-        await sender.post(url, b"{}", {}, 1.0)
-    assert len(judge_server.requests) == 3  # the resend did happen
+async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answers one byte every 0.2 s: each read comes well within any per-read timeout."""
+    await reader.readuntil(b"\r\n\r\n")
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY))
+    for byte in BODY:
+        writer.write(bytes([byte]))
+        await writer.drain()
+        await asyncio.sleep(0.2)
+
+
+async def test_the_timeout_covers_the_whole_attempt(sender):
+    async with raw_server(drip) as url:
+        with pytest.raises(RetryableError, match="timeout of 1s"):
+            await sender.post(url, b"{}", {}, 1.0)
 
 
 async def test_the_timeout_covers_a_slowly_dripped_answer_through_httpx(make_judge):
     # httpx's own timeout bounds each read; a server dripping a byte at a time stays under it.
-    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY))
-        for byte in BODY:
-            writer.write(bytes([byte]))
-            await writer.drain()
-            await asyncio.sleep(0.2)
-
     async with raw_server(drip) as url, httpx.AsyncClient() as client:
         model = make_judge(
             base_url=url.removesuffix("/chat/completions"),
@@ -324,3 +335,168 @@ async def test_httpx_senders_keep_the_cap(judge_server, make_judge, monkeypatch)
     with pytest.raises(ModelCallError, match="max_response_bytes=2000"):
         await proxied.complete(USER)
     assert len(judge_server.chat_requests) == 2  # one each: refused, not retried
+
+
+# -- RFC 9112 as h11 reads it: the five laxities a differential probe found ------------------
+
+
+def h11_reading(answer: bytes) -> tuple[str, bool]:
+    """What h11 (the parser under httpx) makes of ``answer`` to a POST: refused or read, and
+    whether the connection could carry the next request."""
+    import h11
+
+    connection = h11.Connection(h11.CLIENT)
+    connection.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
+    connection.send(h11.EndOfMessage())
+    connection.receive_data(answer)
+    try:
+        while True:
+            event = connection.next_event()
+            if isinstance(event, h11.EndOfMessage):
+                break
+            if event is h11.NEED_DATA:
+                return "incomplete", False
+    except h11.RemoteProtocolError as exc:
+        return f"refused: {exc}", False
+    return "read", connection.their_state is h11.DONE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"Content-Length : 2",  # whitespace before the colon (RFC 9112 section 5.1)
+        b"X(y): 1",  # "(" is not a token character
+        b"X-Note: a\x00b",  # NUL inside a value (RFC 9110 section 5.5)
+        b"X-Note: a\rb",  # a bare CR inside a value
+    ],
+)
+async def test_header_lines_outside_the_grammar_are_refused(judge_server, sender, line):
+    framing = b"" if line.startswith(b"Content-Length") else b"Content-Length: 2\r\n"
+    answer = b"HTTP/1.1 200 OK\r\n" + line + b"\r\n" + framing + b"\r\nok"
+    assert h11_reading(answer)[0].startswith("refused")
+    # The server keeps the connection open: only the client can decide not to reuse it.
+    judge_server.script(Reply(raw=answer), chat("next"))
+    url = url_of(judge_server)
+    with pytest.raises(RetryableError, match="malformed HTTP answer"):
+        await sender.post(url, b"{}", {}, TIMEOUT)
+    status, _, body = await sender.post(url, b"{}", {}, TIMEOUT)
+    assert status == 200
+    assert json.loads(body)["choices"][0]["message"]["content"] == "next"
+    assert judge_server.connections_opened == 2  # the refused answer's connection was dropped
+
+
+@pytest.mark.parametrize(
+    "connection", ["keep-alive, close", "close, keep-alive", "Keep-Alive ,CLOSE", "x, close"]
+)
+async def test_close_anywhere_in_the_connection_list_ends_the_connection(
+    judge_server, sender, connection
+):
+    answer = f"HTTP/1.1 200 OK\r\nConnection: {connection}\r\nContent-Length: 2\r\n\r\nok"
+    assert h11_reading(answer.encode()) == ("read", False)
+    judge_server.script(Reply(raw=answer.encode()), chat("next"))  # the server keeps it open
+    url = url_of(judge_server)
+    assert (await sender.post(url, b"{}", {}, TIMEOUT))[2] == b"ok"
+    await sender.post(url, b"{}", {}, TIMEOUT)
+    assert judge_server.connections_opened == 2
+
+
+async def test_a_post_is_not_resent_when_a_kept_alive_connection_dies_unanswered(
+    judge_server, sender
+):
+    # The server read the request, then closed without a word: it may have acted on it, so
+    # sending it again is the caller's decision (RFC 9112 section 9.3.1), not the pool's.
+    url = url_of(judge_server)
+    await sender.post(url, b"{}", {}, TIMEOUT)  # leaves one idle connection
+    judge_server.script(DROP)
+    with pytest.raises(RetryableError, match="closed the connection"):
+        await sender.post(url, b'{"n": 2}', {}, TIMEOUT)
+    assert [r.body for r in judge_server.requests] == [b"{}", b'{"n": 2}']  # sent once
+
+
+async def test_an_idle_connection_the_server_closed_unseen_is_not_used(
+    judge_server, sender, monkeypatch
+):
+    # The server closes the connection after its answer. The loop is kept from reading that
+    # close (as when it is busy), so the pool still holds the connection as alive when the
+    # next request comes: a check of the socket must find the close before writing to it.
+    monkeypatch.setattr("gradewire.http._fast_http._CHECK_AFTER_SECONDS", 0.0)
+    close_after = Reply(raw=b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", close=True)
+    judge_server.script(close_after, chat("next"))
+    url = url_of(judge_server)
+    assert (await sender.post(url, b"{}", {}, TIMEOUT))[2] == b"ok"
+    time.sleep(0.3)  # blocks the loop: the close arrives meanwhile, unread
+    _, _, body = await sender.post(url, b'{"n": 2}', {}, TIMEOUT)
+    assert json.loads(body)["choices"][0]["message"]["content"] == "next"
+    assert [r.body for r in judge_server.requests] == [b"{}", b'{"n": 2}']
+    assert judge_server.connections_opened == 2
+
+
+def read_request_body(conn: socket.socket) -> bytes:
+    """Reads one request from a blocking socket; returns its body (Content-Length framed)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+    while len(body) < length:
+        body += conn.recv(65536)
+    return body
+
+
+async def test_a_request_refused_at_its_first_byte_goes_again_on_a_new_connection(
+    sender, monkeypatch
+):
+    # The server resets the kept-alive connection after its first answer; the loop has not
+    # read the reset when the next request is written, and the socket check is skipped. The
+    # write fails before one byte leaves: the request goes again at once, on a new connection.
+    monkeypatch.setattr("gradewire.http._fast_http._CHECK_AFTER_SECONDS", 1e9)
+    received: list[tuple[int, bytes]] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+    def serve() -> None:  # a thread of its own: the test blocks the client's loop
+        for number in (1, 2):
+            conn, _ = listener.accept()
+            with conn:
+                received.append((number, read_request_body(conn)))
+                conn.sendall(answer)
+                if number == 1:
+                    time.sleep(0.1)  # the answer is read before the reset
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                else:
+                    conn.recv(1)  # until the client closes
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions"
+    try:
+        assert (await sender.post(url, b"{}", {}, TIMEOUT))[2] == b"ok"
+        time.sleep(0.3)  # blocks the loop: the reset arrives meanwhile, unread
+        assert (await sender.post(url, b"[]", {}, TIMEOUT))[2] == b"ok"
+        await sender.aclose()
+        server.join(TIMEOUT)
+    finally:
+        listener.close()
+    assert received == [(1, b"{}"), (2, b"[]")]  # sent once, on the new connection
+
+
+async def test_a_connection_answered_before_its_request_was_sent_is_not_reused(sender):
+    # The server answers after the head and never reads the 8 MB body: the answer is whole
+    # while the request is still being written, so the connection's state is unknown.
+    connections = 0
+
+    async def answer_early(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 413 Too Large\r\nContent-Length: 2\r\n\r\nno")
+        await writer.drain()
+        if connections == 1:
+            await asyncio.Event().wait()  # holds the socket, reads nothing more
+        await reader.read()
+
+    async with raw_server(answer_early) as url:
+        status, _, body = await sender.post(url, b"x" * 8_000_000, {}, TIMEOUT)
+        assert (status, body) == (413, b"no")
+        await sender.post(url, b"{}", {}, TIMEOUT)
+    assert connections == 2

@@ -15,7 +15,7 @@ from gradewire.http._retry import (
     is_retryable_status,
     retry_after_seconds,
 )
-from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.models._openai_chat import OpenAIChatModel
 from judge_server import DROP, Reply, chat, error, malformed
 
 USER = [{"role": "user", "content": "grade this"}]
@@ -169,17 +169,25 @@ async def test_a_refused_connection_is_retried_then_reported(sleeps):
     assert len(sleeps.delays) == 1
 
 
-async def test_a_kept_alive_connection_closed_by_the_server_is_reopened_at_once(
+async def test_a_request_the_server_read_then_dropped_is_sent_again_only_by_the_policy(
     judge_server, make_judge, sleeps
 ):
-    # The second call goes out on the first call's connection, which the server closes
-    # without answering (as servers do with idle connections): that costs no attempt.
+    # The second call goes out on the first call's kept-alive connection; the server reads it
+    # and closes without answering. It may have acted on it, so the client does not send it
+    # again on its own (RFC 9112 section 9.3.1): the retry policy does, as a counted attempt.
     judge_server.script(chat("first"), DROP, chat("second"))
-    model = make_judge(max_attempts=1)
+    model = make_judge()
     assert (await model.complete(USER)).text == "first"
     assert (await model.complete([{"role": "user", "content": "again"}])).text == "second"
-    assert sleeps.delays == []
+    assert len(sleeps.delays) == 1
     assert len(judge_server.chat_requests) == 3
+
+    judge_server.script(chat("first"), DROP)
+    single = make_judge(max_attempts=1)
+    assert (await single.complete([{"role": "user", "content": "3"}])).text == "first"
+    with pytest.raises(ModelCallError, match="closed the connection without answering"):
+        await single.complete([{"role": "user", "content": "4"}])
+    assert len(judge_server.chat_requests) == 5  # the dropped request went out once
 
 
 async def test_the_slot_is_released_while_waiting_to_retry(judge_server, make_judge):

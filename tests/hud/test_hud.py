@@ -68,13 +68,15 @@ def judge(monkeypatch, judge_server, judge_rules):
 
 def test_public_names():
     assert hud.__all__ == sorted(hud.__all__)
-    public = {name for name in vars(hud) if not name.startswith("_")} - {"annotations"}
-    assert public == {name for name in hud.__all__ if not name.startswith("_")}
+    assert set(hud.__all__) <= set(dir(hud))
     for name in ["exact_match", "numeric_match", "normalize", "f1_score", "contains_any"]:
         assert getattr(hud, name) is getattr(gradewire, name)
-    # HUD's result models and combinators are HUD's pydantic copies, not the native types.
+    # HUD's result models, combinators and class-method graders are HUD's names: they live
+    # here only, and the root says where they went.
     for name in ["SubScore", "EvaluationResult", "combine", "combine_any", "BashGrader"]:
-        assert getattr(hud, name) is not getattr(gradewire, name)
+        assert getattr(hud, name) is not None
+        with pytest.raises(AttributeError, match=r"gradewire\.hud"):
+            getattr(gradewire, name)
     assert "_combine_subscores" in hud.__all__
 
 
@@ -270,7 +272,7 @@ async def test_a_command_that_cannot_run_scores_zero_with_the_error(tmp_path):
     assert f"cwd {str(missing)!r} does not exist" in result.info["error"]
     assert result.info["stderr"] == result.info["error"]
     # The native grader refuses to call this a failed answer.
-    native = gradewire.BashGrader("tests", "true", cwd=str(missing))
+    native = gradewire.CommandGrader("tests", "true", cwd=str(missing))
     with pytest.raises(GradingError, match="does not exist"):
         await native.grade(StringThread([]))
 

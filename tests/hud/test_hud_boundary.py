@@ -136,10 +136,13 @@ async def test_combine_ends_the_other_calls_when_one_fails():
     assert cancelled.is_set()
 
 
-def test_the_native_names_stay_native():
-    assert gradewire.SubScore is not SubScore
-    assert isinstance(gradewire.SubScore("x", 1.0), Grade)
+def test_hud_names_are_hud_only():
+    # The native score tree is Grade; HUD's SubScore is a pydantic model converted at the
+    # boundary, and the root does not offer a second object under HUD's name.
     assert not isinstance(SubScore(name="x", value=1.0), Grade)
+    assert SubScore.from_grade(Grade(1.0, "x")).to_grade() == Grade(1.0, "x")
+    with pytest.raises(AttributeError, match=r"from gradewire\.hud import SubScore"):
+        gradewire.SubScore  # noqa: B018
 
 
 def test_the_judge_endpoint_follows_hud_settings(monkeypatch):

@@ -6,22 +6,17 @@ import asyncio
 import inspect
 import json
 import pickle
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from typing_extensions import Unpack
 
-from gradewire import (
-    ChatCompletion,
-    ChatMessage,
-    InvalidInputError,
-    InvalidTypeError,
-    ModelCallError,
-    RetryPolicy,
-    StringThread,
-    Usage,
-)
+from gradewire import InvalidInputError, InvalidTypeError, ModelCallError, StringThread
 from gradewire.core._gather import gather_all
+from gradewire.http import RetryPolicy
+from gradewire.judges import JudgeSettings
 from gradewire.judges._binary_judge import BinaryJudgeGrader, JudgeShot
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import SYSTEM_PROMPT
@@ -31,7 +26,8 @@ from gradewire.judges._rag_judges import (
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.judges._rubric_judge import RubricJudgeGrader
+from gradewire.models import ChatCompletion, ChatMessage, Usage
 from judge_scripts import last_user, sections, verdict
 from judge_server import chat, error
 
@@ -197,7 +193,8 @@ async def test_a_sample_without_an_answer_is_an_error(judge_server, make_judge):
     with pytest.raises(InvalidInputError, match="no assistant turn"):
         await grader.grade(StringThread([("user", "q")]))
     assert await grader(StringThread([("user", "q")])) is None
-    assert grader.get_logs()["score/error_count"] == 1
+    # Both counted: a judge logs what its grade() raises, as Adaptive Harmony's do.
+    assert grader.get_logs()["score/error_count"] == 2
     assert judge_server.chat_requests == []
 
 
@@ -249,20 +246,11 @@ def test_common_options_are_checked(make_judge, options, message):
         BinaryJudgeGrader("judge", make_judge(), CRITERION, **options)
 
 
-COMMON = [
-    ("temperature", 0.0),
-    ("max_tokens", None),
-    ("sample_tables", True),
-    ("system_prompt", None),
-    ("truncation", "error"),
-]
-
-
 @pytest.mark.parametrize(
     ("cls", "leading", "extra"),
     [
-        (BinaryJudgeGrader, ["grader_key", "model", "criteria"], [("shots", None)]),
-        (LLMJudgeGrader, ["grader_key", "model", "criteria"], []),
+        (BinaryJudgeGrader, ["grader_key", "model", "criteria", "shots"], []),
+        (RubricJudgeGrader, ["grader_key", "model", "criteria"], []),
         (
             RangeJudgeGrader,
             ["grader_key", "model", "criteria"],
@@ -278,14 +266,17 @@ def test_constructor_signatures_match_the_factory_contract(cls, leading, extra):
     positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
     assert positional == leading
     keywords = [(p.name, p.default) for p in parameters if p.kind is p.KEYWORD_ONLY]
-    assert keywords == extra + COMMON
+    assert keywords == extra
+    # The judge settings are declared once, in JudgeSettings, and taken as typed keywords.
+    assert [p.name for p in parameters if p.kind is p.VAR_KEYWORD] == ["settings"]
+    assert typing.get_type_hints(cls.__init__)["settings"] == Unpack[JudgeSettings]
 
 
 def test_judges_can_be_pickled_for_workers(make_judge):
     model = make_judge(retry=RetryPolicy())  # the fixture's test-only retry hooks are lambdas
     graders = [
         BinaryJudgeGrader("b", model, CRITERION, shots=[JudgeShot("q", "a", "PASS")]),
-        LLMJudgeGrader("r", model, ["A", ("B", -1.0)]),
+        RubricJudgeGrader("r", model, ["A", ("B", -1.0)]),
         RangeJudgeGrader("g", model, CRITERION, low=0, high=10),
         FaithfulnessGrader("f", model),
         ContextRelevancyGrader("c", model),

@@ -7,15 +7,10 @@ import math
 
 import pytest
 
-from gradewire import (
-    InvalidInputError,
-    InvalidTypeError,
-    ModelCallError,
-    StringThread,
-    TokenLogprob,
-)
+from gradewire import InvalidInputError, InvalidTypeError, ModelCallError, StringThread
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._score_logprobs import score_distribution
+from gradewire.models import TokenLogprob
+from gradewire.models._score_logprobs import score_distribution
 from judge_scripts import last_user
 from judge_server import chat, error
 

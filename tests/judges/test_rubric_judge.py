@@ -1,4 +1,4 @@
-"""LLMJudgeGrader over real HTTP: weighted criteria, penalties, children, parallel calls."""
+"""RubricJudgeGrader over real HTTP: weighted criteria, penalties, children, parallel calls."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from gradewire import InvalidInputError, InvalidTypeError, StringThread, SubScore
-from gradewire.judges._rubric_judge import LLMJudgeGrader, RubricCriterion, parse_criteria
+from gradewire import Grade, InvalidInputError, InvalidTypeError, StringThread
+from gradewire.judges._rubric_judge import RubricCriterion, RubricJudgeGrader, parse_criteria
 from judge_scripts import last_user, sections, verdict
 from judge_server import error
 
@@ -34,7 +34,7 @@ async def test_weights_penalty_value_and_children(judge_server, make_judge):
     criteria = ["Correct", ("Cites a source", 2.0), ("Invents a citation", -1.0)]
     met = {"Correct": True, "Cites a source": True, "Invents a citation": True}
     judge_server.handler = rubric_judge(met)
-    grader = LLMJudgeGrader("rubric", make_judge(), criteria)
+    grader = RubricJudgeGrader("rubric", make_judge(), criteria)
     grade = await grader.grade(THREAD)
 
     # (1*1 + 1*2 - 1*|-1|) / (1 + 2): the made mistake takes off its weight.
@@ -46,7 +46,7 @@ async def test_weights_penalty_value_and_children(judge_server, make_judge):
     ]
     assert [c.value for c in grade.children] == [1.0, 1.0, 1.0]
     assert [c.weight for c in grade.children] == [1.0, 2.0, -1.0]
-    assert all(isinstance(c, SubScore) for c in grade.children)
+    assert all(type(c) is Grade for c in grade.children)
     assert grade.children[2].info["reason"] == "checked: Invents a citation"
     assert grade.children[2].info["verdict"] == "MET"
     assert "[MET (penalty)] Invents a citation" in (grade.reasoning or "")
@@ -70,7 +70,7 @@ async def test_unmet_criteria_and_an_avoided_mistake(judge_server, make_judge):
     met = {"Correct": True, "Cites a source": False, "Invents a citation": False}
     judge_server.handler = rubric_judge(met)
     criteria = ["Correct", ("Cites a source", 2.0), ("Invents a citation", -1.0)]
-    grade = await LLMJudgeGrader("rubric", make_judge(), criteria).grade(THREAD)
+    grade = await RubricJudgeGrader("rubric", make_judge(), criteria).grade(THREAD)
     assert grade.value == pytest.approx(1 / 3)  # only "Correct" (1 of 3 positive weight)
     assert [c.value for c in grade.children] == [1.0, 0.0, 0.0]
 
@@ -78,7 +78,7 @@ async def test_unmet_criteria_and_an_avoided_mistake(judge_server, make_judge):
 async def test_penalties_never_push_the_score_below_zero(judge_server, make_judge):
     met = {"Correct": False, "Rude": True}
     judge_server.handler = rubric_judge(met)
-    grade = await LLMJudgeGrader("rubric", make_judge(), ["Correct", ("Rude", -5)]).grade(THREAD)
+    grade = await RubricJudgeGrader("rubric", make_judge(), ["Correct", ("Rude", -5)]).grade(THREAD)
     assert grade.value == 0.0
     assert grade.children[1].weight == -5.0
 
@@ -106,7 +106,7 @@ class Rendezvous:
 
 async def test_criteria_are_judged_concurrently(judge_server, make_judge):
     judge_server.handler = Rendezvous(4)
-    grader = LLMJudgeGrader("rubric", make_judge(), ["A", "B", "C", "D"])
+    grader = RubricJudgeGrader("rubric", make_judge(), ["A", "B", "C", "D"])
     grade = await grader.grade(THREAD)
     assert grade.value == 1.0
     assert judge_server.max_in_flight == 4
@@ -114,7 +114,7 @@ async def test_criteria_are_judged_concurrently(judge_server, make_judge):
 
 async def test_one_failing_criterion_fails_the_sample(judge_server, make_judge):
     judge_server.handler = rubric_judge({"Correct": True})  # "Concise" gets a 400
-    grader = LLMJudgeGrader("rubric", make_judge(), ["Correct", "Concise"])
+    grader = RubricJudgeGrader("rubric", make_judge(), ["Correct", "Concise"])
     assert await grader(THREAD) is None
     logs = grader.get_logs()
     assert logs["score/error_count"] == 1
@@ -152,4 +152,4 @@ def test_criteria_parsing():
 )
 def test_bad_criteria_are_refused(make_judge, criteria, error_type, message):
     with pytest.raises(error_type, match=message):
-        LLMJudgeGrader("rubric", make_judge(), criteria)
+        RubricJudgeGrader("rubric", make_judge(), criteria)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from gradewire import BaseGrader, InvalidInputError, StringThread, create_app
+from gradewire import BaseGrader, InvalidInputError, StringThread
+from gradewire.server import create_app
 from reward_server_helpers import running
 
 SEEN: list[StringThread] = []

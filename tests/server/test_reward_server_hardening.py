@@ -26,7 +26,7 @@ GRADE = {"grader": "label", "thread": THREAD.to_dict()}
 
 def label(**fields) -> BaseGrader:
     spec = {"type": "custom", "key": "label", "function": "custom_graders:label_match"}
-    return build_grader({**spec, **fields})
+    return build_grader({**spec, **fields}, trust_code=True)
 
 
 def port_of(url: str) -> str:
@@ -279,7 +279,8 @@ def test_the_server_bounds_the_logs_of_graders_that_keep_everything():
                 {"type": "custom", "key": "a", "function": "custom_graders:length_score"},
                 {"type": "custom", "key": "b", "function": "custom_graders:label_match"},
             ],
-        }
+        },
+        trust_code=True,
     )
     create_app([unbounded, own, combined])
     assert unbounded.max_log_records == ServerSettings().max_log_records == 10_000

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gradewire import BaseGrader, BashGrader, StringThread
+from gradewire import BaseGrader, CommandGrader, StringThread
 from gradewire.server._log_limit import LogLimiter
 from reward_server_helpers import running
 
@@ -372,7 +372,7 @@ async def test_ten_batches_to_a_bash_grader_run_no_more_processes_than_the_cap(t
     # Each process leaves a file while it runs; the peak number of files is the peak of
     # processes running at once.
     command = 'f=$(mktemp -p "$DIR"); sleep 0.3; ls "$DIR" | wc -l >> "$DIR/../counts"; rm "$f"'
-    grader = BashGrader("bash", command, env={"DIR": str(marker)})
+    grader = CommandGrader("bash", command, env={"DIR": str(marker)})
     batch = {"threads": [THREAD] * 16}
     async with (
         running(grader, max_concurrency=8) as url,

@@ -6,8 +6,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradewire import InvalidInputError, InvalidTypeError, Sink, SinkError, Table
+from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
 from gradewire.core._logging_core import LogValue
+from gradewire.sinks import Sink
 from gradewire.sinks._base_sink import BaseSink
 from gradewire.sinks._memory_sink import MemorySink
 from gradewire.sinks._sink import check_config, check_logs, check_step

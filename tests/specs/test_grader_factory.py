@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import types
@@ -9,8 +10,8 @@ import types
 import pytest
 
 from gradewire import (
-    BashGrader,
     CombinedGrader,
+    CommandGrader,
     InvalidInputError,
     MissingDependencyError,
     OpenAIChatModel,
@@ -23,9 +24,14 @@ from gradewire.judges._rag_judges import (
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import LLMJudgeGrader
-from gradewire.specs._factory import build_grader, grader_config, load_graders
+from gradewire.judges._rubric_judge import RubricJudgeGrader
+from gradewire.specs import _factory
+from gradewire.specs._factory import grader_config, load_graders
 from gradewire.tools._endpoint_grader import EndpointGrader
+
+# The specs of these tests are written here, so their code is trusted (the refusal of
+# untrusted code has tests of its own: tests/specs/test_trust_code.py).
+build_grader = functools.partial(_factory.build_grader, trust_code=True)
 
 SAMPLE = StringThread([("user", "Say yes"), ("assistant", "yes indeed")], metadata={"label": "x"})
 
@@ -105,10 +111,10 @@ def test_every_type_builds(env, judge_server):
         FaithfulnessGrader,
         ContextRelevancyGrader,
         AnswerRelevancyGrader,
-        LLMJudgeGrader,
+        RubricJudgeGrader,
         RangeJudgeGrader,
         EndpointGrader,
-        BashGrader,
+        CommandGrader,
         type(
             build_grader({"type": "custom", "key": "f", "function": "custom_graders:label_match"})
         ),
@@ -288,6 +294,24 @@ def test_judge_defaults_are_merged_into_the_remembered_spec(env):
     assert again.model.max_concurrency == 4
 
 
+def test_every_judge_default_reaches_the_model(env):
+    # Each option of the [judge] table, structured_output and the model's own settings
+    # included, is passed on to every judge model that does not set it.
+    grader = build_grader(
+        {"type": "binary_judge", "key": "k", "criteria": "c", "judge_model": {"model": "m"}},
+        judge_defaults={
+            "base_url": "http://127.0.0.1:1/v1",
+            "api_key_env": "JUDGE_KEY",
+            "structured_output": "prompt",
+            "temperature": 0.4,
+            "max_tokens": 77,
+        },
+    )
+    assert grader.model.structured_output == "prompt"
+    assert (grader.model.temperature, grader.model.max_tokens) == (0.4, 77)
+    assert (grader.temperature, grader.max_tokens) == (None, None)  # left to the model
+
+
 def test_load_graders_json_and_toml_build_the_same(env, tmp_path, judge_server):
     toml = tmp_path / "graders.toml"
     toml.write_text(
@@ -361,7 +385,7 @@ def test_grader_config_is_json_and_holds_no_secrets(env, judge_server):
 
 
 def test_grader_config_refuses_a_hand_built_grader():
-    grader = BashGrader("sh", "true")
+    grader = CommandGrader("sh", "true")
     with pytest.raises(InvalidInputError, match="not built from a spec"):
         grader_config([grader])
 
@@ -468,3 +492,56 @@ def test_a_combination_spec_carries_on_error():
     assert build_grader(grader.spec).on_error == "zero"  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError, match="on_error"):
         build_grader({**spec, "on_error": "ignore"})
+
+
+def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
+    specs = {spec["key"]: spec for spec in every_type(judge_server.base_url)}
+    judge = build_grader({**specs["helpful"], "timeout": 12.5})
+    assert judge.timeout == 12.5
+    assert judge.spec["timeout"] == 12.5  # type: ignore[attr-defined]
+    custom = build_grader(
+        {"type": "custom", "key": "f", "function": "custom_graders:length_score", "timeout": 3}
+    )
+    assert custom.timeout == 3.0
+    factory = build_grader(
+        {
+            "type": "custom",
+            "key": "kw",
+            "function": "custom_graders:make_keyword",
+            "factory": True,
+            "options": {"word": "yes"},
+            "timeout": 2,
+        }
+    )
+    assert factory.timeout == 2.0
+    # bash and external_endpoint keep their own meaning of the word: the command's limit
+    # (scored 0.0) and each HTTP attempt's.
+    bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
+    assert bash.timeout == 7.0
+    assert bash._timeout is None  # type: ignore[attr-defined]
+    combined = build_grader({**specs["reward"], "timeout": 60})
+    assert combined.timeout == 60.0
+    assert all(sub.timeout is None for sub in combined.graders)  # type: ignore[attr-defined]
+    assert build_grader(grader_config(custom)["graders"][0]).timeout == 3.0
+
+
+@pytest.mark.parametrize("bad", [0, -1, "inf", "nan", "soon"])
+def test_a_bad_timeout_is_a_spec_error_naming_the_field(bad):
+    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    with pytest.raises(InvalidInputError, match="'timeout'"):
+        build_grader({**spec, "timeout": bad})
+
+
+def test_threads_says_where_a_custom_functions_sync_calls_run():
+    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    assert build_grader({**spec, "threads": False}).threads is False  # type: ignore[attr-defined]
+    assert build_grader(spec).threads is None  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInputError, match="threads applies to a scoring function"):
+        build_grader(
+            {
+                "type": "custom",
+                "key": "kw",
+                "function": "custom_graders:KeywordGrader",
+                "threads": True,
+            }
+        )

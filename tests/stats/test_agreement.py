@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import gradewire as gw
 from gradewire import InvalidInputError, InvalidTypeError
+from gradewire.stats import agreement
 
 JUDGE = {"q1": "pass", "q2": "fail", "q3": "pass", "q4": "pass", "q5": "fail", "q6": "pass"}
 PEOPLE = {"q1": "pass", "q2": "fail", "q3": "fail", "q4": "pass", "q5": "fail", "q7": "pass"}
@@ -20,7 +20,7 @@ PEOPLE = {"q1": "pass", "q2": "fail", "q3": "fail", "q4": "pass", "q5": "fail", 
 
 
 def test_labels_keyed_by_id_pair_up_and_unpaired_ids_are_counted():
-    result = gw.agreement(JUDGE, PEOPLE, n_resamples=0)
+    result = agreement(JUDGE, PEOPLE, n_resamples=0)
     assert result.n == 5
     assert result.n_left_out == 2  # q6 (judge only) and q7 (people only)
     assert result.raw_agreement == pytest.approx(4 / 5)
@@ -33,7 +33,7 @@ def test_none_nan_and_pandas_na_are_missing_labels():
     a = {"x": 1, "y": 0, "z": 1, "w": None, "v": float("nan")}
     b = pd.Series([1, 0, 0, 1, 1], index=["x", "y", "z", "w", "v"], dtype="Int64")
     b["z"] = pd.NA
-    result = gw.agreement(a, b, n_resamples=0)
+    result = agreement(a, b, n_resamples=0)
     assert result.n == 2
     assert result.n_left_out == 3
 
@@ -41,22 +41,22 @@ def test_none_nan_and_pandas_na_are_missing_labels():
 def test_a_series_is_read_by_its_index_not_its_position():
     a = pd.Series(["good", "bad", "good"], index=["s3", "s1", "s2"])
     b = {"s1": "bad", "s2": "good", "s3": "good"}
-    assert gw.agreement(a, b, n_resamples=0).raw_agreement == 1.0
+    assert agreement(a, b, n_resamples=0).raw_agreement == 1.0
 
 
 def test_sequences_align_with_ids_and_may_mix_with_mappings():
     ids = ["a", "b", "c", "d"]
     judge = [1, 2, 3, None]
     people = {"a": 1, "b": 2, "c": 2, "d": 3}
-    result = gw.agreement(judge, people, ids=ids, scale="ordinal", n_resamples=0)
+    result = agreement(judge, people, ids=ids, scale="ordinal", n_resamples=0)
     assert result.n == 3
     assert result.disagreements == ("c",)
-    numpy_judge = gw.agreement(np.array([1.0, 2.0, 3.0, np.nan]), people, ids=ids, n_resamples=0)
+    numpy_judge = agreement(np.array([1.0, 2.0, 3.0, np.nan]), people, ids=ids, n_resamples=0)
     assert numpy_judge.n == 3
 
 
 def test_sequences_without_ids_are_keyed_by_position():
-    result = gw.agreement([1, 0, 1, 1], [1, 1, 1, 1], n_resamples=0)
+    result = agreement([1, 0, 1, 1], [1, 1, 1, 1], n_resamples=0)
     assert result.n == 4
     assert result.disagreements == (1,)
 
@@ -76,18 +76,18 @@ def test_sequences_without_ids_are_keyed_by_position():
 )
 def test_ids_that_do_not_line_up_are_refused_with_a_fix(a, b, kwargs, message):
     with pytest.raises(InvalidInputError, match=message):
-        gw.agreement(a, b, n_resamples=0, **kwargs)
+        agreement(a, b, n_resamples=0, **kwargs)
 
 
 def test_a_table_is_refused_with_the_column_to_pass():
     frame = pd.DataFrame({"label": [1, 0]})
     with pytest.raises(InvalidTypeError, match="pass one of its columns"):
-        gw.agreement(frame, [1, 0])
+        agreement(frame, [1, 0])
 
 
 def test_duplicate_index_in_a_series_is_refused():
     with pytest.raises(InvalidInputError, match="twice"):
-        gw.agreement(pd.Series([1, 0], index=["x", "x"]), {"x": 1})
+        agreement(pd.Series([1, 0], index=["x", "x"]), {"x": 1})
 
 
 # --- label types --------------------------------------------------------------------------
@@ -95,30 +95,30 @@ def test_duplicate_index_in_a_series_is_refused():
 
 def test_strings_mixed_with_numbers_are_refused():
     with pytest.raises(InvalidTypeError, match="mix strings and numbers"):
-        gw.agreement({"x": "1", "y": "0"}, {"x": 1, "y": 0})
+        agreement({"x": "1", "y": "0"}, {"x": 1, "y": 0})
 
 
 def test_bools_are_categories_but_refused_beside_numbers_on_a_categorical_scale():
-    result = gw.agreement([True, False, True], [True, True, True], n_resamples=0)
+    result = agreement([True, False, True], [True, True, True], n_resamples=0)
     assert result.categories == (False, True)
     assert result.confusion.tolist() == [[0, 1], [0, 2]]
     with pytest.raises(InvalidTypeError, match="True and 1"):
-        gw.agreement([True, False], [1, 0])
+        agreement([True, False], [1, 0])
     # On an interval scale a bool is the number it stands for.
-    interval = gw.agreement([True, False, True], [1.0, 0.0, 0.5], scale="interval", n_resamples=0)
+    interval = agreement([True, False, True], [1.0, 0.0, 0.5], scale="interval", n_resamples=0)
     assert interval.mean_absolute_difference == pytest.approx(0.5 / 3)
 
 
 def test_one_and_one_point_zero_are_the_same_category():
-    result = gw.agreement([1, 0, 1], [1.0, 0.0, 0.0], n_resamples=0)
+    result = agreement([1, 0, 1], [1.0, 0.0, 0.0], n_resamples=0)
     assert result.categories == (0, 1)
     assert result.raw_agreement == pytest.approx(2 / 3)
 
 
 def test_ordinal_strings_need_their_order():
     with pytest.raises(InvalidInputError, match="categories="):
-        gw.agreement(["bad", "good"], ["good", "good"], scale="ordinal")
-    result = gw.agreement(
+        agreement(["bad", "good"], ["good", "good"], scale="ordinal")
+    result = agreement(
         ["bad", "good", "ok", "good"],
         ["ok", "good", "ok", "bad"],
         scale="ordinal",
@@ -132,16 +132,16 @@ def test_ordinal_strings_need_their_order():
 
 def test_a_label_outside_the_categories_is_refused():
     with pytest.raises(InvalidInputError, match="not one of categories"):
-        gw.agreement(["bad", "great"], ["bad", "bad"], scale="ordinal", categories=["bad", "ok"])
+        agreement(["bad", "great"], ["bad", "bad"], scale="ordinal", categories=["bad", "ok"])
 
 
 def test_interval_scale_refuses_strings_categories_and_infinities():
     with pytest.raises(InvalidTypeError, match="interval scale compares numbers"):
-        gw.agreement(["a"], ["b"], scale="interval")
+        agreement(["a"], ["b"], scale="interval")
     with pytest.raises(InvalidInputError, match="categories="):
-        gw.agreement([1, 2], [1, 2], scale="interval", categories=[1, 2])
+        agreement([1, 2], [1, 2], scale="interval", categories=[1, 2])
     with pytest.raises(InvalidInputError, match="finite"):
-        gw.agreement([1.0, math.inf], [1.0, 2.0], scale="interval")
+        agreement([1.0, math.inf], [1.0, 2.0], scale="interval")
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_interval_scale_refuses_strings_categories_and_infinities():
 )
 def test_arguments_out_of_range_are_refused(kwargs, message):
     with pytest.raises(InvalidInputError, match=message):
-        gw.agreement([1, 0], [1, 0], **kwargs)
+        agreement([1, 0], [1, 0], **kwargs)
 
 
 # --- edge cases: undefined statistics are NaN with a reason --------------------------------
@@ -167,7 +167,7 @@ def test_arguments_out_of_range_are_refused(kwargs, message):
 
 def test_one_category_only_leaves_kappa_and_alpha_undefined_never_one():
     # A category nobody used (no) does not make chance agreement less than perfect.
-    result = gw.agreement(["yes"] * 6, ["yes"] * 6, scale="ordinal", categories=["no", "yes"])
+    result = agreement(["yes"] * 6, ["yes"] * 6, scale="ordinal", categories=["no", "yes"])
     assert result.raw_agreement == 1.0
     for name in ("cohen_kappa", "weighted_kappa_linear", "krippendorff_alpha"):
         assert math.isnan(result.statistics[name]), name
@@ -180,14 +180,14 @@ def test_one_rater_constant_gives_kappa_zero_as_scikit_learn_but_no_correlation(
     from sklearn.metrics import cohen_kappa_score
 
     a, b = [2, 2, 2, 2, 2], [1, 2, 3, 2, 2]
-    result = gw.agreement(a, b, scale="ordinal", n_resamples=0)
+    result = agreement(a, b, scale="ordinal", n_resamples=0)
     assert result.cohen_kappa == pytest.approx(cohen_kappa_score(a, b)) == 0.0
     assert math.isnan(result.spearman)
     assert "rater a gives every item the same label (2)" in result.notes["spearman"]
 
 
 def test_fewer_than_two_items():
-    one = gw.agreement({"x": "a", "y": "b"}, {"x": "a"})
+    one = agreement({"x": "a", "y": "b"}, {"x": "a"})
     assert one.n == 1
     assert one.raw_agreement == 1.0  # a true share, if a thin one
     assert math.isnan(one.cohen_kappa)
@@ -196,7 +196,7 @@ def test_fewer_than_two_items():
 
 
 def test_all_missing():
-    result = gw.agreement({"x": None}, {"y": 1})
+    result = agreement({"x": None}, {"y": 1})
     assert result.n == 0
     assert result.n_left_out == 2
     assert all(math.isnan(v) for v in result.statistics.values())
@@ -209,7 +209,7 @@ def test_undefined_in_some_resamples_gives_no_interval_and_says_why():
     # Two items of "no" among 10: some resamples hold no "no" at all.
     a = ["yes"] * 8 + ["no"] * 2
     b = ["yes"] * 8 + ["no"] * 2
-    result = gw.agreement(a, b, n_resamples=500)
+    result = agreement(a, b, n_resamples=500)
     assert result.cohen_kappa == 1.0
     assert all(math.isnan(v) for v in result.ci("cohen_kappa"))
     assert "undefined in" in result.notes["cohen_kappa_ci"]
@@ -249,7 +249,7 @@ def test_to_dict_has_the_statistics_of_the_scale_with_their_intervals(scale, sta
     rng = np.random.default_rng(1)
     a = rng.integers(1, 6, 80)
     b = np.clip(a + rng.integers(-1, 2, 80), 1, 5)
-    result = gw.agreement(a, b, scale=scale, n_resamples=300)
+    result = agreement(a, b, scale=scale, n_resamples=300)
     out = result.to_dict()
     expected = {"n", "disagreements", *statistics, *(f"{s}_ci" for s in statistics)}
     assert set(out) == expected
@@ -263,11 +263,11 @@ def test_to_dict_has_the_statistics_of_the_scale_with_their_intervals(scale, sta
 
 
 def test_the_applicable_properties_and_none_for_the_others():
-    nominal = gw.agreement([1, 0, 1], [1, 0, 0], n_resamples=0)
+    nominal = agreement([1, 0, 1], [1, 0, 0], n_resamples=0)
     assert nominal.cohen_kappa is not None
     assert nominal.pearson is None
     assert nominal.weighted_kappa_linear is None
-    interval = gw.agreement([1, 0, 2], [1, 0.5, 2], scale="interval", n_resamples=0)
+    interval = agreement([1, 0, 2], [1, 0.5, 2], scale="interval", n_resamples=0)
     assert interval.cohen_kappa is None
     assert interval.pearson is not None
 
@@ -276,7 +276,7 @@ def test_more_than_two_raters_give_alpha_and_raw_agreement():
     a = {"x": 1, "y": 2, "z": 3}
     b = {"x": 1, "y": 2, "z": 2}
     c = {"x": 1, "y": 3}
-    result = gw.agreement(a, b, c, scale="ordinal", n_resamples=0)
+    result = agreement(a, b, c, scale="ordinal", n_resamples=0)
     assert result.raters == 3
     assert set(result.statistics) == {"raw_agreement", "krippendorff_alpha"}
     assert result.raw_agreement == pytest.approx(1 / 3)  # only x: every rater agrees
@@ -287,10 +287,10 @@ def test_more_than_two_raters_give_alpha_and_raw_agreement():
 def test_interval_disagreements_beyond_the_tolerance_largest_first():
     a = {"p": 0.1, "q": 0.5, "r": 0.9, "s": 1.1}
     b = {"p": 0.1, "q": 0.9, "r": 0.95, "s": 1.3}
-    exact = gw.agreement(a, b, scale="interval", n_resamples=0)
+    exact = agreement(a, b, scale="interval", n_resamples=0)
     assert exact.disagreements == ("q", "s", "r")
     assert exact.raw_agreement == 0.25
-    loose = gw.agreement(a, b, scale="interval", tolerance=0.2, n_resamples=0)
+    loose = agreement(a, b, scale="interval", tolerance=0.2, n_resamples=0)
     # 1.3 - 1.1 is 0.20000000000000018 in floating point: still within 0.2.
     assert loose.disagreements == ("q",)
     assert loose.raw_agreement == 0.75
@@ -298,7 +298,7 @@ def test_interval_disagreements_beyond_the_tolerance_largest_first():
 
 
 def test_statistics_subset():
-    result = gw.agreement([1, 0, 1, 1], [1, 0, 0, 1], statistics=["krippendorff_alpha"])
+    result = agreement([1, 0, 1, 1], [1, 0, 0, 1], statistics=["krippendorff_alpha"])
     assert list(result.statistics) == ["krippendorff_alpha"]
     assert set(result.to_dict()) == {
         "n",
@@ -309,7 +309,7 @@ def test_statistics_subset():
 
 
 def test_result_is_immutable():
-    result = gw.agreement([1, 0, 1, 1], [1, 0, 0, 1], n_resamples=0)
+    result = agreement([1, 0, 1, 1], [1, 0, 0, 1], n_resamples=0)
     with pytest.raises(AttributeError):
         result.n = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -326,7 +326,7 @@ HOSTILE = "<script>alert(1)</script>\x1b[2J\u202e"
 def test_terminal_text_escapes_control_characters_in_ids_and_labels():
     a = {HOSTILE: "x\x1b[31m", "ok": "y"}
     b = {HOSTILE: "y", "ok": "y"}
-    text = str(gw.agreement(a, b, n_resamples=0))
+    text = str(agreement(a, b, n_resamples=0))
     assert "\x1b" not in text
     assert "\u202e" not in text
     assert "\\x1b[2J" in text
@@ -337,7 +337,7 @@ def test_terminal_text_escapes_control_characters_in_ids_and_labels():
 def test_notebook_view_escapes_ids_and_labels():
     a = {HOSTILE: "<b>x</b>", "ok": "y"}
     b = {HOSTILE: "y", "ok": "y"}
-    page = gw.agreement(a, b, n_resamples=0)._repr_html_()
+    page = agreement(a, b, n_resamples=0)._repr_html_()
     assert "<script>" not in page
     assert "<b>x</b>" not in page
     assert "&lt;script&gt;" in page
@@ -346,7 +346,7 @@ def test_notebook_view_escapes_ids_and_labels():
 
 
 def test_describe_explains_each_statistic_in_words():
-    result = gw.agreement(JUDGE, PEOPLE, n_resamples=200)
+    result = agreement(JUDGE, PEOPLE, n_resamples=200)
     words = result.describe()
     assert "agreement beyond what chance alone would give" in words.lower()
     assert "1 is perfect, 0 is what two raters labelling at random" in words
@@ -358,9 +358,9 @@ def test_same_seed_same_intervals():
     rng = np.random.default_rng(5)
     a = rng.integers(0, 3, 120)
     b = np.where(rng.random(120) < 0.7, a, rng.integers(0, 3, 120))
-    first = gw.agreement(a, b, seed=3, n_resamples=500)
-    assert gw.agreement(a, b, seed=3, n_resamples=500).intervals == first.intervals
-    assert gw.agreement(a, b, seed=4, n_resamples=500).intervals != first.intervals
+    first = agreement(a, b, seed=3, n_resamples=500)
+    assert agreement(a, b, seed=3, n_resamples=500).intervals == first.intervals
+    assert agreement(a, b, seed=4, n_resamples=500).intervals != first.intervals
     assert first.method == "BCa bootstrap, 500 resamples of the items, seed 3"
 
 
@@ -373,13 +373,13 @@ def test_clusters_by_mapping_or_aligned_sequence():
     a = rng.integers(0, 2, 40)
     b = np.where(rng.random(40) < 0.8, a, 1 - a)
     topics = [i // 4 for i in range(40)]
-    by_map = gw.agreement(
+    by_map = agreement(
         dict(zip(ids, a.tolist(), strict=True)),
         dict(zip(ids, b.tolist(), strict=True)),
         clusters=dict(zip(ids, topics, strict=True)),
         n_resamples=300,
     )
-    by_sequence = gw.agreement(a, b, ids=ids, clusters=topics, n_resamples=300)
+    by_sequence = agreement(a, b, ids=ids, clusters=topics, n_resamples=300)
     assert by_map.n_clusters == by_sequence.n_clusters == 10
     assert by_map.intervals == by_sequence.intervals
     assert "10 clusters" in by_map.method
@@ -387,12 +387,12 @@ def test_clusters_by_mapping_or_aligned_sequence():
 
 def test_clusters_must_cover_every_compared_item():
     with pytest.raises(InvalidInputError, match="no cluster for 1 compared items"):
-        gw.agreement({"x": 1, "y": 0}, {"x": 1, "y": 1}, clusters={"x": "t"})
+        agreement({"x": 1, "y": 0}, {"x": 1, "y": 1}, clusters={"x": "t"})
     with pytest.raises(InvalidInputError, match="mapping id"):
-        gw.agreement({"x": 1, "y": 0}, {"x": 1, "y": 1}, clusters=["t", "u"])
+        agreement({"x": 1, "y": 0}, {"x": 1, "y": 1}, clusters=["t", "u"])
 
 
 def test_one_cluster_gives_no_interval_and_says_why():
-    result = gw.agreement([1, 0, 1, 0], [1, 0, 0, 0], clusters=["t"] * 4)
+    result = agreement([1, 0, 1, 0], [1, 0, 0, 0], clusters=["t"] * 4)
     assert all(math.isnan(v) for v in result.ci("cohen_kappa"))
     assert "one cluster" in result.notes["cohen_kappa_ci"]

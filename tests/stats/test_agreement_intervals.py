@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import gradewire as gw
+from gradewire.stats import agreement
 
 RUNS = 500
 
@@ -52,7 +52,7 @@ def test_pearson_interval_agrees_with_scipy_bca(n):
     x = rng.normal(size=n)
     y = 0.5 * x + rng.normal(size=n)
     resamples = 20000 if n < 1000 else 4000
-    ours = gw.agreement(
+    ours = agreement(
         x, y, scale="interval", statistics=["pearson"], n_resamples=resamples, seed=1
     ).ci("pearson")
     theirs = _scipy_bca((x, y), _pearson, resamples, 2)
@@ -64,7 +64,7 @@ def test_kappa_interval_agrees_with_scipy_bca():
     rng = np.random.default_rng(7)
     a = rng.integers(0, 3, 300)
     b = np.where(rng.random(300) < 0.6, a, rng.integers(0, 3, 300))
-    result = gw.agreement(a, b, statistics=["cohen_kappa"], n_resamples=20000, seed=1)
+    result = agreement(a, b, statistics=["cohen_kappa"], n_resamples=20000, seed=1)
     assert result.cohen_kappa == pytest.approx(_kappa(3)(a, b))
     theirs = _scipy_bca((a, b), _kappa(3), 20000, 2)
     assert result.ci("cohen_kappa") == pytest.approx(theirs, abs=0.008)
@@ -83,7 +83,7 @@ def test_kappa_interval_covers_95_percent():
     hits = 0
     for run in range(RUNS):
         cells = rng.choice(9, size=200, p=joint.ravel())
-        result = gw.agreement(
+        result = agreement(
             cells // 3, cells % 3, statistics=["cohen_kappa"], n_resamples=1000, seed=run
         )
         low, high = result.ci("cohen_kappa")
@@ -98,7 +98,7 @@ def test_pearson_interval_covers_95_percent():
     for run in range(RUNS):
         x = rng.normal(size=200)
         y = rho * x + np.sqrt(1 - rho**2) * rng.normal(size=200)
-        result = gw.agreement(
+        result = agreement(
             x, y, scale="interval", statistics=["pearson"], n_resamples=1000, seed=run
         )
         low, high = result.ci("pearson")
@@ -132,7 +132,7 @@ def test_clustered_interval_keeps_its_coverage_where_the_item_bootstrap_fails():
             for _ in range(2)
         )
         for chosen in (clusters, None):
-            result = gw.agreement(
+            result = agreement(
                 a, b, clusters=chosen, statistics=["cohen_kappa"], n_resamples=1000, seed=run
             )
             low, high = result.ci("cohen_kappa")

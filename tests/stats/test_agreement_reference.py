@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-import gradewire as gw
+from gradewire.stats import agreement
 
 TOLERANCE = 1e-9
 
@@ -84,8 +84,8 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 @given(label_columns(), st.booleans())
 def test_kappa_matches_scikit_learn(columns, keep_none):
     a, b = _paired(columns)
-    nominal = gw.agreement(*_sources(columns, keep_none), n_resamples=0)
-    ordinal = gw.agreement(*_sources(columns, keep_none), scale="ordinal", n_resamples=0)
+    nominal = agreement(*_sources(columns, keep_none), n_resamples=0)
+    ordinal = agreement(*_sources(columns, keep_none), scale="ordinal", n_resamples=0)
     assert nominal.n == ordinal.n == len(a)
     if len(a) < 2:
         assert math.isnan(nominal.cohen_kappa)
@@ -110,9 +110,7 @@ def test_weighted_kappa_with_an_explicit_order_matches_scikit_learn_labels(colum
     # Categories nobody used still count as steps between the used ones.
     a, b = _paired(columns)
     order = list(range(-extra, 6 + extra))[::-1]  # reversed: the order given is the order used
-    result = gw.agreement(
-        *_sources(columns, False), scale="ordinal", categories=order, n_resamples=0
-    )
+    result = agreement(*_sources(columns, False), scale="ordinal", categories=order, n_resamples=0)
     assert result.categories == tuple(order)
     if len(a) < 2:
         return
@@ -130,7 +128,7 @@ def test_weighted_kappa_with_an_explicit_order_matches_scikit_learn_labels(colum
 @given(st.integers(2, 5).flatmap(lambda r: label_columns(raters=r)), st.booleans())
 def test_alpha_matches_krippendorff_nominal_and_ordinal_with_missing_labels(columns, keep_none):
     for level in ("nominal", "ordinal"):
-        result = gw.agreement(*_sources(columns, keep_none), scale=level, n_resamples=0)
+        result = agreement(*_sources(columns, keep_none), scale=level, n_resamples=0)
         reference = _reference_alpha(columns, level)
         if result.n < 2:
             assert math.isnan(result.krippendorff_alpha)
@@ -141,7 +139,7 @@ def test_alpha_matches_krippendorff_nominal_and_ordinal_with_missing_labels(colu
 @SETTINGS
 @given(st.integers(2, 5).flatmap(lambda r: label_columns(raters=r, numbers=True)))
 def test_alpha_matches_krippendorff_interval(columns):
-    result = gw.agreement(*_sources(columns, False), scale="interval", n_resamples=0)
+    result = agreement(*_sources(columns, False), scale="interval", n_resamples=0)
     reference = _reference_alpha(columns, "interval")
     if result.n < 2:
         assert math.isnan(result.krippendorff_alpha)
@@ -153,7 +151,7 @@ def test_alpha_matches_krippendorff_interval(columns):
 @given(label_columns(numbers=True))
 def test_correlations_match_scipy(columns):
     a, b = _paired(columns)
-    result = gw.agreement(*_sources(columns, True), scale="interval", n_resamples=0)
+    result = agreement(*_sources(columns, True), scale="interval", n_resamples=0)
     if len(a) < 2:
         assert math.isnan(result.pearson)
         return
@@ -182,22 +180,22 @@ def test_large_random_label_sets_match_every_reference(seed):
         columns.append(column)
     pair = columns[:2]
     a, b = _paired(pair)
-    result = gw.agreement(*_sources(pair, True), scale="ordinal", n_resamples=0)
+    result = agreement(*_sources(pair, True), scale="ordinal", n_resamples=0)
     assert result.n == len(a)
     assert _close(result.cohen_kappa, _reference_kappa(a, b, None))
     assert _close(result.weighted_kappa_linear, _reference_kappa(a, b, "linear"))
     assert _close(result.weighted_kappa_quadratic, _reference_kappa(a, b, "quadratic"))
     assert _close(result.krippendorff_alpha, _reference_alpha(pair, "ordinal"))
     assert _close(result.spearman, float(stats.spearmanr(a, b).statistic))
-    three = gw.agreement(*_sources(columns, False), scale="ordinal", n_resamples=0)
+    three = agreement(*_sources(columns, False), scale="ordinal", n_resamples=0)
     assert _close(three.krippendorff_alpha, _reference_alpha(columns, "ordinal"))
     assert set(three.statistics) == {"raw_agreement", "krippendorff_alpha"}
     # One decimal: the krippendorff package builds a units × values × values array.
     scores = [[None if v is None else round(v + rng.normal(0, 0.3), 1) for v in c] for c in columns]
-    interval = gw.agreement(*_sources(scores, True), scale="interval", n_resamples=0)
+    interval = agreement(*_sources(scores, True), scale="interval", n_resamples=0)
     assert _close(interval.krippendorff_alpha, _reference_alpha(scores, "interval"))
     x, y = _paired(scores[:2])
-    two = gw.agreement(*_sources(scores[:2], True), scale="interval", n_resamples=0)
+    two = agreement(*_sources(scores[:2], True), scale="interval", n_resamples=0)
     assert _close(two.pearson, float(stats.pearsonr(x, y).statistic))
     assert _close(two.spearman, float(stats.spearmanr(x, y).statistic))
 
@@ -212,12 +210,12 @@ def test_string_labels_in_a_given_order_match_the_references_on_their_codes():
         [no, mid, mid, mid, lo, mid, hi, lo, lo, vh, vl, no],
         [vl, lo, mid, mid, lo, hi, hi, vl, lo, vh, vl, no],
     ]
-    result = gw.agreement(*_sources(rows, True), scale="ordinal", categories=order, n_resamples=0)
+    result = agreement(*_sources(rows, True), scale="ordinal", categories=order, n_resamples=0)
     codes = [[None if v is None else order.index(v) for v in row] for row in rows]
     assert _close(result.krippendorff_alpha, _reference_alpha(codes, "ordinal", range(5)))
     assert round(result.krippendorff_alpha, 3) == 0.815
-    nominal = gw.agreement(*_sources(rows, True), n_resamples=0)
+    nominal = agreement(*_sources(rows, True), n_resamples=0)
     assert round(nominal.krippendorff_alpha, 3) == 0.743
-    pair = gw.agreement(*_sources(rows[:2], True), scale="ordinal", categories=order, n_resamples=0)
+    pair = agreement(*_sources(rows[:2], True), scale="ordinal", categories=order, n_resamples=0)
     a, b = _paired(codes[:2])
     assert _close(pair.weighted_kappa_linear, _reference_kappa(a, b, "linear", labels=range(5)))

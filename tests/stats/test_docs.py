@@ -23,7 +23,7 @@ def test_docstring_examples_run(name):
 
 
 def test_the_stage_documents_every_statistic_it_reports():
-    from gradewire import Agreement
+    from gradewire.stats import Agreement
 
     names = set(Agreement.legend) - {"n"}
     assert names == set(Agreement.display_names) - {"n"}

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-import gradewire as gw
 from gradewire import InvalidInputError, InvalidTypeError
+from gradewire.stats import ppi_mean_difference, ppi_mean_interval
 
 TOLERANCE = 1e-9
 RUNS = 500
@@ -50,7 +50,7 @@ def test_matches_ppi_py(kind, lam, seed):
     ids = [f"s{i}" for i in range(y.size)]
     judge = dict(zip(ids, f.tolist(), strict=True))
     people = {ids[i]: float(y[i]) for i in labelled}
-    result = gw.ppi_mean_interval(judge, people, confidence=0.9, lam=lam)
+    result = ppi_mean_interval(judge, people, confidence=0.9, lam=lam)
     low, high = ppi_mean_ci(y[labelled], f[labelled], f[unlabelled], alpha=0.1, lam=lam)
     estimate = ppi_mean_pointestimate(y[labelled], f[labelled], f[unlabelled], lam=lam)
     assert abs(result.low - float(low[0])) <= TOLERANCE
@@ -70,9 +70,9 @@ def test_matches_ppi_py(kind, lam, seed):
 def test_the_same_from_sequences_aligned_by_position_or_ids():
     rng = np.random.default_rng(3)
     y, f, labelled = _split(rng, 300, 40, "binary")
-    by_position = gw.ppi_mean_interval(f, _with_labels(y, labelled))
+    by_position = ppi_mean_interval(f, _with_labels(y, labelled))
     ids = [f"s{i}" for i in range(300)]
-    by_ids = gw.ppi_mean_interval(
+    by_ids = ppi_mean_interval(
         f.tolist(), {ids[i]: bool(y[i]) for i in labelled}, ids=ids
     )  # bools are 0/1
     assert (by_ids.low, by_ids.high) == (by_position.low, by_position.high)
@@ -82,17 +82,17 @@ def test_the_tuned_lambda_is_ppi_plus_plus_and_never_wider_than_the_labels_by_mu
     rng = np.random.default_rng(4)
     y, f, labelled = _split(rng, 2000, 100, "continuous")
     people = _with_labels(y, labelled)
-    tuned = gw.ppi_mean_interval(f, people)
+    tuned = ppi_mean_interval(f, people)
     assert 0.0 < tuned.lam < 1.0
     for lam in (0.0, 0.5, 1.0):
-        assert tuned.width <= gw.ppi_mean_interval(f, people, lam=lam).width * 1.01
+        assert tuned.width <= ppi_mean_interval(f, people, lam=lam).width * 1.01
     assert tuned.width < tuned.human_only.width
     assert tuned.effective_labels > 100
 
 
 def test_a_judge_with_one_score_throughout_carries_no_information():
     y = np.array([1.0, 0.0, 1.0, 1.0, np.nan, np.nan, np.nan])
-    result = gw.ppi_mean_interval([0.5] * 7, y)
+    result = ppi_mean_interval([0.5] * 7, y)
     assert result.lam == 0.0
     assert result.estimate == pytest.approx(0.75)
     assert (result.low, result.high) == pytest.approx(
@@ -103,7 +103,7 @@ def test_a_judge_with_one_score_throughout_carries_no_information():
 def test_samples_the_judge_did_not_score_are_left_out_and_counted():
     judge = {"a": 1.0, "b": 0.0, "c": None, "d": 1.0, "e": 0.0}
     people = {"a": 1.0, "b": 1.0}
-    result = gw.ppi_mean_interval(judge, people, lam=1.0)
+    result = ppi_mean_interval(judge, people, lam=1.0)
     assert (result.n_labels, result.n_judged, result.n_unscored) == (2, 4, 1)
     assert result.estimate == pytest.approx(0.5 + 0.5)  # mean(d, e) + mean(y - f)
 
@@ -122,21 +122,21 @@ def test_samples_the_judge_did_not_score_are_left_out_and_counted():
 )
 def test_refusals_say_what_to_do(judge, labels, kwargs, error, message):
     with pytest.raises(error, match=message):
-        gw.ppi_mean_interval(judge, labels, **kwargs)
+        ppi_mean_interval(judge, labels, **kwargs)
 
 
 def test_few_labels_are_flagged_as_approximate():
     rng = np.random.default_rng(8)
     y, f, labelled = _split(rng, 500, 30, "binary")
-    assert "fewer than 100 labels" in gw.ppi_mean_interval(f, _with_labels(y, labelled)).describe()
+    assert "fewer than 100 labels" in ppi_mean_interval(f, _with_labels(y, labelled)).describe()
     y, f, labelled = _split(rng, 500, 100, "binary")
-    assert "fewer than 100" not in gw.ppi_mean_interval(f, _with_labels(y, labelled)).describe()
+    assert "fewer than 100" not in ppi_mean_interval(f, _with_labels(y, labelled)).describe()
 
 
 def test_output_says_how_many_labels_and_what_they_changed():
     rng = np.random.default_rng(5)
     y, f, labelled = _split(rng, 1000, 80, "binary")
-    result = gw.ppi_mean_interval(f, _with_labels(y, labelled))
+    result = ppi_mean_interval(f, _with_labels(y, labelled))
     text = str(result)
     assert "80 human labels on 1000 judged samples" in text
     assert "judge only" in text
@@ -167,33 +167,29 @@ def test_paired_difference_is_ppi_on_the_differences():
     y_a, y_b, f_a, f_b = _paired_world(rng, 1500)
     labelled = rng.choice(1500, 120, replace=False)
     unlabelled = np.setdiff1d(np.arange(1500), labelled)
-    result = gw.ppi_mean_difference(
-        f_a, f_b, _with_labels(y_a, labelled), _with_labels(y_b, labelled)
-    )
+    result = ppi_mean_difference(f_a, f_b, _with_labels(y_a, labelled), _with_labels(y_b, labelled))
     d_y, d_f = y_b - y_a, f_b - f_a
     low, high = ppi_mean_ci(d_y[labelled], d_f[labelled], d_f[unlabelled], alpha=0.05)
     assert abs(result.low - float(low[0])) <= TOLERANCE
     assert abs(result.high - float(high[0])) <= TOLERANCE
     assert result.estimand == "mean difference b - a"
-    single = gw.ppi_mean_interval(d_f, _with_labels(d_y, labelled))
+    single = ppi_mean_interval(d_f, _with_labels(d_y, labelled))
     assert (single.low, single.high, single.lam) == (result.low, result.high, result.lam)
 
 
 def test_paired_difference_refuses_labels_of_one_run_only():
     judge = {"a": 1.0, "b": 0.0, "c": 1.0}
     with pytest.raises(InvalidInputError, match="human label for one run only"):
-        gw.ppi_mean_difference(judge, judge, {"a": 1.0, "b": 0.0}, {"a": 1.0, "c": 0.0})
+        ppi_mean_difference(judge, judge, {"a": 1.0, "b": 0.0}, {"a": 1.0, "c": 0.0})
     with pytest.raises(InvalidInputError, match="run B's judge has no score"):
-        gw.ppi_mean_difference(
-            judge, {"a": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0}
-        )
+        ppi_mean_difference(judge, {"a": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0})
 
 
 def test_paired_difference_counts_samples_one_run_did_not_score():
     judge_a = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0}
     judge_b = {"a": 1.0, "b": 1.0, "c": 1.0}
     labels = {"a": 1.0, "b": 0.0}
-    result = gw.ppi_mean_difference(judge_a, judge_b, labels, labels)
+    result = ppi_mean_difference(judge_a, judge_b, labels, labels)
     assert (result.n_judged, result.n_unscored) == (3, 1)
 
 
@@ -213,8 +209,8 @@ def test_ppi_covers_95_percent_where_the_biased_judge_alone_never_does():
     for _ in range(RUNS):
         y, f, labelled = _split(rng, 2000, 400, "binary")
         people = _with_labels(y, labelled)
-        tuned = gw.ppi_mean_interval(f, people)
-        original = gw.ppi_mean_interval(f, people, lam=1.0)
+        tuned = ppi_mean_interval(f, people)
+        original = ppi_mean_interval(f, people, lam=1.0)
         for name, interval in (
             ("PPI++", tuned),
             ("PPI", original),
@@ -238,7 +234,7 @@ def test_paired_difference_covers_95_percent_where_the_judge_alone_sees_no_gain(
     for _ in range(RUNS):
         y_a, y_b, f_a, f_b = _paired_world(rng, 4000)
         labelled = rng.choice(4000, 800, replace=False)
-        result = gw.ppi_mean_difference(
+        result = ppi_mean_difference(
             f_a, f_b, _with_labels(y_a, labelled), _with_labels(y_b, labelled)
         )
         hits += result.low <= truth <= result.high

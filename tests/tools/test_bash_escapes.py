@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gradewire import BashGrader, StringThread
+from gradewire import CommandGrader, StringThread
 from gradewire.tools import _process
 
 pytestmark = pytest.mark.skipif(
@@ -53,7 +53,7 @@ def assert_escaped_and_ended(folder: Path, *, new_session: bool) -> None:
 
 async def test_setsid_f_is_ended_when_the_command_exits(tmp_path: Path):
     command = f"setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 1000'; {WAIT_AND_RECORD}"
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.value == 1.0
     assert grade.info["killed_leftovers"] is True
     assert_escaped_and_ended(tmp_path, new_session=True)
@@ -62,7 +62,7 @@ async def test_setsid_f_is_ended_when_the_command_exits(tmp_path: Path):
 async def test_a_job_control_background_job_is_ended(tmp_path: Path):
     # set -m gives each background job a process group of its own.
     command = f"set -m; sleep 1000 & echo $! > escaped.pid; {WAIT_AND_RECORD}"
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.value == 1.0
     assert grade.info["killed_leftovers"] is True
     assert_escaped_and_ended(tmp_path, new_session=False)
@@ -81,7 +81,7 @@ async def test_a_process_that_calls_setpgid_is_ended(tmp_path: Path):
     )
     (tmp_path / "escape.py").write_text(script)
     command = f"{sys.executable} escape.py; {WAIT_AND_RECORD}"
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.value == 1.0
     assert grade.info["killed_leftovers"] is True
     assert_escaped_and_ended(tmp_path, new_session=False)
@@ -91,7 +91,7 @@ async def test_a_daemon_started_before_a_timeout_is_ended(tmp_path: Path):
     command = (
         f"setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 1000'; {WAIT_AND_RECORD}; sleep 1000"
     )
-    grade = await BashGrader("bash", command, cwd=tmp_path, timeout=1.0).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path, timeout=1.0).grade(thread())
     assert grade.value == 0.0
     assert grade.info["timed_out"] is True
     assert_escaped_and_ended(tmp_path, new_session=True)
@@ -103,7 +103,7 @@ async def test_a_daemon_that_closed_its_output_is_ended_and_noted(tmp_path: Path
         "setsid -f sh -c 'exec </dev/null >/dev/null 2>&1; echo $$ > escaped.pid; "
         f"exec sleep 1000'; {WAIT_AND_RECORD}"
     )
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.info["notes"] == ["processes left running by the command were ended"]
     assert grade.info["stdout"] == ""
     assert_escaped_and_ended(tmp_path, new_session=True)
@@ -113,7 +113,7 @@ async def test_cancelling_the_grade_ends_an_escaped_process(tmp_path: Path):
     command = (
         f"setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 1000'; {WAIT_AND_RECORD}; sleep 1000"
     )
-    task = asyncio.ensure_future(BashGrader("bash", command, cwd=tmp_path).grade(thread()))
+    task = asyncio.ensure_future(CommandGrader("bash", command, cwd=tmp_path).grade(thread()))
     for _ in range(1000):
         if (tmp_path / "leader.stat").exists() and (tmp_path / "leader.stat").read_text():
             break
@@ -130,9 +130,9 @@ def test_an_escaped_process_does_not_outlive_the_grading_process(tmp_path: Path)
     script = textwrap.dedent(
         f"""
         import asyncio
-        from gradewire import BashGrader, StringThread
+        from gradewire import CommandGrader, StringThread
         command = "setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 1000'; sleep 1000"
-        grader = BashGrader("bash", command, cwd={str(tmp_path)!r})
+        grader = CommandGrader("bash", command, cwd={str(tmp_path)!r})
         asyncio.run(grader.grade(StringThread([("user", "q"), ("assistant", "a")])))
         """
     )

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradewire import (
-    BashGrader,
+    CommandGrader,
     GradingError,
     InvalidInputError,
     InvalidTypeError,
@@ -103,7 +103,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize(("code", "value"), [(0, 1.0), (1, 0.0), (7, 0.0)])
 async def test_exit_code_decides_the_score(code: int, value: float):
-    grade = await BashGrader("bash", f"exit {code}").grade(thread())
+    grade = await CommandGrader("bash", f"exit {code}").grade(thread())
     assert grade.value == value
     assert grade.grader_key == "bash"
     assert grade.info["exit_code"] == code
@@ -113,7 +113,7 @@ async def test_exit_code_decides_the_score(code: int, value: float):
 
 
 async def test_stdout_and_stderr_are_kept_apart_in_info():
-    grade = await BashGrader("bash", "echo out; echo err >&2; exit 1").grade(thread())
+    grade = await CommandGrader("bash", "echo out; echo err >&2; exit 1").grade(thread())
     assert grade.info["stdout"] == "out\n"
     assert grade.info["stderr"] == "err\n"
     assert grade.info["command"] == ["/bin/bash", "-c", "echo out; echo err >&2; exit 1"]
@@ -122,21 +122,21 @@ async def test_stdout_and_stderr_are_kept_apart_in_info():
 
 
 async def test_a_signal_death_is_a_zero_that_names_the_signal():
-    grade = await BashGrader("bash", "kill -KILL $$").grade(thread())
+    grade = await CommandGrader("bash", "kill -KILL $$").grade(thread())
     assert grade.value == 0.0
     assert grade.info["exit_code"] == -9
     assert "SIGKILL" in (grade.reasoning or "")
 
 
 async def test_login_shell_runs_bash_lc():
-    grader = BashGrader("bash", "shopt -q login_shell", login_shell=True)
+    grader = CommandGrader("bash", "shopt -q login_shell", login_shell=True)
     assert grader.argv[:2] == ("/bin/bash", "-lc")
     assert (await grader.grade(thread())).value == 1.0
-    assert (await BashGrader("bash", "shopt -q login_shell").grade(thread())).value == 0.0
+    assert (await CommandGrader("bash", "shopt -q login_shell").grade(thread())).value == 0.0
 
 
 async def test_argument_lists_run_without_a_shell(tmp_path: Path):
-    grader = BashGrader("bash", ["printf", "%s", "$(touch pwned); `touch pwned`"], cwd=tmp_path)
+    grader = CommandGrader("bash", ["printf", "%s", "$(touch pwned); `touch pwned`"], cwd=tmp_path)
     grade = await grader.grade(thread())
     assert grade.value == 1.0
     assert grade.info["stdout"] == "$(touch pwned); `touch pwned`"
@@ -146,14 +146,14 @@ async def test_argument_lists_run_without_a_shell(tmp_path: Path):
 
 async def test_argument_lists_take_paths_and_get_the_completion():
     script = "import os, sys; sys.exit(0 if os.environ['GRADEWIRE_COMPLETION'] == 'x y' else 3)"
-    grader = BashGrader("py", [Path(sys.executable), "-c", script])
+    grader = CommandGrader("py", [Path(sys.executable), "-c", script])
     assert (await grader.grade(thread("x y"))).value == 1.0
     assert (await grader.grade(thread("x"))).value == 0.0
 
 
 async def test_a_list_command_is_copied():
     command = ["true"]
-    grader = BashGrader("bash", command)
+    grader = CommandGrader("bash", command)
     command[0] = "false"
     assert (await grader.grade(thread())).value == 1.0
 
@@ -164,7 +164,7 @@ async def test_a_list_command_is_copied():
 @pytest.mark.parametrize("via", VIAS)
 async def test_the_completion_arrives_byte_for_byte(via: str, tmp_path: Path):
     completion = "line one\nline two ünïcødé 𝄞\n"
-    grader = BashGrader("bash", TO_OUT[via], cwd=tmp_path, completion_via=via)
+    grader = CommandGrader("bash", TO_OUT[via], cwd=tmp_path, completion_via=via)
     grade = await grader.grade(thread(completion))
     assert grade.value == 1.0
     assert (tmp_path / "out.txt").read_bytes() == completion.encode()
@@ -176,7 +176,7 @@ async def test_the_completion_arrives_byte_for_byte(via: str, tmp_path: Path):
 async def test_a_hostile_completion_is_inert(via: str, completion: str, tmp_path: Path, home: Path):
     work = tmp_path / "work"
     work.mkdir()
-    grader = BashGrader("bash", TO_OUT[via], cwd=work, completion_via=via)
+    grader = CommandGrader("bash", TO_OUT[via], cwd=work, completion_via=via)
     grade = await grader.grade(thread(completion))
     assert grade.value == 1.0
     assert (work / "out.txt").read_bytes() == completion.encode()
@@ -187,27 +187,27 @@ async def test_a_hostile_completion_is_inert(via: str, completion: str, tmp_path
 
 async def test_the_completion_file_is_deleted_afterwards(tmp_path: Path):
     command = TO_OUT["file"] + '; test -z "${GRADEWIRE_COMPLETION+set}"'
-    grader = BashGrader("bash", command, cwd=tmp_path, completion_via="file")
+    grader = CommandGrader("bash", command, cwd=tmp_path, completion_via="file")
     assert (await grader.grade(thread("in a file"))).value == 1.0
     path = Path((tmp_path / "path.txt").read_text())
     assert path.is_absolute()
     assert not path.exists()
     # A command that deletes the file itself is fine too.
-    remover = BashGrader("bash", 'rm "$GRADEWIRE_COMPLETION_FILE"', completion_via="file")
+    remover = CommandGrader("bash", 'rm "$GRADEWIRE_COMPLETION_FILE"', completion_via="file")
     assert (await remover.grade(thread())).value == 1.0
 
 
 @pytest.mark.parametrize("via", ["stdin", "file"])
 async def test_stdin_and_file_carry_what_no_variable_can(via: str, tmp_path: Path):
     completion = "nul\0inside" + "x" * 300_000
-    grader = BashGrader("bash", TO_OUT[via], cwd=tmp_path, completion_via=via)
+    grader = CommandGrader("bash", TO_OUT[via], cwd=tmp_path, completion_via=via)
     assert (await grader.grade(thread(completion))).value == 1.0
     assert (tmp_path / "out.txt").read_bytes() == completion.encode()
 
 
 @pytest.mark.parametrize("completion", ["nul\0inside", "x" * 200_000])
 async def test_a_completion_no_variable_can_hold_is_an_error(completion: str):
-    grader = BashGrader("bash", "true")
+    grader = CommandGrader("bash", "true")
     with pytest.raises(GradingError, match="completion_via='stdin'"):
         await grader.grade(thread(completion))
     assert await grader.grade_many([thread(completion)]) == [None]
@@ -215,33 +215,33 @@ async def test_a_completion_no_variable_can_hold_is_an_error(completion: str):
 
 
 async def test_a_command_that_ignores_stdin_is_not_an_error():
-    grader = BashGrader("bash", "exit 0", completion_via="stdin")
+    grader = CommandGrader("bash", "exit 0", completion_via="stdin")
     assert (await grader.grade(thread("x" * 1_000_000))).value == 1.0
 
 
 async def test_lone_surrogates_arrive_as_replacement_characters(tmp_path: Path):
-    grader = BashGrader("bash", TO_OUT["env"], cwd=tmp_path)
+    grader = CommandGrader("bash", TO_OUT["env"], cwd=tmp_path)
     assert (await grader.grade(thread("cut \ud83d emoji"))).value == 1.0
     assert (tmp_path / "out.txt").read_text(encoding="utf-8") == "cut \ufffd emoji"
 
 
 async def test_a_missing_completion_is_the_empty_string():
     command = '[ -n "${GRADEWIRE_COMPLETION+set}" ] && [ -z "$GRADEWIRE_COMPLETION" ]'
-    assert (await BashGrader("bash", command).grade(thread(None))).value == 1.0
+    assert (await CommandGrader("bash", command).grade(thread(None))).value == 1.0
 
 
 async def test_the_prompt_is_the_last_user_message():
     sample = StringThread([("user", "first"), ("assistant", "a"), ("user", "$(last) 'q'")])
-    grader = BashGrader("bash", 'printf %s "$GRADEWIRE_PROMPT"')
+    grader = CommandGrader("bash", 'printf %s "$GRADEWIRE_PROMPT"')
     assert (await grader.grade(sample)).info["stdout"] == "$(last) 'q'"
-    quiet = BashGrader("bash", 'test -z "${GRADEWIRE_PROMPT+set}"', prompt_env_var=None)
+    quiet = CommandGrader("bash", 'test -z "${GRADEWIRE_PROMPT+set}"', prompt_env_var=None)
     assert (await quiet.grade(sample)).value == 1.0
 
 
 async def test_a_prompt_no_variable_can_hold_is_left_unset_with_a_note(
     caplog: pytest.LogCaptureFixture,
 ):
-    grader = BashGrader("bash", 'test -z "${GRADEWIRE_PROMPT+set}"')
+    grader = CommandGrader("bash", 'test -z "${GRADEWIRE_PROMPT+set}"')
     with caplog.at_level(logging.WARNING, logger="gradewire"):
         first = await grader.grade(thread(prompt="p" * 200_000))
         second = await grader.grade(thread(prompt="nul\0prompt"))
@@ -263,7 +263,7 @@ async def test_env_extends_the_inherited_environment(monkeypatch: pytest.MonkeyP
         '"${GRADEWIRE_COMPLETION-unset}"'
     )
     env = {"GW_TEST_EXTRA": "extra $(x)", "GW_TEST_DROP": None}
-    grader = BashGrader("bash", command, env=env, completion_via="stdin")
+    grader = CommandGrader("bash", command, env=env, completion_via="stdin")
     grade = await grader.grade(thread())
     assert grade.info["stdout"] == "parent|extra $(x)|unset|unset"
 
@@ -271,12 +271,12 @@ async def test_env_extends_the_inherited_environment(monkeypatch: pytest.MonkeyP
 async def test_inherit_env_false_starts_from_nothing(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GW_TEST_PARENT", "parent")
     command = 'printf "%s|%s|%s" "${GW_TEST_PARENT-unset}" "$GW_TEST_EXTRA" "$GRADEWIRE_COMPLETION"'
-    grader = BashGrader("bash", command, env={"GW_TEST_EXTRA": "extra"}, inherit_env=False)
+    grader = CommandGrader("bash", command, env={"GW_TEST_EXTRA": "extra"}, inherit_env=False)
     assert (await grader.grade(thread("c"))).info["stdout"] == "unset|extra|c"
 
 
 async def test_cwd_is_where_the_command_runs(tmp_path: Path):
-    grade = await BashGrader("bash", "pwd -P", cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", "pwd -P", cwd=tmp_path).grade(thread())
     assert grade.info["stdout"].strip() == str(tmp_path.resolve())
     assert grade.info["cwd"] == str(tmp_path)
 
@@ -286,7 +286,7 @@ async def test_a_bad_cwd_is_an_error_counted_by_grade_many(make: str, tmp_path: 
     cwd = tmp_path / "nowhere"
     if make == "file":
         cwd.write_text("not a directory")
-    grader = BashGrader("bash", "true", cwd=cwd)
+    grader = CommandGrader("bash", "true", cwd=cwd)
     with pytest.raises(GradingError, match="cwd"):
         await grader.grade(thread())
     assert await grader.grade_many([thread(), thread()]) == [None, None]
@@ -300,12 +300,12 @@ async def test_a_bad_cwd_is_an_error_counted_by_grade_many(make: str, tmp_path: 
 
 async def test_a_missing_shell_is_an_error():
     with pytest.raises(GradingError, match="shell '/nonexistent/bash' not found"):
-        await BashGrader("bash", "true", shell="/nonexistent/bash").grade(thread())
+        await CommandGrader("bash", "true", shell="/nonexistent/bash").grade(thread())
 
 
 async def test_a_missing_program_is_an_error():
     with pytest.raises(GradingError, match="program 'gradewire-no-such-program' not found"):
-        await BashGrader("bash", ["gradewire-no-such-program"]).grade(thread())
+        await CommandGrader("bash", ["gradewire-no-such-program"]).grade(thread())
 
 
 async def test_a_program_that_cannot_execute_is_an_error(tmp_path: Path):
@@ -313,17 +313,17 @@ async def test_a_program_that_cannot_execute_is_an_error(tmp_path: Path):
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(stat.S_IRUSR | stat.S_IWUSR)
     with pytest.raises(GradingError, match="cannot run program"):
-        await BashGrader("bash", [str(script)]).grade(thread())
+        await CommandGrader("bash", [str(script)]).grade(thread())
     with pytest.raises(GradingError, match="126"):
-        await BashGrader("bash", str(script)).grade(thread())
+        await CommandGrader("bash", str(script)).grade(thread())
 
 
 async def test_command_not_found_in_a_shell_is_an_error_unless_told_otherwise():
-    grader = BashGrader("bash", "gradewire-no-such-program --flag")
+    grader = CommandGrader("bash", "gradewire-no-such-program --flag")
     with pytest.raises(GradingError, match="command not found") as caught:
         await grader.grade(thread())
     assert "gradewire-no-such-program" in str(caught.value)
-    lenient = BashGrader("bash", "gradewire-no-such-program", error_exit_codes=())
+    lenient = CommandGrader("bash", "gradewire-no-such-program", error_exit_codes=())
     grade = await lenient.grade(thread())
     assert (grade.value, grade.info["exit_code"]) == (0.0, 127)
 
@@ -336,7 +336,7 @@ async def test_large_output_is_read_concurrently_and_capped():
         "head -c 1000000 /dev/zero | tr '\\0' e >&2; "
         "printf START; head -c 1000000 /dev/zero | tr '\\0' a; printf END"
     )
-    grade = await BashGrader("bash", command, output_cap=1000).grade(thread())
+    grade = await CommandGrader("bash", command, output_cap=1000).grade(thread())
     assert grade.value == 1.0
     for name, text, total in [
         ("stdout", "START" + "a" * 1_000_000 + "END", 1_000_008),
@@ -355,7 +355,7 @@ async def test_large_output_is_read_concurrently_and_capped():
 
 
 async def test_undecodable_output_is_replaced_not_fatal():
-    grade = await BashGrader("bash", r"printf '\377\376ok'").grade(thread())
+    grade = await CommandGrader("bash", r"printf '\377\376ok'").grade(thread())
     assert grade.info["stdout"] == "\ufffd\ufffdok"
 
 
@@ -394,7 +394,7 @@ def test_capture_marks_a_cut_off_character():
 
 async def test_a_timeout_kills_the_group_with_its_grandchildren(tmp_path: Path, either_runner: str):
     command = "sh -c 'sleep 1000 & echo $! > child.pid; sleep 1000'"
-    grader = BashGrader("bash", command, cwd=tmp_path, timeout=0.5)
+    grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5)
     grade = await grader.grade(thread())
     grandchild = int((tmp_path / "child.pid").read_text())
     assert gone(grandchild)
@@ -408,7 +408,7 @@ async def test_a_group_that_ignores_sigterm_gets_sigkill(
 ):
     monkeypatch.setattr(_process, "KILL_GRACE_S", 0.2)  # the grace is long for a test
     command = "trap '' TERM; sleep 1000 & echo $! > child.pid; wait"
-    grader = BashGrader("bash", command, cwd=tmp_path, timeout=0.5)
+    grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5)
     grade = await grader.grade(thread())
     assert grade.info["timed_out"] is True
     assert gone(int((tmp_path / "child.pid").read_text()))
@@ -416,7 +416,7 @@ async def test_a_group_that_ignores_sigterm_gets_sigkill(
 
 async def test_processes_left_running_after_exit_are_ended(tmp_path: Path, either_runner: str):
     command = "sleep 1000 & echo $! > child.pid; echo done"
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.value == 1.0
     assert grade.info["stdout"] == "done\n"
     assert grade.info["killed_leftovers"] is True
@@ -432,7 +432,7 @@ async def test_without_a_subreaper_a_process_that_left_the_group_cannot_hang_the
         "setsid sh -c 'echo $$ > child.pid; exec sleep 1000' & "
         "while [ ! -s child.pid ]; do sleep 0.01; done; echo done"
     )
-    grader = BashGrader("bash", command, cwd=tmp_path)
+    grader = CommandGrader("bash", command, cwd=tmp_path)
     escaped = None
     try:
         grade = await grader.grade(thread())
@@ -460,7 +460,7 @@ async def test_the_proc_scan_runs_off_the_event_loop_thread(
     # The leftover keeps the group signalable after the command exits: only a scan can
     # tell whether it still runs.
     command = "sleep 1000 & echo $! > child.pid; echo done"
-    grade = await BashGrader("bash", command, cwd=tmp_path).grade(thread())
+    grade = await CommandGrader("bash", command, cwd=tmp_path).grade(thread())
     assert grade.info["killed_leftovers"] is True
     assert gone(int((tmp_path / "child.pid").read_text()))
     assert scan_threads
@@ -490,7 +490,7 @@ async def test_zombies_do_not_keep_a_group_alive_and_a_gone_group_needs_no_scan(
 
 async def test_cancelling_the_grade_kills_the_group(tmp_path: Path, either_runner: str):
     command = "sh -c 'echo $$ > leader.pid; sleep 1000 & echo $! > child.pid; wait'"
-    grader = BashGrader("bash", command, cwd=tmp_path)
+    grader = CommandGrader("bash", command, cwd=tmp_path)
     task = asyncio.ensure_future(grader.grade(thread()))
     child = await wait_for_file(tmp_path / "child.pid")
     leader = await wait_for_file(tmp_path / "leader.pid")
@@ -510,7 +510,7 @@ async def test_logs_report_the_timeout_rate_and_sample_tables():
         'if [ "$GRADEWIRE_COMPLETION" = slow ]; then sleep 1000; fi; '
         '[ "$GRADEWIRE_COMPLETION" = good ]'
     )
-    grader = BashGrader("bash", command, timeout=1.0, sample_tables=True)
+    grader = CommandGrader("bash", command, timeout=1.0, sample_tables=True)
     samples = [thread("good"), thread("bad"), thread("slow"), thread("good")]
     grades = await grader.grade_many(samples)
     assert [g.value if g else None for g in grades] == [1.0, 0.0, 0.0, 1.0]
@@ -530,7 +530,7 @@ async def test_logs_report_the_timeout_rate_and_sample_tables():
 
 
 async def test_concurrent_grades_keep_their_own_completion_and_output():
-    grader = BashGrader("bash", 'printf %s "$GRADEWIRE_COMPLETION"')
+    grader = CommandGrader("bash", 'printf %s "$GRADEWIRE_COMPLETION"')
     samples = [thread(f"sample {i} $(x)") for i in range(12)]
     grades = await grader.grade_many(samples, max_concurrency=6)
     assert [g.info["stdout"] for g in grades if g] == [f"sample {i} $(x)" for i in range(12)]
@@ -584,16 +584,16 @@ async def test_concurrent_grades_keep_their_own_completion_and_output():
 )
 def test_bad_arguments_fail_at_construction(command, options, error, match):
     with pytest.raises(error, match=match):
-        BashGrader("bash", command, **options)
+        CommandGrader("bash", command, **options)
 
 
 def test_bad_grader_key_fails_at_construction():
     with pytest.raises(InvalidInputError, match="grader_key"):
-        BashGrader("", "true")
+        CommandGrader("", "true")
 
 
 def test_configuration_is_kept_for_inspection(tmp_path: Path):
-    grader = BashGrader(
+    grader = CommandGrader(
         "tests", "pytest -q", cwd=tmp_path, timeout=30, completion_via="file", env={"A": "1"}
     )
     assert grader.argv == ("/bin/bash", "-c", "pytest -q")
@@ -602,7 +602,7 @@ def test_configuration_is_kept_for_inspection(tmp_path: Path):
     assert type(grader.timeout) is float
     assert grader.completion_file_var == "GRADEWIRE_COMPLETION_FILE"
     assert grader.env == {"A": "1"}
-    assert repr(grader) == "BashGrader(grader_key='tests', command='pytest -q')"
+    assert repr(grader) == "CommandGrader(grader_key='tests', command='pytest -q')"
 
 
 async def test_cancelling_again_during_the_grace_period_kills_at_once(
@@ -612,7 +612,7 @@ async def test_cancelling_again_during_the_grace_period_kills_at_once(
     # outlasts the test: only the second cancel's SIGKILL can end it.
     monkeypatch.setattr(_process, "KILL_GRACE_S", 1000.0)
     command = "trap '' TERM; echo $$ > leader.pid; sleep 1000 & echo $! > child.pid; wait"
-    grader = BashGrader("bash", command, cwd=tmp_path)
+    grader = CommandGrader("bash", command, cwd=tmp_path)
     task = asyncio.ensure_future(grader.grade(thread()))
     child = await wait_for_file(tmp_path / "child.pid")
     leader = await wait_for_file(tmp_path / "leader.pid")

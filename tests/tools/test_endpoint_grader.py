@@ -12,9 +12,9 @@ from gradewire import (
     InvalidInputError,
     InvalidTypeError,
     ModelCallError,
-    RetryPolicy,
     StringThread,
 )
+from gradewire.http import RetryPolicy
 from gradewire.http._retry import ModelHTTPError
 from gradewire.tools._endpoint_grader import EndpointGrader
 from judge_server import DROP, Reply, error, malformed

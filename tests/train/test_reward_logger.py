@@ -12,11 +12,11 @@ from gradewire import (
     JsonlSink,
     MemorySink,
     RewardLogger,
-    StepWindow,
     StringThread,
     Table,
-    read_jsonl,
 )
+from gradewire.sinks import read_jsonl
+from gradewire.train import StepWindow
 
 EDGES = [0.0, 0.25, 0.5, 0.75, 1.0]
 

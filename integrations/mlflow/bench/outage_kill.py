@@ -9,7 +9,7 @@ each call. The script then starts the server again on the same store and counts,
 variant, in one run:
 
 - steps lost: logged (``log()`` returned) but neither in MLflow nor in the spill files left
-  on disk (which ``gradewire.read_spill`` reads back);
+  on disk (which ``gradewire.sinks.read_spill`` reads back);
 - time to first spill: from the server's death to the first spill file on disk.
 
 Variants: the defaults (``stall_timeout=5``: a call that has not returned after 5 s counts
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from gradewire import read_spill
+from gradewire.sinks import read_spill
 from mlflow_support import MlflowServer, migrate_template
 
 TRAINER = r"""

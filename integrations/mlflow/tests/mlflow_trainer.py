@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire import BackgroundSink, LogValue, StepLogs, Table
+from gradewire import BackgroundSink, Table
+from gradewire.core import LogValue
+from gradewire.sinks import StepLogs
 from gradewire_mlflow import MlflowSink
 
 TABLE_EVERY = 10

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from mlflow import MlflowClient
 
-from gradewire import read_spill
+from gradewire.sinks import read_spill
 from mlflow_support import RunContents
 from mlflow_trainer import TABLE_EVERY, logs
 

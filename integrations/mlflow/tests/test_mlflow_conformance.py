@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from mlflow import MlflowClient
 
-from gradewire import Histogram, Sink
+from gradewire import Histogram
+from gradewire.sinks import Sink
 from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, local_store, read_run

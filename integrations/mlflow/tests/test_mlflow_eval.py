@@ -186,3 +186,145 @@ def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experime
     runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
     comparison_run = next(r for r in runs if r.info.run_id != run_id)
     assert comparison_run.data.metrics["compare/correct/diff"] == 0.0
+
+
+ODD_KEYS = ["pass@1", "acc(strict)", "f1+bleu", "judge [/v2]", "a/../b", "a_b", "a@b"]
+
+
+def odd_graders():
+    return [
+        gw.BaseGrader.from_function(key, lambda s, n=n: n / 10) for n, key in enumerate(ODD_KEYS)
+    ]
+
+
+async def test_ordinary_grader_keys_log_under_names_mlflow_takes(
+    tmp_path, mlflow_server, experiment, caplog, monkeypatch
+):
+    data = write_data(tmp_path / "d.jsonl", 6)
+    result = await run_eval(data, odd_graders(), tmp_path / "run")
+    tracker = MlflowEvalTracker(
+        tmp_path / "run", tracking_uri=mlflow_server.url, experiment_name=experiment
+    )
+    tracker.log_run(result.run, result.summaries)
+    run_id = json.loads((tmp_path / "run" / "mlflow.json").read_text())["run_id"]
+    client = MlflowClient(mlflow_server.url)
+    logged = client.get_run(run_id)
+    assert logged.info.status == "FINISHED"
+    means = {k: v for k, v in logged.data.metrics.items() if k.endswith("/score/mean")}
+    assert means == pytest.approx(
+        {
+            "pass_1/score/mean": 0.0,
+            "acc_strict_/score/mean": 0.1,
+            "f1_bleu/score/mean": 0.2,
+            "judge _/v2_/score/mean": 0.3,
+            "a/__/b/score/mean": 0.4,
+            "a_b/score/mean": 0.5,
+            "a_b-7508d8b5/score/mean": 0.6,  # never two graders under one name
+        }
+    )
+    assert len(logged.data.metrics) == len(result.run.metrics())
+    # One warning per grader key renamed, not one per metric.
+    renamed = [r.getMessage() for r in caplog.records if "not a valid MLflow name" in r.message]
+    assert len(renamed) == 6
+    # The feedback keeps the grader's own key: compare reads the run back by it.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.url)
+    from_mlflow = read_mlflow_run(run_id)
+    assert from_mlflow is not None
+    assert sorted(from_mlflow.graders) == sorted(ODD_KEYS)
+
+    comparison = compare_runs(load_run(tmp_path / "run"), load_run(tmp_path / "run"))
+    tracker.log_comparison(comparison, "<html></html>")
+    runs = client.search_runs(
+        [client.get_experiment_by_name(experiment).experiment_id],
+        filter_string="tags.`gradewire.compare.run_a` != ''",
+    )
+    (compare_run,) = runs
+    assert compare_run.data.metrics["compare/pass_1/diff"] == 0.0
+    assert compare_run.data.metrics["compare/a_b-7508d8b5/n_pairs"] == 6
+
+
+def test_a_tracker_failure_after_grading_keeps_the_run_folder_and_ends_the_mlflow_run(
+    tmp_path, mlflow_server, experiment
+):
+    # An experiment whose artifacts cannot be written: a real fault, after the run started.
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    client = MlflowClient(mlflow_server.url)
+    client.create_experiment(experiment, artifact_location=(blocked / "artifacts").as_uri())
+    data = write_data(tmp_path / "d.jsonl", 4)
+    graders_file = tmp_path / "g.toml"
+    graders_file.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "pass@1"\nfunction = "eval_graders:numeric_answer"\n'
+    )
+    env = {
+        **os.environ,
+        "MLFLOW_TRACKING_URI": mlflow_server.url,
+        "MLFLOW_EXPERIMENT_NAME": experiment,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+    }
+    out = tmp_path / "run"
+    command = [
+        sys.executable,
+        "-m",
+        "gradewire",
+        "eval",
+        str(data),
+        "--graders",
+        str(graders_file),
+        "--out",
+        str(out),
+        "--sink",
+        "mlflow",
+        "--no-progress",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 3, done.stderr
+    assert "logging the run failed: mlflow" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads((out / "summary.json").read_text())["samples"] == 4
+    assert (out / "report.html").exists()
+    assert "report:" in done.stdout
+    experiment_id = client.get_experiment_by_name(experiment).experiment_id
+    (run,) = client.search_runs([experiment_id])
+    assert run.info.status == "FAILED"  # ended, not left RUNNING
+    assert run.data.metrics["pass_1/score/count"] == 4
+
+
+async def test_a_logged_run_carries_the_hashes_compare_checks(tmp_path, mlflow_server, experiment):
+    from gradewire.eval import MismatchedRunsError
+
+    data = write_data(tmp_path / "d.jsonl", 8)
+    out = tmp_path / "run"
+    result = await run_eval(data, graders(set()), out)
+    MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment).log_run(
+        result.run, result.summaries
+    )
+    run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
+    os.environ["MLFLOW_TRACKING_URI"] = mlflow_server.url
+    try:
+        logged = read_mlflow_run(run_id)
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
+    assert logged is not None
+    folder = load_run(out)
+    assert {r.id: r.prompt_hash for r in logged.records} == {
+        r.id: r.prompt_hash for r in folder.records
+    }
+    assert logged.spec_hashes == folder.spec_hashes
+    assert [g["key"] for g in logged.config["graders"]] == ["correct", "judge"]
+    # Another run whose ids name other questions: refused, from MLflow as from a folder.
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    shuffled = [{**row, "id": rows[(i + 1) % len(rows)]["id"]} for i, row in enumerate(rows)]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(r) + "\n" for r in shuffled))
+    moved = (await run_eval(other, graders(set()), tmp_path / "moved")).run
+    with pytest.raises(MismatchedRunsError, match="8 of 8 paired samples have different prompts"):
+        compare_runs(logged, moved)
+    # A grader whose spec changed: refused, with the specs' difference.
+    renamed = [
+        gw.BaseGrader.from_function("correct", lambda sample: 1.0),
+        graders(set())[1],
+    ]
+    changed = (await run_eval(data, renamed, tmp_path / "changed")).run
+    with pytest.raises(MismatchedRunsError, match="'correct': function"):
+        compare_runs(logged, changed)

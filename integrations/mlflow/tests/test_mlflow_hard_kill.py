@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mlflow import MlflowClient
 
-from gradewire import read_spill
+from gradewire.sinks import read_spill
 from mlflow_support import MlflowServer
 
 HEALTHY = 20  # steps delivered before the server dies

@@ -16,7 +16,9 @@ from typing import Any
 
 from mlflow import MlflowClient
 
-from gradewire import BackgroundSink, LogValue, StepLogs, Table
+from gradewire import BackgroundSink, Table
+from gradewire.core import LogValue
+from gradewire.sinks import StepLogs
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, read_run
 

@@ -89,7 +89,20 @@ def test_a_ray_run_resumes_and_matches_a_local_run(ray_instance: Any, tmp_path: 
     assert (first.outcome.graded, first.outcome.skipped) == (50, 0)
     assert (rest.outcome.graded, rest.outcome.skipped) == (70, 50)
     assert ray_calls == local_calls == 120  # each sample judged once, resumed or not
-    assert outcomes(tmp_path / "ray") == outcomes(tmp_path / "local")
+    assert outcomes(tmp_path / "ray") == outcomes(tmp_path / "local")  # input hashes too
+    prompts = {
+        name: {
+            line["id"]: line["prompt_hash"]
+            for line in map(
+                json.loads, (tmp_path / name / "results.jsonl").read_text().splitlines()
+            )
+        }
+        for name in ("local", "ray")
+    }
+    assert prompts["ray"] == prompts["local"]
+    assert all(
+        o["input_hash"] for sample in outcomes(tmp_path / "ray").values() for o in sample.values()
+    )
     summary = {
         name: json.loads((tmp_path / name / "summary.json").read_text())
         for name in ("local", "ray")

@@ -12,61 +12,11 @@ import pytest
 from ray.data.expressions import col
 
 import gradewire as gw
+from dataset_support import assert_same, correct, graders, local_logs, rows
 from gradewire_ray import grade_dataset
 from gradewire_ray._rows import default_row_thread
 
 N = 100_000
-
-
-def correct(sample: gw.StringThread) -> float:
-    answer = sample.metadata["answer"]
-    return float(sample.completion() == str(answer)) * 0.5 + (answer % 7) / 13.0
-
-
-def flaky(sample: gw.StringThread) -> gw.Grade | None:
-    """Abstains on every 11th row, fails on every 17th; values far from 0 (a hard mean)."""
-    answer = sample.metadata["answer"]
-    if answer % 11 == 0:
-        return None
-    if answer % 17 == 0:
-        raise ValueError(f"no judgement for {answer}")
-    return gw.Grade(math.sin(answer) * 1e3 + 1e6, "flaky", reasoning=f"reason {answer}")
-
-
-def graders() -> list[gw.BaseGrader]:
-    return [
-        gw.BaseGrader.from_function("correct", correct),
-        gw.BaseGrader.from_function("flaky", flaky),
-    ]
-
-
-def rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {"id": i, "prompt": f"What is {i}?", "completion": str(i if i % 3 else i + 1), "answer": i}
-        for i in range(n)
-    ]
-
-
-def local_logs(data: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The same graders over the same rows in this process: what get_logs() says."""
-    here = graders()
-
-    async def grade() -> None:
-        threads = [default_row_thread(row) for row in data]
-        for grader in here:
-            await grader.grade_many(threads)
-
-    asyncio.run(grade())
-    return {g.grader_key: dict(g.get_logs()) for g in here}  # type: ignore[misc]
-
-
-def assert_same(expected: dict[str, float], got: dict[str, float]) -> None:
-    assert set(got) == set(expected)
-    for key, value in expected.items():
-        if key.endswith("count"):
-            assert got[key] == value, key
-        else:
-            assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=0.0), (key, got[key], value)
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +109,20 @@ def test_a_row_that_is_no_sample_is_an_error_of_every_grader(ray_instance: Any) 
     (bad,) = result.dataset.filter(expr=col("id") == 99).take_all()
     assert bad["correct/status"] == "error"
     assert "no 'messages' field and no 'prompt' field" in bad["correct/error"]
+
+
+def test_a_completion_in_another_column_is_an_error_until_it_is_named(ray_instance: Any) -> None:
+    data = [{"id": i, "prompt": f"{i}?", "response": str(i), "answer": i} for i in range(6)]
+    dataset = ray_instance.data.from_items(data)
+    refused = grade_dataset(dataset, graders())
+    assert refused.states["correct"].to_logs()["score/error_count"] == 6
+    (first,) = refused.dataset.filter(expr=col("id") == 0).take_all()
+    assert "completion_key='response'" in first["correct/error"]
+    named = grade_dataset(dataset, graders(), completion_key="response")
+    assert named.states["correct"].to_logs()["score/error_count"] == 0
+    assert named.get_logs("correct")["score/count"] == 6
+    with pytest.raises(gw.InvalidInputError, match="one or the other"):
+        grade_dataset(dataset, graders(), to_thread=default_row_thread, completion_key="x")
 
 
 async def _slow_half(sample: gw.StringThread) -> gw.Grade:

@@ -11,55 +11,27 @@ per sample, as veRL's agent loop asks its reward workers); and a real
 from __future__ import annotations
 
 import asyncio
-import math
+import gc
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import verl_reward
-from gradewire import Grade
-from gradewire.train import RewardLogger
-from gradewire_ray import drain_reward_stats, install_verl_hook, verl_compute_score
-from verl_support import batch, reward_config, sample, tokenizer_folder
+from gradewire_ray import drain_reward_stats, install_verl_hook
+from verl_support import (
+    assert_numbers_equal,
+    batch,
+    expected_logs,
+    reward_config,
+    sample,
+    tokenizer_folder,
+)
 
 STEPS = 5
 PER_STEP = 400  # 2,000 samples in all
-
-
-def expected_logs(samples: Sequence[dict[str, Any]], section: str = "rewards") -> dict[str, Any]:
-    """The step's figures recomputed in this process, one grader, no Ray."""
-    grader = verl_reward.grader()
-    logger = RewardLogger(grader, prefix=section)
-    reward = verl_compute_score(grader, channel=None).reward  # type: ignore[attr-defined]
-    threads = [
-        reward.thread(s["data_source"], s["response"], s["ground_truth"], s["extra_info"])
-        for s in samples
-    ]
-
-    async def grade() -> list[Grade | None]:
-        return [await grader(t) for t in threads]
-
-    grades = asyncio.run(grade())
-    groups = [f"{s['data_source']}/{s['extra_info']['index']}" for s in samples]
-    logger.record(grader, threads, grades, groups=groups)
-    return logger.step(0)
-
-
-def assert_numbers_equal(expected: dict[str, Any], got: dict[str, float]) -> None:
-    numbers = {k: v for k, v in expected.items() if isinstance(v, int | float)}
-    assert set(got) == set(numbers)
-    for key, value in numbers.items():
-        if key.endswith(("count", "groups")):
-            assert got[key] == value, key
-        else:
-            assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), (
-                key,
-                got[key],
-                value,
-            )
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +155,39 @@ def test_the_sync_function_through_veRLs_thread_pool(ray_instance: Any, tokenize
     assert all(s == -1.0 for s, f in zip(scores, flagged, strict=True) if f)
     logs = {k: v for k, v in drain_reward_stats().items() if isinstance(v, int | float)}
     assert_numbers_equal(expected_logs(samples), logs)
+
+
+def test_the_channel_the_trainer_opens_outlives_the_workers_that_send(ray_instance: Any) -> None:
+    name = "opened-by-the-trainer"
+    drain_reward_stats(name)  # what the hook does in the trainer: open it, keep nothing
+    gc.collect()
+
+    @ray_instance.remote(num_cpus=0)
+    class Worker:
+        """A reward worker of another process, scoring with a compute_score of its own."""
+
+        def score(self, indices: list[int]) -> None:
+            import gradewire as gw
+            from gradewire_ray import verl_compute_score
+
+            grader = gw.BaseGrader.from_function(
+                "exact", lambda s: float(s.completion() == s.metadata["ground_truth"])
+            )
+            compute_score = verl_compute_score(grader, channel=name)
+
+            async def run() -> None:
+                await asyncio.gather(
+                    *(
+                        compute_score(solution_str=str(i % 3), ground_truth="0", extra_info={})
+                        for i in indices
+                    )
+                )
+
+            asyncio.run(run())
+
+    worker = Worker.remote()  # type: ignore[attr-defined]
+    ray_instance.get(worker.score.remote(list(range(90))))
+    ray_instance.kill(worker)  # a worker the trainer ends (or that dies): its figures stay
+    logs = drain_reward_stats(name)
+    assert logs["rewards/exact/score/count"] == 90
+    assert logs["rewards/exact/score/mean"] == pytest.approx(30 / 90, rel=1e-12)

@@ -1,4 +1,5 @@
-"""veRL's reward loop on CPU: its config, its batches, and what its reward manager decodes.
+"""veRL's reward loop on CPU: its config, its batches, what its reward manager decodes, and
+the figures a step must log (recomputed in one process).
 
 The batches are what veRL's rollout hands the reward loop: token tensors of prompts and
 responses with their attention mask, and per sample ``data_source``, ``reward_model``
@@ -8,6 +9,8 @@ saved to a folder so veRL loads it by path as it loads a model's (no download).
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,11 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tensordict import TensorDict
 from transformers import ByT5Tokenizer
+
+import verl_reward
+from gradewire import Grade
+from gradewire.train import RewardLogger
+from gradewire_ray import verl_compute_score
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,3 +96,36 @@ def batch(samples: Sequence[dict[str, Any]]) -> Any:
     }
     tensors = TensorDict({"prompts": p, "responses": r, "attention_mask": mask}, batch_size=n)
     return DataProto(batch=tensors, non_tensor_batch=non_tensor)
+
+
+def expected_logs(samples: Sequence[dict[str, Any]], section: str = "rewards") -> dict[str, Any]:
+    """The step's figures recomputed in this process, one grader, no Ray."""
+    grader = verl_reward.grader()
+    logger = RewardLogger(grader, prefix=section)
+    reward = verl_compute_score(grader, channel=None).reward  # type: ignore[attr-defined]
+    threads = [
+        reward.thread(s["data_source"], s["response"], s["ground_truth"], s["extra_info"])
+        for s in samples
+    ]
+
+    async def grade() -> list[Grade | None]:
+        return [await grader(t) for t in threads]
+
+    grades = asyncio.run(grade())
+    groups = [f"{s['data_source']}/{s['extra_info']['index']}" for s in samples]
+    logger.record(grader, threads, grades, groups=groups)
+    return logger.step(0)
+
+
+def assert_numbers_equal(expected: dict[str, Any], got: dict[str, float]) -> None:
+    numbers = {k: v for k, v in expected.items() if isinstance(v, int | float)}
+    assert set(got) == set(numbers)
+    for key, value in numbers.items():
+        if key.endswith(("count", "groups")):
+            assert got[key] == value, key
+        else:
+            assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), (
+                key,
+                got[key],
+                value,
+            )

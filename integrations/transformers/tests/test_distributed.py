@@ -20,9 +20,9 @@ from gradewire import (
     JsonlSink,
     RewardLogger,
     StringThread,
-    read_jsonl,
     run_sync,
 )
+from gradewire.sinks import read_jsonl
 
 WORLD = 4
 EDGES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradewire import Sink
+from gradewire.sinks import Sink
 from gradewire_wandb import WandbSink
 from sink_conformance import Readback, SinkConformance
 from wandb_reader import logged, read_run, run_dirs

@@ -46,6 +46,7 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     assert rows["q3"][1:5] == ["<i>3</i>?", "1", 1.0, "ok"]
     assert rows["q11"][3:6] == [None, "error", "GradingError: no"]
     assert run.config["data"]["rows"] == 12
+    assert run.config["spec_hashes"] == dict(result.run.spec_hashes)
 
     comparison = compare_runs(result.run, result.run)
     WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_comparison(
@@ -55,3 +56,22 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     compared = read_run(later)
     assert compared.summary["compare/odd/diff"] == 0.0
     assert compared.summary["compare/odd/n_pairs"] == 11
+
+
+async def test_ordinary_grader_keys_keep_their_names(tmp_path: Path):
+    keys = ["pass@1", "acc(strict)", "f1+bleu", "judge [/v2]", "f1[macro]"]
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "q", "completion": "a"}\n', encoding="utf-8")
+    graders = [gw.BaseGrader.from_function(k, lambda s, n=n: n / 10) for n, k in enumerate(keys)]
+    result = await run_eval(data, graders, tmp_path / "run")
+    WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_run(
+        result.run, result.summaries
+    )
+    (path,) = run_dirs(tmp_path)
+    run = read_run(path)
+    for n, key in enumerate(keys):
+        assert run.summary[f"{key}/score/mean"] == pytest.approx(n / 10)
+    table = run.table_json(run.summary[TABLE_KEY])
+    assert table["columns"][3:] == [
+        column for key in keys for column in (key, f"{key}/outcome", f"{key}/reasoning")
+    ]

@@ -16,7 +16,8 @@ import pytest
 import wandb
 
 import gradewire_wandb
-from gradewire import BaseSink, InvalidInputError, InvalidTypeError, Sink, SinkError, Table
+from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
+from gradewire.sinks import BaseSink, Sink
 from gradewire_wandb import DEFAULT_TABLE_POLICY, HTML_SUFFIX, WandbSink
 from sink_conformance import SCRIPT, assert_table_matches
 from wandb_reader import Logged, OfflineRun, logged, read_run, run_dirs

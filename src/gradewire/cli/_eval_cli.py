@@ -13,7 +13,13 @@ from typing import Any
 
 from gradewire.core import GradewireError
 
-__all__ = ["add_eval_parser", "parse_fail_on_error", "run_eval_command", "sinks_for"]
+__all__ = [
+    "add_eval_parser",
+    "data_options",
+    "parse_fail_on_error",
+    "run_eval_command",
+    "sinks_for",
+]
 
 SINKS = ("mlflow", "wandb", "jsonl", "console")
 
@@ -54,7 +60,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
     parser.add_argument(
-        "--out", type=Path, default=None, help="run folder (default: ./gradewire-eval/<data name>)"
+        "--out",
+        type=Path,
+        default=None,
+        help="run folder: new, empty, or a run to resume (default: ./gradewire-eval/<data name>)",
     )
     parser.add_argument(
         "--sink",
@@ -67,9 +76,33 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument(
         "--concurrency", type=int, default=32, help="samples in flight (default: 32)"
     )
-    parser.add_argument("--limit", type=int, default=None, help="grade only the first N samples")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="grade only the first N samples (the run still spans the whole data)",
+    )
     parser.add_argument(
         "--cluster-key", default=None, help="metadata field to cluster standard errors by"
+    )
+    parser.add_argument(
+        "--completion-key",
+        default=None,
+        metavar="FIELD",
+        help="the field that holds the completion (default: completion); a row with no "
+        "completion is a data error",
+    )
+    parser.add_argument(
+        "--prompt-key",
+        default=None,
+        metavar="FIELD",
+        help="the field that holds the prompt, a string or a list of messages (default: "
+        "prompt; 'messages' reads messages as the prompt of a separate completion field)",
+    )
+    parser.add_argument(
+        "--allow-prompt-only",
+        action="store_true",
+        help="grade rows that have no completion (graders of the prompt alone)",
     )
     parser.add_argument(
         "--fail-on-error",
@@ -79,9 +112,26 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="exit 1 when more than N samples (or more than FRACTION of them) had a grader error",
     )
     parser.add_argument(
-        "--retry-errors", action="store_true", help="re-grade the outcomes that were errors"
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one grade may take, for graders whose file sets no timeout; a grade "
+        "that takes longer is given up and counted as a timeout (an error of its own kind), "
+        "and grading goes on",
+    )
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="re-grade the outcomes that were errors (timeouts included)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="put the run in a folder that holds other files (never over a file gradewire "
+        "did not write), or make a run of one data file the run of another",
+    )
     parser.add_argument(
         "--engine",
         default="local",
@@ -113,9 +163,30 @@ def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]
     return trackers, sinks
 
 
+def data_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `DataOptions` that ``--completion-key``, ``--prompt-key``, ``--allow-prompt-only`` ask.
+
+    Only those given, so that the defaults stay in one place.
+    """
+    options: dict[str, Any] = {}
+    if args.completion_key is not None:
+        options["completion_key"] = args.completion_key
+    if args.prompt_key is not None:
+        options["prompt_key"] = args.prompt_key
+    if args.allow_prompt_only:
+        options["allow_prompt_only"] = True
+    return options
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
-    """Run ``gradewire eval``; returns the exit code."""
+    """Run ``gradewire eval``; returns the exit code.
+
+    Everything the run needs (the extras, the data, the run folder, the trackers) is
+    checked before the first grade; a tracker that fails afterwards leaves the run folder
+    complete, and the exit code says so (3).
+    """
     from gradewire.eval import RichDisplay, run_eval
+    from gradewire.eval._terminal import terminal_safe
     from gradewire.eval._trackers import log_run_to_sink
     from gradewire.specs import load_graders
 
@@ -125,6 +196,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
         if args.limit is not None and args.limit < 1:
             raise GradewireError(f"--limit must be at least 1, not {args.limit}")
+        if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+            raise GradewireError(
+                f"--timeout must be a positive number of seconds, not {args.timeout}"
+            )
         engine = _engine(args)
         display = None if args.no_progress else RichDisplay()
         graders = load_graders(args.graders)
@@ -143,26 +218,48 @@ def run_eval_command(args: argparse.Namespace) -> int:
                     display=display,
                     grader_file=str(args.graders),
                     engine=engine,
+                    **data_options(args),
+                    force=args.force,
+                    timeout=args.timeout,
                 )
             )
         finally:
             if handler is not None:
                 logging.getLogger("gradewire").removeHandler(handler)
-    except GradewireError as exc:
-        print(f"gradewire eval: {exc}", file=sys.stderr)
+    except (GradewireError, OSError) as exc:
+        print(f"gradewire eval: {terminal_safe(exc, multiline=True)}", file=sys.stderr)
         return 2
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
-    notes = []
-    for tracker in trackers:
-        notes.extend(tracker.log_run(result.run, result.summaries))
+    names = [name for name in dict.fromkeys(args.sink) if name not in ("jsonl", "console")]
+    notes: list[str] = []
+    failed: list[str] = []
+    # The run folder (results, summary, report) is complete here: a tracker that fails
+    # now loses nothing, and running the command again logs it without grading again.
+    for name, tracker in zip(names, trackers, strict=True):
+        try:
+            notes.extend(tracker.log_run(result.run, result.summaries))
+        except Exception as exc:  # any tracker failure: reported, never a traceback
+            failed.append(f"{name} ({type(exc).__name__}: {exc})")
     for sink in sinks:
-        log_run_to_sink(result.run, sink)
-        sink.close()
+        try:
+            log_run_to_sink(result.run, sink)
+            sink.close()
+        except Exception as exc:
+            failed.append(f"{type(sink).__name__} ({type(exc).__name__}: {exc})")
     for line in notes:
-        print(line)
-    print(f"report: {result.report.resolve()} (open it in a browser; it needs no network)")
+        print(terminal_safe(line))
+    report = terminal_safe(result.report.resolve())
+    print(f"report: {report} (open it in a browser; it needs no network)")
+    if failed:
+        print(
+            f"gradewire eval: logging the run failed: {terminal_safe('; '.join(failed))}. The "
+            f"run folder {terminal_safe(out)} is complete (results, summary, report); run the "
+            "same command again to log it (nothing is graded again)",
+            file=sys.stderr,
+        )
+        return 3
     if result.outcome.interrupted:
         print(
             f"interrupted: {result.outcome.graded} sample(s) graded and kept; run the same "
@@ -201,33 +298,46 @@ def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:
     return 0
 
 
-def _log_handler(display: Any) -> logging.Handler | None:
-    """Grader warnings above the live display instead of through it."""
-    if display is None:
-        return None
-    from rich.logging import RichHandler
+def _log_handler(display: Any) -> logging.Handler:
+    """Grader warnings on standard error (above the live display), control characters escaped.
 
-    handler = RichHandler(console=display._console, show_path=False, rich_tracebacks=False)
+    A warning can quote a failing sample's text, or a judge's error text.
+    """
+    from gradewire.eval._terminal import TerminalSafeFormatter
+
+    handler: logging.Handler
+    if display is None:
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        from rich.logging import RichHandler
+
+        handler = RichHandler(
+            console=display._console, show_path=False, rich_tracebacks=False, markup=False
+        )
+    handler.setFormatter(TerminalSafeFormatter())
     handler.setLevel(logging.WARNING)
-    logger = logging.getLogger("gradewire")
-    logger.addHandler(handler)
+    logging.getLogger("gradewire").addHandler(handler)
     return handler
 
 
 def _print_summary(result: Any) -> None:
-    rows = [("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")]
+    from gradewire.eval._terminal import terminal_safe
+
+    # Timeouts are among the errors; their column shows when there is one.
+    timeouts = any(s.timeouts for s in result.summaries)
+    head = ("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")
+    rows: list[tuple[str, ...]] = [(*head, "timeouts") if timeouts else head]
     for s in result.summaries:
-        rows.append(
-            (
-                s.grader,
-                str(s.n),
-                _f(s.mean),
-                _f(s.stderr),
-                f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
-                str(s.errors),
-                str(s.abstained),
-            )
+        row: tuple[str, ...] = (
+            terminal_safe(s.grader),
+            str(s.n),
+            _f(s.mean),
+            _f(s.stderr),
+            f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+            str(s.errors),
+            str(s.abstained),
         )
+        rows.append((*row, str(s.timeouts)) if timeouts else row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print(
@@ -236,10 +346,16 @@ def _print_summary(result: Any) -> None:
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    run = result.run
+    if run.samples_in_data is not None and len(run.records) < run.samples_in_data:
+        print(
+            f"{len(run.records)} of the data's {run.samples_in_data} samples are graded in "
+            "this folder; run the same command again (without --limit) to grade the rest"
+        )
     clustered = [s for s in result.summaries if s.n_clusters is not None]
     if clustered:
         print(
-            f"standard errors clustered by {result.run.cluster_key!r} "
+            f"standard errors clustered by {terminal_safe(repr(run.cluster_key))} "
             f"({clustered[0].n_clusters} clusters)"
         )
 

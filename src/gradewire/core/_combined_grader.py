@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from gradewire.core._grade import Grade, as_finite_float
 from gradewire.core._grader import BaseGrader, LogValue
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
+from gradewire.core._weights import weighted_mean, weighted_sum
 
 __all__ = ["CombinedGrader"]
 
@@ -47,8 +49,9 @@ class CombinedGrader(BaseGrader):
     can learn to provoke too.
 
     The returned Grade keeps the sub-grades, with their weights, as children; its reasoning
-    has one line per sub-grader, ``key: value - reasoning`` (``- reasoning`` left out when
-    a sub-grade has none; a skipped one reads ``key: abstained - reason``).
+    has one line per sub-grader, ``key: value - reasoning`` (``- None`` when a sub-grade
+    has no reasoning, as in Adaptive Harmony; a skipped one reads ``key: abstained -
+    reason``).
 
     `get_logs()` reports this grader's own statistics plus each sub-grader's logs under
     ``<sub_key>/...``; clearing clears the sub-graders too.
@@ -119,6 +122,15 @@ class CombinedGrader(BaseGrader):
         self._warned_failure_rate = False
         self.max_log_records = max_log_records
 
+    @property
+    def agg_method(self) -> Aggregation:
+        """Adaptive Harmony's name for `aggregation` (reading and setting it)."""
+        return self.aggregation
+
+    @agg_method.setter
+    def agg_method(self, value: Aggregation) -> None:
+        self.aggregation = _aggregation(value, None)
+
     def _sub_graders(self) -> tuple[BaseGrader[Any], ...]:
         return getattr(self, "graders", ())
 
@@ -133,8 +145,8 @@ class CombinedGrader(BaseGrader):
             )
         if any(w < 0 for w in checked):
             raise InvalidInputError(
-                f"weights must be >= 0, got {list(checked)}; for penalties use "
-                "gradewire.combine(), where a negative weight means an error to avoid"
+                f"weights must be >= 0, got {list(checked)}; for penalties use HUD's "
+                "gradewire.hud.combine(), where a negative weight means an error to avoid"
             )
         if not any(checked):
             raise InvalidInputError("at least one weight must be positive")
@@ -151,7 +163,7 @@ class CombinedGrader(BaseGrader):
             if isinstance(outcome, Grade):
                 used.append(outcome.replace(weight=weight))
             elif isinstance(outcome, IgnoreGradeException):
-                skipped.append((key, f"abstained - {outcome}"))
+                skipped.append((key, f"abstained - {outcome.reason}"))
             elif self.on_error == "raise":
                 raise outcome
             else:
@@ -173,16 +185,22 @@ class CombinedGrader(BaseGrader):
             raise GradingError(f"no sub-grader produced a grade: {reason}")
         if failed:
             self._warn_failure_rate(failed)
-        total = sum(g.weight for g in used)
-        weighted = sum(g.value * g.weight for g in used)
+        values = [g.value for g in used]
+        weights = [g.weight for g in used]
         if self.aggregation == "sum":
-            value = weighted
-        elif total > 0:
-            value = weighted / total
+            value = weighted_sum(values, weights)
+        elif any(weights):
+            value = weighted_mean(values, weights)
         else:
             raise GradingError(
                 "only zero-weight sub-graders produced a grade, so the weighted mean is "
                 f"undefined: {'; '.join(f'{key}: {why}' for key, why in skipped)}"
+            )
+        if not math.isfinite(value):
+            raise GradingError(
+                f"the weighted {self.aggregation} of {values} with weights {weights} is "
+                "beyond the float range; use smaller weights (only their ratios matter for "
+                "aggregation='mean')"
             )
         reasoning = _explain(used, skipped)
         log: dict[str, Any] = {"score": value, "skipped": len(skipped)}
@@ -258,9 +276,7 @@ def _aggregation(aggregation: Aggregation | None, method: Aggregation | None) ->
 
 def _explain(used: Sequence[Grade], skipped: Sequence[tuple[str, str]]) -> str:
     """One line per sub-grader: ``key: value - reasoning``, then the skipped ones."""
-    lines = [
-        f"{g.grader_key}: {g.value}" + ("" if g.reasoning is None else f" - {g.reasoning}")
-        for g in used
-    ]
+    # Adaptive Harmony's format, ``- None`` included when a sub-grade gave no reasoning.
+    lines = [f"{g.grader_key}: {g.value} - {g.reasoning}" for g in used]
     lines.extend(f"{key}: {why}" for key, why in skipped)
     return "\n".join(lines)

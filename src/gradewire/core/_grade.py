@@ -43,10 +43,10 @@ def as_finite_float(value: object, what: str) -> float:
 class Grade:
     """The score of one sample: a value, the key of the grader that gave it, and why.
 
-    A Grade is also a node of a score tree (the shape of HUD's ``SubScore``): it has a
-    ``weight`` in its parent's combination, ``children`` it was combined from, and an
-    ``info`` mapping of grader-specific details. Grades are immutable; `replace()` returns
-    a changed copy.
+    A Grade is also a node of a score tree (the shape of HUD's ``SubScore``, whose own
+    pydantic model is `gradewire.hud.SubScore`): it has a ``weight`` in its parent's
+    combination, ``children`` it was combined from, and an ``info`` mapping of
+    grader-specific details. Grades are immutable; `replace()` returns a changed copy.
 
     Example:
         >>> Grade(value=0.95, grader_key="my-grader", reasoning="accurate and relevant")
@@ -243,7 +243,7 @@ def _check_children(children: Iterable[Grade]) -> tuple[Grade, ...]:
         if not isinstance(kid, Grade):
             raise InvalidTypeError(
                 f"children must be Grade objects, not {type(kid).__name__}; "
-                "wrap plain numbers with Grade(value, key) or SubScore(name, value)"
+                "wrap plain numbers with Grade(value, key)"
             )
     return kids
 

@@ -12,15 +12,18 @@ import numpy as np
 
 from gradewire.core._stats import LogState, Stats
 
-__all__ = ["ABSTAINED", "ERROR", "TRUNCATED", "LogBuffer", "as_logged_number"]
+__all__ = ["ABSTAINED", "ERROR", "TIMED_OUT", "TRUNCATED", "LogBuffer", "as_logged_number"]
 
 # Reserved record keys: a str under "error" marks a sample that failed, a str under
 # "abstained" one the grader declined to score. Both are counted, never averaged. A str
 # under "truncated" marks a failure whose model reply was cut at its token limit, counted
-# in score/truncated_count (beside the error count, not instead of it) once one is seen.
+# in score/truncated_count (beside the error count, not instead of it) once one is seen. A
+# str under "timed_out" marks a failure that was a timeout, counted in score/timeout_count
+# the same way.
 ERROR = "error"
 ABSTAINED = "abstained"
 TRUNCATED = "truncated"
+TIMED_OUT = "timed_out"
 _NOT_A_NUMBER = None
 
 
@@ -69,6 +72,7 @@ class LogBuffer:
         "abstained",
         "columns",
         "errors",
+        "timed_out",
         "truncated",
     )
 
@@ -79,6 +83,7 @@ class LogBuffer:
         self.abstained = 0
         self.errors = 0
         self.truncated = 0
+        self.timed_out = 0
         self._records = records
         self._n = 0
         self._last: object = None
@@ -130,6 +135,8 @@ class LogBuffer:
             self.abstained += 1
         elif key == TRUNCATED:
             self.truncated += 1
+        elif key == TIMED_OUT:
+            self.timed_out += 1
 
     def _column(self, key: Any) -> Callable[[float], None]:
         column = self.columns[key] = array("d")
@@ -168,4 +175,6 @@ class LogBuffer:
         counts = {"score/abstained_count": self.abstained, "score/error_count": self.errors}
         if self.truncated:
             counts["score/truncated_count"] = self.truncated
+        if self.timed_out:
+            counts["score/timeout_count"] = self.timed_out
         return LogState(stats, counts)

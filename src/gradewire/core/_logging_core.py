@@ -15,9 +15,12 @@ from gradewire.core._sample_tables import sample_tables, split_records
 from gradewire.core._stats import LogState
 from gradewire.core._table import Table
 
-__all__ = ["LogT", "LogValue", "LoggingCore"]
+__all__ = ["UNDRAINED_RECORDS", "LogT", "LogValue", "LoggingCore"]
 
 logger = logging.getLogger("gradewire")
+
+UNDRAINED_RECORDS = 10_000
+"""The records a grader keeps when a driver bounds it because nothing may drain it."""
 
 LogValue = float | Table | Histogram
 """A logged value: a number (counts are ints), a `Table`, or a `Histogram`.
@@ -34,6 +37,9 @@ class LoggingCore(CompactRecords[LogT]):
     numpy pass. ``self._logs`` is the list of logged records, for `get_logs` overrides
     that build their own tables (score-only records packed until then: `CompactRecords`).
     """
+
+    # Set by `bound_undrained`: how to drain the grader, said once when the bound is reached.
+    _undrained_hint: str | None = None
 
     def __init__(self, *, sample_tables: bool, max_log_records: int | None) -> None:
         self.sample_tables = sample_tables
@@ -65,6 +71,7 @@ class LoggingCore(CompactRecords[LogT]):
                 f"max_log_records must be at least 2, not {value}; None keeps every record"
             )
         self._max_log_records = value
+        self._undrained_hint = None  # a bound set on purpose
         if value is not None and not self._listed:
             # Folding counts records, so a bounded grader keeps them as a plain list.
             self._list_records()
@@ -100,6 +107,19 @@ class LoggingCore(CompactRecords[LogT]):
         for grader in self._sub_graders():
             if grader.max_log_bytes is None:
                 grader.max_log_bytes = value
+
+    def bound_undrained(self, hint: str) -> None:
+        """Bound a grader that nothing may drain, unless it has a bound of its own.
+
+        A driver that grades for a trainer which may never read the logs (``trl_reward``
+        without its callback, an OpenRLHF reward file) calls this: the grader then keeps
+        at most `UNDRAINED_RECORDS` records (see `max_log_records`: figures stay exact,
+        tables show the newest), and the first time the bound is reached it warns once,
+        with ``hint`` saying how to drain it.
+        """
+        if self.max_log_records is None:
+            self.max_log_records = UNDRAINED_RECORDS
+            self._undrained_hint = hint
 
     def _sub_graders(self) -> Sequence[LoggingCore[Any]]:
         """The graders this one runs, which share its bounds (none for a leaf grader)."""
@@ -168,6 +188,17 @@ class LoggingCore(CompactRecords[LogT]):
         cut = len(logs) - keep
         if cut <= 0:
             return
+        if self._undrained_hint is not None:
+            hint, self._undrained_hint = self._undrained_hint, None
+            logger.warning(
+                "grader %r holds %d log records that nothing has drained, so it now folds the "
+                "older ones into its statistics to bound its memory (the figures stay exact; "
+                "tables keep the newest records). %s Set its max_log_records to choose the "
+                "bound. (Said once.)",
+                getattr(self, "grader_key", type(self).__name__),
+                len(logs),
+                hint,
+            )
         older = LogBuffer(logs[:cut]).state()
         self._folded = older if self._folded is None else self._folded.merge(older)
         # Each fold handles about max_log_records records once every max_log_records / 2

@@ -3,32 +3,41 @@
 `run_eval` reads JSONL, CSV, Parquet or a saved Hugging Face dataset, grades each sample
 with every grader (resuming what the folder already holds), and writes ``results.jsonl``,
 ``config.json``, ``summary.json`` and a self-contained ``report.html``. `load_run` reads a
-folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id and gives each
-grader's mean difference with a paired bootstrap interval (`paired_bootstrap`) and a
-p-value. Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`:
-Ray) plug in through entry points.
+folder back as an `EvalRun`; `compare_runs` pairs two runs by sample id (refusing pairs
+whose prompts differ and graders whose spec changed) and gives each grader's mean
+difference with a paired bootstrap interval (`paired_bootstrap`) and a p-value. gradewire
+writes only into its own run folders (`RunFolderError` otherwise), one eval at a time.
+Imports `core`, `sinks` and `specs`; trackers and grading engines (`eval_engine`: Ray)
+plug in through entry points. Each name is imported when first used.
 """
 
-from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._compare_report import render_comparison
-from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
-from gradewire.eval._data import load_samples
-from gradewire.eval._display import RichDisplay
-from gradewire.eval._engines import GradingEngine, eval_engine
-from gradewire.eval._eval import EvalResult, run_eval
-from gradewire.eval._records import GradeOutcome, SampleRecord
-from gradewire.eval._report import render_report, write_report
-from gradewire.eval._run import EvalRun, load_run
-from gradewire.eval._runner import EvalDisplay, GradingReport
-from gradewire.eval._samples import DataError, EvalSample
-from gradewire.eval._statistics import GraderSummary
+from typing import TYPE_CHECKING
+
+from gradewire.core._lazy import attach
+
+if TYPE_CHECKING:
+    from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
+    from gradewire.eval._compare import MismatchedRunsError, compare_runs
+    from gradewire.eval._compare_report import render_comparison
+    from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison
+    from gradewire.eval._data import load_samples
+    from gradewire.eval._display import RichDisplay
+    from gradewire.eval._engines import GradingEngine, eval_engine
+    from gradewire.eval._eval import EvalResult, run_eval
+    from gradewire.eval._records import GradeOutcome, SampleRecord
+    from gradewire.eval._report import render_report, write_report
+    from gradewire.eval._run import EvalRun, load_run
+    from gradewire.eval._run_folder import RunFolderError
+    from gradewire.eval._runner import EvalDisplay, GradingReport
+    from gradewire.eval._samples import DataError, DataOptions, EvalSample
+    from gradewire.eval._statistics import GraderSummary
 
 __all__ = [
     "BootstrapInterval",
     "ChangedSample",
     "Comparison",
     "DataError",
+    "DataOptions",
     "EvalDisplay",
     "EvalResult",
     "EvalRun",
@@ -38,7 +47,9 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "MismatchedRunsError",
     "RichDisplay",
+    "RunFolderError",
     "SampleRecord",
     "compare_runs",
     "eval_engine",
@@ -50,3 +61,25 @@ __all__ = [
     "run_eval",
     "write_report",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(
+        __name__,
+        {
+            "._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
+            "._compare": ["MismatchedRunsError", "compare_runs"],
+            "._compare_report": ["render_comparison"],
+            "._comparison": ["ChangedSample", "Comparison", "GraderComparison"],
+            "._data": ["load_samples"],
+            "._display": ["RichDisplay"],
+            "._engines": ["GradingEngine", "eval_engine"],
+            "._eval": ["EvalResult", "run_eval"],
+            "._records": ["GradeOutcome", "SampleRecord"],
+            "._report": ["render_report", "write_report"],
+            "._run": ["EvalRun", "load_run"],
+            "._run_folder": ["RunFolderError"],
+            "._runner": ["EvalDisplay", "GradingReport"],
+            "._samples": ["DataError", "DataOptions", "EvalSample"],
+            "._statistics": ["GraderSummary"],
+        },
+    )

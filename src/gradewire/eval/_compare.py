@@ -1,5 +1,11 @@
 """compare_runs: two runs on the same samples, paired by id, per grader.
 
+Pairs must be the same question: each sample records a hash of its prompt part (every
+turn before the completion; metadata and completion left out), and pairs whose prompts
+differ are refused, as are graders whose spec differs between the runs, unless asked
+for (``allow_mismatched_prompts``, ``allow_changed_graders``). Samples and graders only
+one run has are listed, never dropped silently.
+
 The difference ``B - A`` of each grader's mean is taken over the samples both runs scored,
 with its paired standard error, a paired bootstrap interval (`paired_bootstrap`, seeded;
 clusters resampled whole when a cluster key is given) and a p-value: McNemar's exact test
@@ -11,8 +17,9 @@ Holm-adjusted; the intervals are not adjusted.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -21,10 +28,15 @@ from gradewire.eval._bootstrap import paired_bootstrap
 from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison, holm
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._run import EvalRun
+from gradewire.eval._samples import prompt_hash
 from gradewire.eval._scipy import scipy_stats
 from gradewire.eval._statistics import clustered_stderr
 
-__all__ = ["compare_runs"]
+__all__ = ["MismatchedRunsError", "compare_runs"]
+
+
+class MismatchedRunsError(InvalidInputError):
+    """Two runs whose pairs are not the same questions, or whose graders changed."""
 
 
 def compare_runs(
@@ -36,6 +48,8 @@ def compare_runs(
     confidence: float = 0.95,
     seed: int = 0,
     top: int = 10,
+    allow_mismatched_prompts: bool = False,
+    allow_changed_graders: bool = False,
 ) -> Comparison:
     """Compare run B with run A on the samples both have, grader by grader.
 
@@ -48,8 +62,14 @@ def compare_runs(
         confidence: Level of the intervals.
         seed: Bootstrap seed: the same runs and seed give the same intervals.
         top: How many most-changed samples to keep per grader.
+        allow_mismatched_prompts: Pair samples by id even where their prompts differ
+            (listed in `Comparison.mismatched_prompts`); else such pairs are refused.
+        allow_changed_graders: Compare a grader whose spec differs between the runs
+            (listed in `Comparison.changed_graders`); else it is refused.
 
     Raises:
+        MismatchedRunsError: Paired samples whose prompts differ, or graders whose spec
+            changed (the message names a few, with the difference), unless allowed.
         InvalidInputError: The runs share no grader, or a paired sample lacks the
             cluster field.
     """
@@ -63,6 +83,17 @@ def compare_runs(
         raise InvalidInputError(
             f"the runs share no grader (A has {a.graders}, B has {b.graders}); compare runs "
             "graded with the same grader keys"
+        )
+    mismatched = [(ra, rb) for ra, rb in pairs if _prompt(ra) != _prompt(rb)]
+    changed = [key for key in shared if a.spec_hashes[key] != b.spec_hashes[key]]
+    problems = []
+    if mismatched and not allow_mismatched_prompts:
+        problems.append(_mismatch_message(mismatched, len(pairs)))
+    if changed and not allow_changed_graders:
+        problems.append(_changed_message(changed, a, b))
+    if problems:
+        raise MismatchedRunsError(
+            f"cannot compare {a.name} (A) with {b.name} (B):\n" + "\n".join(problems)
         )
     labels = _labels(pairs, cluster_key) if cluster_key else None
     results = [
@@ -81,7 +112,84 @@ def compare_runs(
         cluster_key=cluster_key,
         seed=seed,
         n_resamples=n_resamples,
+        mismatched_prompts=tuple(ra.id for ra, _ in mismatched),
+        changed_graders=tuple(changed),
     )
+
+
+def _prompt(record: SampleRecord) -> str:
+    """The record's prompt hash (computed from its input when it does not carry one)."""
+    return record.prompt_hash or prompt_hash(record.input.get("turns") or [])
+
+
+def _short(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+_SHOWN = 5
+
+
+def _mismatch_message(mismatched: Sequence[tuple[SampleRecord, SampleRecord]], n_pairs: int) -> str:
+    lines = [
+        f"{len(mismatched)} of {n_pairs} paired samples have different prompts in A and B, "
+        "so their scores are not of the same question:"
+    ]
+    for ra, rb in mismatched[:_SHOWN]:
+        lines.append(f"  id {ra.id!r}: A {_short(ra.prompt())}, B {_short(rb.prompt())}")
+    if len(mismatched) > _SHOWN:
+        lines.append(f"  ... and {len(mismatched) - _SHOWN} more")
+    lines.append(
+        "Ids pair the samples: give each row a stable id that names its question (or no "
+        "id: the prompt's hash names it), and evaluate again. To compare these pairs "
+        "anyway, pass --allow-mismatched-prompts (allow_mismatched_prompts=True)."
+    )
+    return "\n".join(lines)
+
+
+def _changed_message(changed: Sequence[str], a: EvalRun, b: EvalRun) -> str:
+    lines = [f"{len(changed)} grader(s) have another spec in B than in A:"]
+    for key in changed:
+        lines.append(f"  {key!r}: {_spec_difference(_spec(a, key), _spec(b, key))}")
+    lines.append(
+        "Scores of different graders are not comparable: grade both runs with the same "
+        "grader file. To compare them anyway, pass --allow-changed-graders "
+        "(allow_changed_graders=True)."
+    )
+    return "\n".join(lines)
+
+
+def _spec(run: EvalRun, key: str) -> Mapping[str, Any] | None:
+    for spec in run.config.get("graders") or ():
+        if isinstance(spec, Mapping) and spec.get("key") == key:
+            return spec
+    return None
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            out.update(_flat(item, f"{prefix}.{name}" if prefix else str(name)))
+        return out
+    return {prefix: value}
+
+
+def _spec_difference(spec_a: Mapping[str, Any] | None, spec_b: Mapping[str, Any] | None) -> str:
+    if spec_a is None or spec_b is None:
+        which = "A's" if spec_a is None else "B's"
+        return f"spec hashes differ ({which} spec is not recorded)"
+    flat_a, flat_b = _flat(spec_a), _flat(spec_b)
+    names = [n for n in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(n) != flat_b.get(n)]
+    if not names:
+        return "spec hashes differ (the recorded specs are alike)"
+    shown = [
+        f"{name} {_short(str(flat_a.get(name, '(none)')), 40)} → "
+        f"{_short(str(flat_b.get(name, '(none)')), 40)}"
+        for name in names[:3]
+    ]
+    more = f" and {len(names) - 3} more field(s)" if len(names) > 3 else ""
+    return "; ".join(shown) + more
 
 
 def _labels(pairs: Sequence[tuple[SampleRecord, SampleRecord]], key: str) -> list[str]:

@@ -17,6 +17,11 @@ def _n(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
 
 
+def _ids(ids: tuple[str, ...], shown: int = 200) -> str:
+    text = ", ".join(escape(i) for i in ids[:shown])
+    return text + (f" … and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
 def render_comparison(comparison: Comparison) -> str:
     """The comparison as one HTML document."""
     c = comparison
@@ -49,9 +54,22 @@ def render_comparison(comparison: Comparison) -> str:
     )
     for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
         if ids:
-            shown = ", ".join(escape(i) for i in ids[:200])
-            more = f" … and {len(ids) - 200} more" if len(ids) > 200 else ""
-            unpaired += f'<p class="ids"><b>{label}:</b> {shown}{more}</p>'
+            unpaired += f'<p class="ids"><b>{label}:</b> {_ids(ids)}</p>'
+    for label, keys in (("A", c.graders_only_a), ("B", c.graders_only_b)):
+        if keys:
+            unpaired += (
+                f'<p class="ids"><b>graders only in {label} (not compared):</b> {_ids(keys)}</p>'
+            )
+    if c.mismatched_prompts:
+        unpaired += (
+            f'<p class="ids"><b>{len(c.mismatched_prompts)} pair(s) with different prompts in A '
+            f"and B, compared as asked:</b> {_ids(c.mismatched_prompts)}</p>"
+        )
+    if c.changed_graders:
+        unpaired += (
+            '<p class="ids"><b>graders with another spec in B than in A, compared as asked:</b> '
+            f"{_ids(c.changed_graders)}</p>"
+        )
     changed = []
     for g in c.graders:
         if not g.most_changed:

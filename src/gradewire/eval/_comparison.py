@@ -94,6 +94,10 @@ class Comparison:
         only_b: Ids of samples only run B has.
         graders_only_a: Grader keys only run A has.
         graders_only_b: Grader keys only run B has.
+        mismatched_prompts: Ids of pairs whose prompts differ between the runs (compared
+            only with ``allow_mismatched_prompts``).
+        changed_graders: Graders whose spec differs between the runs (compared only with
+            ``allow_changed_graders``).
         cluster_key: The cluster field, if the statistics are clustered.
         seed: The bootstrap seed.
         n_resamples: Bootstrap resamples.
@@ -107,6 +111,8 @@ class Comparison:
     only_b: tuple[str, ...] = ()
     graders_only_a: tuple[str, ...] = ()
     graders_only_b: tuple[str, ...] = ()
+    mismatched_prompts: tuple[str, ...] = ()
+    changed_graders: tuple[str, ...] = ()
     cluster_key: str | None = None
     seed: int = 0
     n_resamples: int = 2000
@@ -126,6 +132,11 @@ class Comparison:
             },
             "graders_only_a": list(self.graders_only_a),
             "graders_only_b": list(self.graders_only_b),
+            "mismatched_prompts": {
+                "ids": list(self.mismatched_prompts),
+                "count": len(self.mismatched_prompts),
+            },
+            "changed_graders": list(self.changed_graders),
             "cluster_key": self.cluster_key,
             "seed": self.seed,
             "n_resamples": self.n_resamples,

@@ -14,6 +14,7 @@ from typing import Any
 
 from gradewire.core import MissingDependencyError
 from gradewire.eval._records import GradeOutcome
+from gradewire.eval._terminal import terminal_safe
 
 __all__ = ["RichDisplay"]
 
@@ -121,6 +122,7 @@ class RichDisplay:
     def _table(self) -> Any:
         from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
         task = self._progress.tasks[0]
         speed = task.finished_speed or task.speed
@@ -137,7 +139,8 @@ class RichDisplay:
         for key, tally in self._tallies.items():
             mean = tally.total / tally.scored if tally.scored else math.nan
             table.add_row(
-                key,
+                # Plain text, control characters escaped: a key is not rich markup.
+                Text(terminal_safe(key)),
                 str(tally.scored),
                 "–" if math.isnan(mean) else f"{mean:.4f}",
                 f"[red]{tally.errors}[/red]" if tally.errors else "0",
@@ -145,7 +148,7 @@ class RichDisplay:
             )
         parts: list[Any] = [self._progress, table]
         if self._note:
-            parts.append(self._note)
+            parts.append(Text(self._note))
         return Group(*parts)
 
 

@@ -3,50 +3,96 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from gradewire.core import BaseGrader, Grade, IgnoreGradeException, StringThread
+from gradewire.core import (
+    BaseGrader,
+    Grade,
+    GradeTimeoutError,
+    GradingError,
+    IgnoreGradeException,
+    StringThread,
+)
 from gradewire.core._failure_records import log_fields
 from gradewire.eval._records import GradeOutcome, Status
 from gradewire.eval._samples import canonical_json
+from gradewire.eval._values import ValueRefused, stored_value
 
-__all__ = ["grade_outcome", "spec_hash"]
+__all__ = ["describe", "grade_outcome", "spec_hash"]
 
 
 def spec_hash(grader: BaseGrader) -> str:
     """Hash of the grader's spec: resumed runs re-grade a grader whose spec changed.
 
-    A grader built by the factory has its resolved spec; another grader is known only by
-    its class and key, so a change to its code goes unnoticed (re-grade with a new key
-    or a new folder).
+    A grader built by the factory has its resolved spec; another grader is known by its
+    class, its key and (`BaseGrader.from_function`) its function's name (`describe`), so
+    a change to its code that keeps those goes unnoticed (re-grade with a new key or a
+    new folder).
     """
     spec = getattr(grader, "spec", None)
     if isinstance(spec, Mapping):
         text = canonical_json(spec)
     else:
-        kind = type(grader)
-        text = f"{kind.__module__}.{kind.__qualname__}:{grader.grader_key}"
+        described = describe(grader)
+        text = f"{described['class']}:{grader.grader_key}"
+        if "function" in described:
+            text += f":{described['function']}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-async def grade_outcome(grader: BaseGrader, thread: StringThread, spec: str) -> GradeOutcome:
+def describe(grader: BaseGrader) -> dict[str, Any]:
+    """The grader's spec as a run's config records it (a stand-in for one without a spec)."""
+    spec = getattr(grader, "spec", None)
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    kind = type(grader)
+    described = {"key": grader.grader_key, "class": f"{kind.__module__}.{kind.__qualname__}"}
+    function = getattr(grader, "fn", None)
+    if callable(function):
+        module = getattr(function, "__module__", None) or ""
+        name = getattr(function, "__qualname__", None) or type(function).__qualname__
+        described["function"] = f"{module}:{name}"
+    return described
+
+
+async def grade_outcome(
+    grader: BaseGrader,
+    thread: StringThread,
+    spec: str,
+    timeout: float | None = None,
+    *,
+    input_hash: str = "",
+) -> GradeOutcome:
     """Grade one sample; an error or abstention becomes an outcome, never an exception.
 
     The grader logs the sample as `BaseGrader.grade_many` would (errors and abstentions
-    counted), so its `get_logs()` stays right.
+    counted), so its `get_logs()` stays right. ``timeout`` is the default for a grader
+    that sets none; a timed-out grade is an ``error`` of kind ``"timeout"``.
+    ``input_hash`` (`EvalSample.input_hash`) is recorded in the outcome: it is stale once
+    the sample's input changes.
     """
     start = time.perf_counter()
     # The one attempt method every grader shares: it logs and returns instead of raising.
-    result = await grader._attempt(thread)
+    result = await grader._attempt(thread, timeout)
     seconds = time.perf_counter() - start
     if isinstance(result, Grade):
-        return GradeOutcome("ok", spec, result.to_dict(), None, _tree_usage(result), seconds)
+        try:
+            # Stored as data rows are (a date as text, NaN as null): what JSON cannot hold
+            # makes an error outcome now, not a crash writing the results line.
+            grade = stored_value(result.to_dict(), ("grade",))
+        except ValueRefused as exc:
+            result = GradingError(f"the grade cannot be stored in the run folder: {exc}")
+        else:
+            usage = _tree_usage(result)
+            return GradeOutcome("ok", spec, grade, None, usage, seconds, input_hash)
     usage = _numbers(log_fields(result))
-    message = str(result) if isinstance(result, IgnoreGradeException) else _error(result)
+    message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    return GradeOutcome(status, spec, None, message, usage, seconds)
+    kind = "timeout" if isinstance(result, GradeTimeoutError) else None
+    return GradeOutcome(status, spec, None, message, usage, seconds, input_hash, kind)
 
 
 def _error(exc: BaseException) -> str:
@@ -57,7 +103,9 @@ def _numbers(fields: Mapping[str, Any]) -> dict[str, float]:
     return {
         key: value
         for key, value in fields.items()
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)  # the results line is strict JSON
     }
 
 
@@ -72,4 +120,4 @@ def _tree_usage(grade: Grade) -> dict[str, float]:
             for key, value in _numbers(usage).items():
                 total[key] = total.get(key, 0) + value
         stack.extend(node.children)
-    return total
+    return _numbers(total)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from gradewire.eval._page import escape, page
+from gradewire.eval._page import escape, page_parts, script_json, script_safe
+from gradewire.eval._records import JsonMapping
 from gradewire.eval._run import EvalRun
+from gradewire.eval._run_folder import write_atomically
 from gradewire.eval._statistics import GraderSummary
 from gradewire.eval._svg import histogram
 
@@ -69,11 +71,11 @@ def _summary_table(summaries: Sequence[GraderSummary]) -> str:
 
 def _failures(run: EvalRun) -> str:
     rows = []
-    for key, spec in run.spec_hashes.items():
+    for key in run.spec_hashes:
         messages: Counter[tuple[str, str]] = Counter()
         for record in run.records:
-            outcome = record.outcomes.get(key)
-            if outcome is not None and outcome.spec_hash == spec and outcome.status != "ok":
+            outcome = run.outcome(record, key)
+            if outcome is not None and outcome.status != "ok":
                 first = (outcome.message or "").strip().splitlines()[:1]
                 messages[(outcome.status, first[0][:200] if first else "")] += 1
         for (status, message), count in messages.most_common(10):
@@ -113,12 +115,27 @@ results.jsonl.</p></noscript>
 
 def render_report(run: EvalRun, summaries: Sequence[GraderSummary] | None = None) -> str:
     """The report of a run as one HTML document."""
+    return "".join(_report_parts(run, summaries))
+
+
+def write_report(
+    run: EvalRun, path: Path, *, summaries: Sequence[GraderSummary] | None = None
+) -> Path:
+    """Write the report of ``run`` to ``path`` (piece by piece, atomically); returns the path."""
+    write_atomically(path, _report_parts(run, summaries))
+    return path
+
+
+def _report_parts(run: EvalRun, summaries: Sequence[GraderSummary] | None) -> Iterator[str]:
     summaries = list(summaries) if summaries is not None else run.summaries()
     title = f"gradewire eval: {run.name}"
     data_path = (run.config.get("data") or {}).get("path")
-    meta = f"{len(run.records)} samples"
+    held, total = len(run.records), run.samples_in_data
+    meta = f"{held} samples" if total is None or total == held else f"{held} of {total} samples"
     if data_path:
         meta += f" from {data_path}"
+    if total is not None and held < total:
+        meta += " (the rest not graded yet: run the same command again to grade them)"
     if run.cluster_key:
         meta += f"; standard errors clustered by {run.cluster_key!r}"
     plots = "".join(
@@ -133,24 +150,29 @@ def render_report(run: EvalRun, summaries: Sequence[GraderSummary] | None = None
         f"<h2>Errors and abstentions</h2>{_failures(run)}"
         f"<h2>Samples</h2>{_CONTROLS}"
     )
-    rows = [
-        {
-            "id": record.id,
-            "input": record.input,
-            "grades": {
-                key: record.outcomes[key].to_json()
-                for key, spec in run.spec_hashes.items()
-                if key in record.outcomes and record.outcomes[key].spec_hash == spec
-            },
-        }
-        for record in run.records
-    ]
-    return page(title, body, data={"graders": run.graders, "rows": rows}, script="report.js")
+    return page_parts(title, body, data_json=_rows_json(run), script="report.js")
 
 
-def write_report(
-    run: EvalRun, path: Path, *, summaries: Sequence[GraderSummary] | None = None
-) -> Path:
-    """Write the report of ``run`` to ``path`` and return the path."""
-    path.write_text(render_report(run, summaries), encoding="utf-8", errors="surrogatepass")
-    return path
+def _rows_json(run: EvalRun) -> Iterator[str]:
+    """``{"graders": [...], "rows": [...]}``, one row at a time.
+
+    An input read from a run folder goes in as the JSON text it is kept as.
+    """
+    yield f'{{"graders":{script_json(run.graders)},"rows":['
+    for index, record in enumerate(run.records):
+        grades = {}
+        for key in run.spec_hashes:
+            outcome = run.outcome(record, key)
+            if outcome is not None:
+                grades[key] = outcome.to_json()
+        thread = record.input
+        text = (
+            script_safe(thread.text.decode("ascii"))
+            if isinstance(thread, JsonMapping)
+            else script_json(dict(thread))
+        )
+        yield (
+            f'{"," if index else ""}{{"id":{script_json(record.id)},"input":{text},'
+            f'"grades":{script_json(grades)}}}'
+        )
+    yield "]}"

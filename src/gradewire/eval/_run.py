@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gradewire.core import InvalidInputError, LogState, MissingDependencyError, Stats, Table
-from gradewire.eval._records import SampleRecord
-from gradewire.eval._run_folder import RESULTS, read_config, read_records
+from gradewire.eval._records import GradeOutcome, SampleRecord
+from gradewire.eval._run_folder import CONFIG, is_run, read_config, read_records
 from gradewire.eval._statistics import GraderSummary, summarize
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ class EvalRun:
         config: The run's config (grader specs, data file and hash, versions).
         folder: The run folder (None for a run read from a tracker).
         cluster_key: The metadata field the run was clustered by, if any.
+        samples_in_data: How many samples the data the run was made from has (None:
+            unknown); ``records`` may hold fewer while the run is partial.
     """
 
     name: str
@@ -39,6 +41,7 @@ class EvalRun:
     config: Mapping[str, Any] = field(default_factory=dict)
     folder: Path | None = None
     cluster_key: str | None = None
+    samples_in_data: int | None = None
 
     @property
     def graders(self) -> list[str]:
@@ -56,13 +59,31 @@ class EvalRun:
             confidence=confidence,
         )
 
+    def outcome(self, record: SampleRecord, grader: str) -> GradeOutcome | None:
+        """The grader's current outcome on the sample: None when missing or stale.
+
+        Stale: graded with another spec than the run's, or on another input than the
+        sample's (`SampleRecord.current`). Statistics, tables and reports count only these.
+        """
+        return record.current(grader, self.spec_hashes[grader])
+
+    @property
+    def complete(self) -> bool:
+        """Every sample of the data is held and graded (any outcome) by every grader."""
+        if self.samples_in_data is not None and len(self.records) < self.samples_in_data:
+            return False
+        return all(
+            record.current(key, spec) is not None
+            for record in self.records
+            for key, spec in self.spec_hashes.items()
+        )
+
     def scores(self, grader: str) -> dict[str, float]:
         """Sample id to score, for the samples the grader scored with its current spec."""
-        spec = self.spec_hashes[grader]
         out = {}
         for record in self.records:
-            outcome = record.outcomes.get(grader)
-            if outcome is not None and outcome.spec_hash == spec and outcome.value is not None:
+            outcome = self.outcome(record, grader)
+            if outcome is not None and outcome.value is not None:
                 out[record.id] = outcome.value
         return out
 
@@ -70,7 +91,8 @@ class EvalRun:
         """Run metrics with the names `BaseGrader.get_logs` uses, over every sample.
 
         Per grader: ``<key>/score/mean``, ``/std``, ``/min``, ``/max``, ``/count``,
-        ``/stderr``, ``/ci_low``, ``/ci_high``, ``/error_count``, ``/abstained_count``;
+        ``/stderr``, ``/ci_low``, ``/ci_high``, ``/error_count``, ``/abstained_count``
+        (and ``/timeout_count`` when some of the errors were timeouts);
         judge usage as ``<key>/<usage>/mean`` and so on; sub-grades of a combined grader
         as ``<key>/<child>/score/...``.
         """
@@ -87,19 +109,23 @@ class EvalRun:
                     metrics[f"{key}/score/{name}"] = value
             metrics[f"{key}/score/error_count"] = summary.errors
             metrics[f"{key}/score/abstained_count"] = summary.abstained
+            if summary.timeouts:
+                metrics[f"{key}/score/timeout_count"] = summary.timeouts  # among the errors
         return metrics
 
     def _tree_state(self, key: str) -> LogState:
-        spec = self.spec_hashes[key]
         values: dict[str, list[float]] = {}
         for record in self.records:
-            outcome = record.outcomes.get(key)
-            if outcome is None or outcome.spec_hash != spec:
+            outcome = self.outcome(record, key)
+            if outcome is None:
                 continue
             for usage_key, amount in outcome.usage.items():
                 values.setdefault(f"{key}/{usage_key}", []).append(float(amount))
+            if outcome.value is not None:
+                values.setdefault(f"{key}/score", []).append(outcome.value)
             if outcome.grade is not None:
-                _walk(outcome.grade, key, values)
+                for child in outcome.grade.get("children") or ():
+                    _walk(child, f"{key}/{child['grader_key']}", values)
         stats = {name: Stats.of(found) for name, found in values.items()}
         ordered = {f"{key}/score": stats.pop(f"{key}/score")} if f"{key}/score" in stats else {}
         return LogState({**ordered, **stats}, {})
@@ -107,12 +133,12 @@ class EvalRun:
     def tables(self) -> dict[str, Table]:
         """Per grader, ``<key>/score/scored_samples`` and ``<key>/score/unscored_samples``."""
         tables: dict[str, Table] = {}
-        for key, spec in self.spec_hashes.items():
+        for key in self.spec_hashes:
             scored = Table(initial_headers=["Id", "Prompt", "Completion", "Reasoning", "Score"])
             unscored = Table(initial_headers=["Id", "Prompt", "Completion", "Status", "Message"])
             for record in self.records:
-                outcome = record.outcomes.get(key)
-                if outcome is None or outcome.spec_hash != spec:
+                outcome = self.outcome(record, key)
+                if outcome is None:
                     continue
                 if outcome.grade is not None:
                     reasoning = outcome.grade.get("reasoning") or ""
@@ -149,11 +175,10 @@ class EvalRun:
                 "prompt": record.prompt(),
                 "completion": record.completion(),
             }
-            for key, spec in self.spec_hashes.items():
-                outcome = record.outcomes.get(key)
-                current = outcome is not None and outcome.spec_hash == spec
-                row[key] = outcome.value if current and outcome is not None else None
-                row[f"{key}/status"] = outcome.status if current and outcome else "missing"
+            for key in self.spec_hashes:
+                outcome = self.outcome(record, key)
+                row[key] = outcome.value if outcome is not None else None
+                row[f"{key}/status"] = outcome.status if outcome is not None else "missing"
             rows.append(row)
         frame: pd.DataFrame = pandas.DataFrame(rows)
         return frame
@@ -168,23 +193,59 @@ def _walk(grade: Mapping[str, Any], path: str, values: dict[str, list[float]]) -
 def load_run(folder: str | os.PathLike[str]) -> EvalRun:
     """Read a run folder written by `run_eval` (or ``gradewire eval --out``).
 
+    The run holds the samples of the data it was last made from that the folder holds
+    with that data's input, in the data's order; each grader's outcome counts only if it
+    graded that input with the run's spec for it (see `EvalRun.outcome`).
+
     Raises:
-        InvalidInputError: The folder holds no run (no config.json / results.jsonl).
+        InvalidInputError: The folder is not a gradewire run (no config.json with
+            gradewire's marker), or a file of it is malformed (the message names the
+            file and line).
     """
     path = Path(folder)
-    config = read_config(path)
-    if config is None or not (path / RESULTS).exists():
+    config = read_config(path) if path.is_dir() else None
+    if not is_run(config):
         raise InvalidInputError(
-            f"{path} is not an eval run folder (it has no config.json and {RESULTS}); "
-            "pass a folder written by gradewire eval --out"
+            f"{path} is not a gradewire eval run (it has no {CONFIG} written by gradewire "
+            "eval); pass a folder written by gradewire eval --out"
         )
-    records = read_records(path)
-    ids = config.get("sample_ids") or list(records)
+    assert config is not None
+    ids, hashes, spec_hashes = _run_config(path / CONFIG, config)
+    expected = dict(zip(ids, hashes, strict=True)) if ids is not None and hashes else None
+    records = read_records(path, expected)
+    order = ids if ids is not None else list(records)
     return EvalRun(
         name=path.resolve().name,
-        records=[records[i] for i in ids if i in records],
-        spec_hashes=dict(config.get("spec_hashes") or {}),
-        config=config,
+        records=[records[i] for i in order if i in records],
+        spec_hashes=spec_hashes,
+        # The sample list is the records themselves: not kept a second time.
+        config={k: v for k, v in config.items() if k not in ("sample_ids", "input_hashes")},
         folder=path,
-        cluster_key=config.get("cluster_key"),
+        cluster_key=key if isinstance(key := config.get("cluster_key"), str) else None,
+        samples_in_data=len(ids) if ids is not None else None,
     )
+
+
+def _run_config(
+    path: Path, config: Mapping[str, Any]
+) -> tuple[list[str] | None, list[str] | None, dict[str, str]]:
+    """The sample ids, their input hashes and the spec hashes, checked."""
+    ids = config.get("sample_ids")
+    hashes = config.get("input_hashes")
+    specs = config.get("spec_hashes") or {}
+    if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+        raise InvalidInputError(f"{path}: 'sample_ids' must be a list of strings")
+    if hashes is not None and not (
+        isinstance(hashes, list)
+        and all(isinstance(h, str) for h in hashes)
+        and ids is not None
+        and len(hashes) == len(ids)
+    ):
+        raise InvalidInputError(
+            f"{path}: 'input_hashes' must be a list of strings, one per sample id"
+        )
+    if not isinstance(specs, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in specs.items()
+    ):
+        raise InvalidInputError(f"{path}: 'spec_hashes' must map grader keys to strings")
+    return ids, hashes, dict(specs)

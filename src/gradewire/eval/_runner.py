@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ from typing import NamedTuple, Protocol
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.eval._outcomes import grade_outcome, spec_hash
-from gradewire.eval._records import GradeOutcome, SampleRecord
-from gradewire.eval._run_folder import ResultsWriter, read_records
+from gradewire.eval._records import GradeOutcome
+from gradewire.eval._run_folder import ResultsWriter, read_lines
 from gradewire.eval._samples import EvalSample
 
 __all__ = ["EvalDisplay", "GradingReport", "GradingStep", "grade_samples", "plan", "start_grading"]
@@ -66,31 +67,44 @@ class GradingReport:
 def plan(
     samples: Sequence[EvalSample],
     hashes: Mapping[str, str],
-    records: Mapping[str, SampleRecord],
+    folder: Path,
     *,
     retry_errors: bool,
-) -> list[tuple[EvalSample, list[str]]]:
-    """Which graders each sample still needs.
+) -> list[tuple[EvalSample, tuple[str, ...]]]:
+    """Which graders each sample still needs, from the folder's results.
 
-    A grader is re-run on a sample when it has no outcome there, when its spec or the
-    sample's input changed since, or (with ``retry_errors``) when its outcome was an error.
+    A grader is re-run on a sample when it has no outcome there, when its latest
+    outcome's spec or the input that outcome graded differs from now (whatever other
+    graders did since), or (with ``retry_errors``) when that outcome was an error. Only
+    the graders done are kept per sample while the results are read, not the results.
     """
-    todo = []
-    for sample in samples:
-        record = records.get(sample.id)
-        needed = []
-        for key, spec in hashes.items():
-            outcome = None if record is None else record.outcomes.get(key)
+    position = {sample.id: index for index, sample in enumerate(samples)}
+    # The graders done per sample; samples in the same state share one tuple of keys.
+    done: list[tuple[str, ...]] = [()] * len(samples)
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {(): ()}
+    for line in read_lines(folder):
+        index = position.get(line.id)
+        if index is None:
+            continue
+        wanted = samples[index].input_hash
+        fresh = set(done[index])
+        for key, outcome in line.outcomes.items():
             if (
-                outcome is None
-                or outcome.spec_hash != spec
-                or record is None
-                or record.input_hash != sample.input_hash
-                or (retry_errors and outcome.status == "error")
+                hashes.get(key) == outcome.spec_hash
+                and outcome.input_hash == wanted
+                and not (retry_errors and outcome.status == "error")
             ):
-                needed.append(key)
+                fresh.add(key)
+            else:
+                fresh.discard(key)
+        state = tuple(key for key in hashes if key in fresh)
+        done[index] = shared.setdefault(state, state)
+    del position
+    todo = []
+    for sample, graded in zip(samples, done, strict=True):
+        needed = tuple(key for key in hashes if key not in graded)
         if needed:
-            todo.append((sample, needed))
+            todo.append((sample, shared.setdefault(needed, needed)))
     return todo
 
 
@@ -107,7 +121,7 @@ class GradingStep(NamedTuple):
 
     graders: dict[str, BaseGrader]
     hashes: dict[str, str]
-    todo: list[tuple[EvalSample, list[str]]]
+    todo: list[tuple[EvalSample, tuple[str, ...]]]
     skipped: int
     writer: ResultsWriter
 
@@ -126,7 +140,7 @@ def start_grading(
         raise InvalidInputError(f"concurrency must be a positive int, not {concurrency!r}")
     by_key = {grader.grader_key: grader for grader in graders}
     hashes = {key: spec_hash(grader) for key, grader in by_key.items()}
-    todo = plan(samples, hashes, read_records(folder), retry_errors=retry_errors)
+    todo = plan(samples, hashes, folder, retry_errors=retry_errors)
     skipped = len(samples) - len(todo)
     if display is not None:
         display.start(len(todo), list(by_key), skipped)
@@ -141,8 +155,12 @@ async def grade_samples(
     concurrency: int = 32,
     retry_errors: bool = False,
     display: EvalDisplay | None = None,
+    timeout: float | None = None,
 ) -> GradingReport:
-    """Grade what the folder does not hold yet and append the results to it."""
+    """Grade what the folder does not hold yet and append the results to it.
+
+    ``timeout`` is the seconds one grade may take, for graders that set none of their own.
+    """
     by_key, hashes, todo, skipped, writer = start_grading(
         samples,
         graders,
@@ -152,14 +170,23 @@ async def grade_samples(
         display=display,
     )
     stop = asyncio.Event()
-    pending: Iterator[tuple[EvalSample, list[str]]] = iter(todo)
+    pending: Iterator[tuple[EvalSample, tuple[str, ...]]] = iter(todo)
     in_flight = 0
     graded = 0
 
-    async def one(sample: EvalSample, keys: list[str]) -> None:
+    async def one(sample: EvalSample, keys: tuple[str, ...]) -> None:
         nonlocal graded
         results = await asyncio.gather(
-            *(grade_outcome(by_key[key], sample.thread, hashes[key]) for key in keys)
+            *(
+                grade_outcome(
+                    by_key[key],
+                    sample.thread,
+                    hashes[key],
+                    timeout,
+                    input_hash=sample.input_hash,
+                )
+                for key in keys
+            )
         )
         outcomes = dict(zip(keys, results, strict=True))
         writer.write(sample.id, sample.input_hash, sample.thread.to_dict(), outcomes)
@@ -192,6 +219,13 @@ async def grade_samples(
         if presses == 1:
             if display is not None:
                 display.stopping(in_flight)
+            elif in_flight:
+                # Without a display the wait would be silent: a blocked grader looks hung.
+                print(
+                    f"stopping: finishing the {in_flight} sample(s) in flight, keeping everything "
+                    "graded; press Ctrl-C again to abandon them",
+                    file=sys.stderr,
+                )
         else:
             abandoned = in_flight
             for task in workers:

@@ -9,7 +9,7 @@ Intervals use Student's t with n-1 (or G-1 clusters) degrees of freedom.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -36,13 +36,14 @@ class GraderSummary:
         ci_low: Lower end of the interval of the mean.
         ci_high: Upper end.
         confidence: Confidence level of the interval.
-        errors: Samples on which the grader failed.
+        errors: Samples on which the grader failed (timeouts included).
         abstained: Samples on which it abstained.
         missing: Samples of the run it has not graded (yet).
         min: Lowest score.
         max: Highest score.
         naive_stderr: The unclustered standard error, for comparison.
         n_clusters: Number of clusters (None without a cluster key).
+        timeouts: Of the errors, the samples whose grade took longer than its timeout.
     """
 
     grader: str
@@ -60,6 +61,7 @@ class GraderSummary:
     max: float
     naive_stderr: float
     n_clusters: int | None = None
+    timeouts: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The statistics as a JSON-ready dict (NaN as None)."""
@@ -91,20 +93,26 @@ def clustered_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[fl
     return math.sqrt(variance), g
 
 
-def cluster_labels(records: Sequence[SampleRecord], cluster_key: str) -> list[str]:
-    """The cluster label of each record, from its metadata.
+def cluster_labels(samples: Iterable[tuple[str, Mapping[str, Any]]], cluster_key: str) -> list[str]:
+    """The cluster label of each sample, from its ``(id, metadata)``.
 
     Raises:
         InvalidInputError: A sample has no such field (names the first few).
     """
-    missing = [r.id for r in records if cluster_key not in r.metadata]
+    labels: list[str] = []
+    missing: list[str] = []
+    for sample_id, metadata in samples:
+        if cluster_key in metadata:
+            labels.append(str(metadata[cluster_key]))
+        else:
+            missing.append(sample_id)
     if missing:
         shown = ", ".join(repr(i) for i in missing[:5])
         raise InvalidInputError(
             f"--cluster-key {cluster_key!r}: {len(missing)} sample(s) have no such field "
             f"({shown}); add it to every row or pick another field"
         )
-    return [str(r.metadata[cluster_key]) for r in records]
+    return labels
 
 
 def summarize(
@@ -114,19 +122,26 @@ def summarize(
     cluster_key: str | None = None,
     confidence: float = 0.95,
 ) -> list[GraderSummary]:
-    """Statistics per grader over the records (outcomes of a stale spec count as missing)."""
-    labels = cluster_labels(records, cluster_key) if cluster_key else None
+    """Statistics per grader over the records (stale outcomes count as missing).
+
+    Stale: of another spec than ``spec_hashes`` says, or of another input than the
+    record's (`SampleRecord.current`).
+    """
+    labels = (
+        cluster_labels(((r.id, r.metadata) for r in records), cluster_key) if cluster_key else None
+    )
     summaries = []
     for key, spec_hash in spec_hashes.items():
         values: list[float] = []
         groups: list[str] = []
-        errors = abstained = missing = 0
+        errors = abstained = missing = timeouts = 0
         for index, record in enumerate(records):
-            outcome = record.outcomes.get(key)
-            if outcome is None or outcome.spec_hash != spec_hash:
+            outcome = record.current(key, spec_hash)
+            if outcome is None:
                 missing += 1
             elif outcome.status == "error":
                 errors += 1
+                timeouts += outcome.kind == "timeout"
             elif outcome.status == "abstained":
                 abstained += 1
             elif outcome.value is not None:
@@ -134,7 +149,9 @@ def summarize(
                 if labels is not None:
                     groups.append(labels[index])
         summary = _summary(key, values, groups if labels is not None else None, confidence)
-        summaries.append(replace(summary, errors=errors, abstained=abstained, missing=missing))
+        summaries.append(
+            replace(summary, errors=errors, abstained=abstained, missing=missing, timeouts=timeouts)
+        )
     return summaries
 
 

@@ -1,21 +1,25 @@
 """A lean HTTP/1.1 client for JSON POSTs, on asyncio protocols and the standard library.
 
 Judge rewards wait on fan-out, and at hundreds of calls in flight the client's CPU per request
-sets the pace (`bench/judge_throughput.py`, 2 cores, 50 ms loopback server, 256 in flight):
-httpx's pool reaches ~3-4% of the ideal rate, raw aiohttp ~55-66% at ~0.15-0.25 ms per
-request, and `OpenAIChatModel` over this client ~75-79% at ~0.1 ms per request (the transport
-alone costs ~0.04 ms), with no dependency.
+sets the pace: `bench/judge_throughput.py` measures it beside httpx and aiohttp.
 
 What it does: keep-alive connections per host (most recently used first, dropped after a few
-idle seconds, before servers time them out), TLS through `ssl`, responses sized by
-Content-Length, chunked or read to the close, 1xx answers skipped, gzip and deflate bodies
-decoded. A kept-alive connection that the server closed before answering is retried once on a
-new connection at once. ``timeout`` is one deadline for the whole attempt: connecting, that
-retry and reading the answer all fit in it. Answers larger than ``max_response_bytes`` (also
-once decompressed) fail with `ModelHTTPError`, not retried; a malformed answer fails as a
-`RetryableError` and its connection is closed, never reused. What it does not do: proxies,
-HTTP/2, redirects; `OpenAIChatModel` sends through httpx when the environment names a proxy
-for the host.
+idle seconds, before servers time them out), TLS through `ssl`, answers read as RFC 9112 says
+(`AnswerReader`: sized by Content-Length, chunked or read to the close, 1xx answers skipped),
+gzip and deflate bodies decoded. ``timeout`` is one deadline for the whole attempt: connecting
+and reading the answer both fit in it.
+
+A request goes again on a new connection, within the same attempt, only when not one byte of
+it can have reached the server: the kept-alive connection was found closed, or refused the
+first byte, when it was written. Once a request has gone out, a connection that ends without an
+answer is a `RetryableError`: the server may have acted on it, so sending it again is the
+caller's `RetryPolicy`'s decision, counted as an attempt (RFC 9112 section 9.3.1; aiohttp
+resends only idempotent methods on a reused connection).
+
+Answers larger than ``max_response_bytes`` (also once decompressed) fail with
+`ModelHTTPError`, not retried; a malformed answer fails as a `RetryableError` and its
+connection is closed, never reused. What it does not do: proxies, HTTP/2, redirects;
+`OpenAIChatModel` sends through httpx when the environment names a proxy for the host.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.http._http11 import Dropped, Http11Connection, ResponseTooLarge
+from gradewire.http._framing import MalformedAnswer, ResponseTooLarge
+from gradewire.http._http11 import Dropped, Http11Connection, Reader
 from gradewire.http._retry import ModelHTTPError, RetryableError
 
 __all__ = [
@@ -48,6 +53,10 @@ DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 """The largest answer body a sender accepts by default, also once decompressed (64 MiB)."""
 
 _IDLE_SECONDS = 4.0  # below common server keep-alive timeouts (uvicorn: 5 s)
+# Idle longer than this, a connection is checked for a close the loop has not read yet before
+# it is reused: the server's keep-alive timeout can run out then. Below it, the loop has read
+# any close; the check is skipped as it costs a system call per request at full fan-out.
+_CHECK_AFTER_SECONDS = 1.0
 _CLOSE_SECONDS = 1.0
 
 
@@ -85,6 +94,17 @@ def max_response_bytes_setting(value: object) -> int:
     return value
 
 
+def _malformed_failure(url: str, exc: MalformedAnswer) -> RetryableError:
+    return RetryableError(
+        f"malformed HTTP answer ({exc})",
+        advice=(
+            f"what answers at {url} does not speak HTTP/1.1 as RFC 9112 writes it: check "
+            "that the URL names the model server itself (not a proxy, a TLS port or another "
+            "service)"
+        ),
+    )
+
+
 def connection_failure(url: str, exc: BaseException) -> RetryableError:
     reason = str(exc) or type(exc).__name__
     return RetryableError(
@@ -97,7 +117,7 @@ _ssl_context: ssl.SSLContext | None = None
 
 
 def shared_ssl_context() -> ssl.SSLContext:
-    """One verifying TLS context for every client: loading the CA bundle costs ~15 ms.
+    """One verifying TLS context for every client, as loading the CA bundle is slow.
 
     The CAs are certifi's (as httpx uses), or those that ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
     name, for private CAs.
@@ -133,10 +153,22 @@ class _Exchange(NamedTuple):
 
 
 class FastHttpSender:
-    """Sends POSTs over pooled keep-alive connections (bound to the loop that uses it)."""
+    """Sends POSTs over pooled keep-alive connections (bound to the loop that uses it).
 
-    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
+    Args:
+        ssl_context: Verifies servers on https URLs (default: `shared_ssl_context`).
+        reader: Makes the answer reader of each new connection (default: `AnswerReader`);
+            another reader of the same shape can be measured in its place.
+    """
+
+    def __init__(
+        self,
+        ssl_context: ssl.SSLContext | None = None,
+        *,
+        reader: Callable[[], Reader] | None = None,
+    ) -> None:
         self._ssl_context = ssl_context
+        self._reader = reader
         self._targets: dict[str, _Target] = {}
         self._idle: dict[tuple[str, int, bool], list[Http11Connection]] = {}
         self._busy: set[Http11Connection] = set()
@@ -170,9 +202,9 @@ class FastHttpSender:
             try:
                 return await self._exchange(connection, target, exchange, deadline)
             except Dropped as exc:
-                if exc.answered:
+                if exc.sent:
                     raise connection_failure(url, exc) from exc
-                # A kept-alive connection the server had closed: resend on a new one.
+                # Found closed at the write: nothing reached the server, send it on a new one.
         connection = await self._connect(target, url, timeout, deadline)
         try:
             return await self._exchange(connection, target, exchange, deadline)
@@ -183,7 +215,12 @@ class FastHttpSender:
         idle = self._idle.get(target.key)
         while idle:
             connection = idle.pop()
-            if connection.alive and now - connection.idle_since < _IDLE_SECONDS:
+            idle_for = now - connection.idle_since
+            if (
+                connection.alive
+                and idle_for < _IDLE_SECONDS
+                and (idle_for < _CHECK_AFTER_SECONDS or connection.quiet())
+            ):
                 return connection
             connection.close()
         return None
@@ -193,10 +230,11 @@ class FastHttpSender:
     ) -> Http11Connection:
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if target.tls else None
+        reader = self._reader
         try:
             _, connection = await asyncio.wait_for(
                 loop.create_connection(
-                    lambda: Http11Connection(loop),
+                    lambda: Http11Connection(loop, None if reader is None else reader()),
                     target.host,
                     target.port,
                     ssl=tls,
@@ -231,12 +269,15 @@ class FastHttpSender:
             raise too_large_failure(
                 exchange.url, exc.detail, exc.status, exchange.max_bytes
             ) from exc
+        except MalformedAnswer as exc:
+            connection.close()
+            raise _malformed_failure(exchange.url, exc) from exc
         except BaseException:
             connection.close()  # cancelled or failed mid-answer: its state is unknown
             raise
         finally:
             self._busy.discard(connection)
-        if reusable and connection.alive:
+        if reusable and connection.alive and connection.flushed():
             connection.idle_since = connection.loop.time()
             self._idle.setdefault(target.key, []).append(connection)
         else:

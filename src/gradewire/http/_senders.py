@@ -1,18 +1,16 @@
 """How a model client sends one POST, and which way is picked.
 
-Measured on a 2-core machine against a loopback server answering after 50 ms
-(`bench/judge_throughput.py`), the client's CPU per request sets the fan-out rate:
+At hundreds of calls in flight the client's CPU per request sets the fan-out rate;
+`bench/judge_throughput.py` measures these ways side by side (the figures are in the README):
 
-* `FastHttpSender` (stdlib asyncio, `_fast_http.py`): ~0.04 ms per request; the whole
-  `OpenAIChatModel` call ~0.1 ms, 75-79% of the ideal rate at 256 in flight, 91-92% at 64.
-  The default.
-* aiohttp: ~0.15-0.25 ms per request, 55-66% at 256 (so it is not used); httpx over an
-  aiohttp transport (httpx-aiohttp) adds httpx's own ~0.15 ms, 44-49%.
-* one `httpx.AsyncClient`: its pool's work grows with connections x queued requests, ~3-4%.
+* `FastHttpSender` (stdlib asyncio, `_fast_http.py`): the least CPU per request. The default.
+* aiohttp: more CPU per request, so it is not used; httpx over an aiohttp transport
+  (httpx-aiohttp) adds httpx's own on top.
+* one `httpx.AsyncClient`: its pool's work grows with connections x queued requests, so it
+  stalls with hundreds in flight.
 * `HttpxPoolSender`: many single-connection httpx clients, each serving one request at a
-  time, keep httpx's cost flat (~0.6 ms per request, 26-28% at 256, 76-78% at 64): the best
-  pure-httpx design measured, used when the environment names a proxy (which the fast sender
-  does not speak).
+  time, keep httpx's cost per request flat: the best pure-httpx design measured, used when the
+  environment names a proxy (which the fast sender does not speak).
 * `HttpxSender`: the caller's own `httpx.AsyncClient`, used as given.
 
 Every sender returns ``(status, headers, body)`` (headers readable by lowercase name) and turns

@@ -3,13 +3,13 @@
 HUD calls graders as class methods, ``await BashGrader.grade(weight=1.0, command=...)``;
 gradewire's own graders are instances that score a `StringThread`. This module gives HUD's
 style, built on the native graders, so a HUD task runs unchanged and keeps what it returns.
-It is not imported by ``import gradewire``.
+It is not imported by ``import gradewire``; each name is imported when first used.
 
 `SubScore` and `EvaluationResult` are HUD's pydantic models, field for field: the same
 defaults, validation (a pydantic ``ValidationError``), ``metadata`` alias, mutability,
 extra-field rules, warnings, ``model_dump*`` / ``model_validate*`` / ``model_copy`` /
 ``to_summary`` output, and lists where HUD has lists. Where HUD is installed they derive
-from HUD's own models (importing ``gradewire.hud`` then imports ``hud``), so HUD's task
+from HUD's own models (the first use of either imports ``hud``), so HUD's task
 runner, which forwards a result's fields to the platform only for its own
 ``EvaluationResult``, forwards subscores, content, info and ``isError`` of these too.
 ``from_grade`` / ``to_grade`` convert to and from the native `gradewire.Grade` tree, and
@@ -32,7 +32,7 @@ Where this module deliberately differs from HUD (hud 0.6.21), and why:
   ``cwd`` too). The command reads an empty stdin (HUD's inherits the server's), and
   ``info`` also holds ``timed_out``, ``duration_s``, ``command`` and ``cwd`` (and
   ``notes``); descendants that leave the process group are ended too. Exit codes 126/127
-  score 0.0, as in HUD; the native `gradewire.BashGrader` raises `GradingError` instead.
+  score 0.0, as in HUD; the native `gradewire.CommandGrader` raises `GradingError` instead.
 - ``LLMJudgeGrader`` asks gradewire's rubric judge (its own prompts and structured
   output, one request per criterion) at an OpenAI-compatible endpoint:
   ``$GRADEWIRE_JUDGE_BASE_URL``, else HUD's gateway when ``$HUD_API_KEY`` is set (as
@@ -54,22 +54,25 @@ Where this module deliberately differs from HUD (hud 0.6.21), and why:
   so two unnamed graders stay told apart in one `combine`.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from gradewire.helpers._numeric import numeric_match
-from gradewire.helpers._text import (
-    contains,
-    contains_all,
-    contains_any,
-    exact_match,
-    f1_score,
-    normalize,
-)
-from gradewire.hud._bash import BashGrader
-from gradewire.hud._combine import _combine_subscores, combine, combine_all, combine_any
-from gradewire.hud._grader import Grader
-from gradewire.hud._judge import LLMJudgeGrader
-from gradewire.hud._results import EvaluationResult, SubScore
+from gradewire.core._lazy import attach
+
+if TYPE_CHECKING:
+    from gradewire.helpers._numeric import numeric_match
+    from gradewire.helpers._text import (
+        contains,
+        contains_all,
+        contains_any,
+        exact_match,
+        f1_score,
+        normalize,
+    )
+    from gradewire.hud._bash import BashGrader
+    from gradewire.hud._combine import _combine_subscores, combine, combine_all, combine_any
+    from gradewire.hud._grader import Grader
+    from gradewire.hud._judge import LLMJudgeGrader
+    from gradewire.hud._results import EvaluationResult, SubScore
 
 __all__ = [
     "BashGrader",
@@ -89,3 +92,24 @@ __all__ = [
     "normalize",
     "numeric_match",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(
+        __name__,
+        {
+            "gradewire.helpers._numeric": ["numeric_match"],
+            "gradewire.helpers._text": [
+                "contains",
+                "contains_all",
+                "contains_any",
+                "exact_match",
+                "f1_score",
+                "normalize",
+            ],
+            "._bash": ["BashGrader"],
+            "._combine": ["_combine_subscores", "combine", "combine_all", "combine_any"],
+            "._grader": ["Grader"],
+            "._judge": ["LLMJudgeGrader"],
+            "._results": ["EvaluationResult", "SubScore"],
+        },
+    )

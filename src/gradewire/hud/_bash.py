@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from gradewire.core import GradingError, InvalidTypeError, StringThread
 from gradewire.hud._grader import Grader, reject_unknown
 from gradewire.hud._results import SubScore
-from gradewire.tools._bash_grader import BashGrader as NativeBashGrader
+from gradewire.tools._command_grader import CommandGrader
 
 __all__ = ["BashGrader"]
 
@@ -22,7 +22,7 @@ class BashGrader(Grader):
     On timeout the whole process group is ended and the score is 0.0 (``exit_code`` None,
     ``timeout`` the limit). When the command cannot run at all (no bash, a missing
     ``cwd``) the score is 0.0 with the reason in ``info["error"]`` (and ``stderr``), as in
-    HUD; the native `gradewire.BashGrader` raises `GradingError` instead.
+    HUD; the native `gradewire.CommandGrader` raises `GradingError` instead.
 
     The command reads an empty stdin, and runs in a login shell: the profile files set
     its ``PATH``.
@@ -68,7 +68,7 @@ class BashGrader(Grader):
                 f"(got {type(command).__name__})"
             )
         timeout = cls.default_timeout if timeout_seconds is None else timeout_seconds
-        native = NativeBashGrader(
+        native = CommandGrader(
             cls.name,
             command,
             cwd=cwd,

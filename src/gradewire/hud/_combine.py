@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from gradewire.core import Grade
+from gradewire.core import Grade, InvalidInputError
 from gradewire.core._gather import gather_all
+from gradewire.core._weights import penalty_weights, weighted_sum
 from gradewire.hud._results import EvaluationResult, SubScore
 
 __all__ = ["_combine_subscores", "combine", "combine_all", "combine_any"]
@@ -48,13 +50,17 @@ def _combine_subscores(subscores: list[SubScore]) -> EvaluationResult:
     weights are kept as penalties.
 
     Raises:
-        ValueError: No subscores, or none with a positive weight.
+        ValueError: No subscores, or none with a positive weight; a weight that is not
+            finite, or a reward beyond the float range (`InvalidInputError`, a ValueError).
     """
     if not subscores:
         raise ValueError("subscores must not be empty")
-    positive = sum(item.weight for item in subscores if item.weight > 0)
-    if positive <= 0:
+    raw = [item.weight for item in subscores]
+    if not all(math.isfinite(weight) for weight in raw):
+        raise InvalidInputError(f"subscore weights must be finite numbers, not {raw}")
+    if not any(weight > 0 for weight in raw):
         raise ValueError("subscores must include at least one positive weight")
+    positive = sum(weight for weight in raw if weight > 0)  # inf past the float range
     if abs(positive - 1.0) > 0.01:
         warnings.warn(
             f"grader weights sum to {positive:.4f}, not 1.0; "
@@ -62,16 +68,19 @@ def _combine_subscores(subscores: list[SubScore]) -> EvaluationResult:
             f"Make the positive weights sum to 1.0 to silence this.",
             stacklevel=3,
         )
+    weights = penalty_weights(raw)
     normalised = [
-        item.model_copy(
-            update={
-                "name": name,
-                "weight": item.weight / positive if item.weight > 0 else item.weight,
-            }
+        item.model_copy(update={"name": name, "weight": weight})
+        for item, name, weight in zip(
+            subscores, _dedupe_subscore_names(subscores), weights, strict=True
         )
-        for item, name in zip(subscores, _dedupe_subscore_names(subscores), strict=True)
     ]
-    reward = float(sum(item.value * item.weight for item in normalised))
+    reward = weighted_sum([item.value for item in subscores], weights)
+    if not math.isfinite(reward):
+        raise InvalidInputError(
+            f"the reward of values {[item.value for item in subscores]} with weights {raw} is "
+            "beyond the float range; use smaller penalty weights"
+        )
     return EvaluationResult(reward=reward, done=True, subscores=normalised)
 
 

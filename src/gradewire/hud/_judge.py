@@ -12,11 +12,10 @@ from typing import Any
 from gradewire.core import InvalidInputError, StringThread, Turn
 from gradewire.hud._grader import Grader, reject_unknown
 from gradewire.hud._results import SubScore
-from gradewire.judges._chat_model import ChatModel
-from gradewire.judges._openai_chat import OpenAIChatModel
-from gradewire.judges._openai_config import base_url_setting
-from gradewire.judges._rubric_judge import Criterion
-from gradewire.judges._rubric_judge import LLMJudgeGrader as NativeRubricJudge
+from gradewire.judges._rubric_judge import Criterion, RubricJudgeGrader
+from gradewire.models._chat_model import ChatModel
+from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._openai_config import base_url_setting
 
 __all__ = ["JUDGE_API_KEY_ENV", "JUDGE_BASE_URL_ENV", "LLMJudgeGrader", "shared_judge_model"]
 
@@ -126,7 +125,7 @@ class LLMJudgeGrader(Grader):
                 f'{cls.__name__}.grade() needs criteria=, e.g. ["Correct", ("Well-reasoned", 2.0)]'
             )
         chat_model = judge if judge is not None else shared_judge_model(model)
-        rubric = NativeRubricJudge(cls.name, chat_model, criteria, sample_tables=False)
+        rubric = RubricJudgeGrader(cls.name, chat_model, criteria, sample_tables=False)
         turns: list[Turn] = []
         if question:
             turns.append(Turn("user", question))

@@ -1,49 +1,82 @@
-"""LLM judges: the `ChatModel` protocol, `OpenAIChatModel`, and the judge graders.
+"""LLM judges: graders that ask a chat model for a verdict and log what it cost.
 
-A judge grader builds a prompt from a sample, asks a `ChatModel` for a structured reply
-(`complete_structured`), parses it and logs what the call cost. Imports `core`, `helpers`
-and `http`.
+A judge builds a prompt from a sample (the material fenced into tagged sections), asks a
+`gradewire.models.ChatModel` for a structured reply (`complete_structured`), turns it into a
+`Grade` and logs the tokens and calls it took. `JudgeGrader` is the base to write one;
+the binary, range, rubric and RAG judges are built on it. Every judge takes the settings of
+`JudgeSettings`. Imports `core`, `helpers` and `models`; each name is imported when first
+used.
 """
 
-from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
-from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel, TokenLogprob, Usage
-from gradewire.judges._judge_base import JudgeGrader
-from gradewire.judges._judge_cache import JudgeCache
-from gradewire.judges._judge_context import JudgedSample
-from gradewire.judges._judge_logs import FailedJudgeLog, SuccessJudgeLog
-from gradewire.judges._openai_chat import OpenAIChatModel
-from gradewire.judges._rag_judges import (
-    AnswerRelevancyGrader,
-    ContextRelevancyGrader,
-    FaithfulnessGrader,
-)
-from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._render_schema import render_schema
-from gradewire.judges._rubric_judge import LLMJudgeGrader
-from gradewire.judges._structured_call import complete_structured
-from gradewire.judges._truncated import TruncatedOutputError
+from typing import TYPE_CHECKING
+
+from gradewire.core._lazy import HUD_NAMES, attach
+
+if TYPE_CHECKING:
+    from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
+    from gradewire.judges._judge_base import JudgeGrader
+    from gradewire.judges._judge_context import JudgedSample
+    from gradewire.judges._judge_logs import FailedJudgeLog, SuccessJudgeLog
+    from gradewire.judges._judge_settings import JudgeSettings
+    from gradewire.judges._rag_judges import (
+        AnswerRelevancyGrader,
+        ContextRelevancyGrader,
+        FaithfulnessGrader,
+    )
+    from gradewire.judges._range_judge import RangeJudgeGrader
+    from gradewire.judges._rubric_judge import RubricJudgeGrader
 
 __all__ = [
     "AnswerRelevancyGrader",
     "BinaryJudgeGrader",
     "BinaryJudgeShot",
-    "ChatCompletion",
-    "ChatMessage",
-    "ChatModel",
     "ContextRelevancyGrader",
     "FailedJudgeLog",
     "FaithfulnessGrader",
-    "JudgeCache",
     "JudgeGrader",
+    "JudgeSettings",
     "JudgeShot",
     "JudgedSample",
-    "LLMJudgeGrader",
-    "OpenAIChatModel",
     "RangeJudgeGrader",
+    "RubricJudgeGrader",
     "SuccessJudgeLog",
+]
+
+_TO_MODELS = (
+    "ChatCompletion",
+    "ChatMessage",
+    "ChatModel",
+    "JudgeCache",
+    "OpenAIChatModel",
     "TokenLogprob",
     "TruncatedOutputError",
     "Usage",
     "complete_structured",
-    "render_schema",
-]
+)
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(
+        __name__,
+        {
+            "._binary_judge": ["BinaryJudgeGrader", "BinaryJudgeShot", "JudgeShot"],
+            "._judge_base": ["JudgeGrader"],
+            "._judge_context": ["JudgedSample"],
+            "._judge_logs": ["FailedJudgeLog", "SuccessJudgeLog"],
+            "._judge_settings": ["JudgeSettings"],
+            "._rag_judges": [
+                "AnswerRelevancyGrader",
+                "ContextRelevancyGrader",
+                "FaithfulnessGrader",
+            ],
+            "._range_judge": ["RangeJudgeGrader"],
+            "._rubric_judge": ["RubricJudgeGrader"],
+        },
+        moved={
+            "LLMJudgeGrader": HUD_NAMES["LLMJudgeGrader"],
+            "render_schema": "it is a helper: from gradewire.helpers import render_schema",
+            **{
+                name: f"the model client is a stage of its own: from gradewire.models import {name}"
+                for name in _TO_MODELS
+            },
+        },
+    )

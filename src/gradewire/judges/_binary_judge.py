@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator
+from typing_extensions import Unpack
 
 from gradewire.core._errors import IgnoreGradeException, InvalidInputError, InvalidTypeError
 from gradewire.core._grade import Grade
 from gradewire.core._thread import StringThread
-from gradewire.judges._chat_model import ChatMessage, ChatModel
 from gradewire.judges._judge_base import JudgeGrader, upper_label
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import binary_prompt
+from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.models._chat_model import ChatMessage, ChatModel
 
 __all__ = ["BinaryJudgeGrader", "BinaryJudgeShot", "BinaryVerdict", "JudgeShot"]
 
@@ -169,13 +171,8 @@ class BinaryJudgeGrader(JudgeGrader):
         grader_key: str,
         model: ChatModel,
         criteria: str,
-        *,
         shots: Iterable[JudgeShot | BinaryJudgeShot | Mapping[str, Any]] | None = None,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        sample_tables: bool = True,
-        system_prompt: str | None = None,
-        truncation: Literal["error", "parse"] = "error",
+        **settings: Unpack[JudgeSettings],
     ) -> None:
         """Set up the judge.
 
@@ -185,21 +182,12 @@ class BinaryJudgeGrader(JudgeGrader):
             criteria: What a passing completion does, in natural language.
             shots: Worked examples (`JudgeShot` or `BinaryJudgeShot`, or dicts as
                 `JudgeShot.from_dict` reads).
-            temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on the judge's answer (default: the model's, else 1,024).
-            sample_tables: Add the sample tables to `get_logs()`.
-            system_prompt: Replaces the judge's system message.
-            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
-                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
+            **settings: The judge's `JudgeSettings`.
         """
         super().__init__(
             grader_key,
             model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            sample_tables=sample_tables,
-            system_prompt=system_prompt,
-            truncation=truncation,
+            **settings,
         )
         if not isinstance(criteria, str) or not criteria.strip():
             raise InvalidInputError(

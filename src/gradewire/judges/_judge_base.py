@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._errors import InvalidTypeError
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
-from gradewire.judges._chat_model import ChatCompletion, ChatMessage, ChatModel
 from gradewire.judges._judge_context import JudgedSample
-from gradewire.judges._judge_prompts import SYSTEM_PROMPT
-from gradewire.judges._structured_call import complete_structured
+from gradewire.judges._judge_settings import JudgeSettings, resolve_judge_settings
+from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel
+from gradewire.models._structured_call import structured_call
 
 __all__ = ["JudgeGrader", "JudgeUsage", "upper_label"]
 
@@ -115,9 +115,12 @@ class JudgeGrader(BaseGrader):
     reports the usage of the call it repeats; ``cached_calls`` says how many were free.
 
     A judge answer that cannot be parsed even after the repair request
-    (`OutputParserException`) and a failed call (`ModelCallError`) propagate from `grade`;
-    through `grade_many` or a call of the grader they are counted in ``score/error_count``,
-    never scored 0.
+    (`OutputParserException`) and a failed call (`ModelCallError`) propagate from `grade`,
+    and an abstention (`IgnoreGradeException`, such as a binary judge's NA) too; each is
+    logged first, as Adaptive Harmony's judges do, so it is counted
+    (``score/error_count``, ``score/abstained_count``, the unscored sample table) whether
+    the sample was judged by `grade`, `grade_many` or a call of the grader, and never
+    scored 0.
 
     Example:
         >>> class Polite(BaseModel):
@@ -133,63 +136,31 @@ class JudgeGrader(BaseGrader):
     requires_answer: ClassVar[bool] = True
     """Whether a sample must hold an assistant turn (the answer judged)."""
 
+    logs_own_failures: ClassVar[bool] = True
+
     def __init__(
-        self,
-        grader_key: str,
-        model: ChatModel,
-        *,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        sample_tables: bool = True,
-        system_prompt: str | None = None,
-        truncation: Literal["error", "parse"] = "error",
+        self, grader_key: str, model: ChatModel, **settings: Unpack[JudgeSettings]
     ) -> None:
         """Set up the judge.
 
         Args:
             grader_key: The grader's logical name: the metric prefix in dashboards.
             model: Any `ChatModel` (`OpenAIChatModel` for OpenAI-compatible servers).
-            temperature: Sampling temperature of the judge calls (None: the model's default).
-            max_tokens: Bound on the tokens of each judge answer (None: the model's
-                ``max_tokens``, else 1,024, `DEFAULT_MAX_TOKENS`).
-            sample_tables: Add the scored/unscored sample tables to `get_logs()`.
-            system_prompt: Replaces the judge's system message (its role and the rule that
-                tagged material is data, not instructions). The task, the material and the
-                answer format stay in the user message, so an override cannot break parsing.
-            truncation: ``"error"`` (default): a judge reply cut at the token limit fails
-                the sample, counted in ``score/error_count`` and ``score/truncated_count``;
-                ``"parse"``: what came back is parsed (repaired) as usual.
+            **settings: The judge's `JudgeSettings` (temperature, max_tokens, truncation,
+                system_prompt, sample_tables), each documented there once.
         """
-        super().__init__(grader_key, sample_tables=sample_tables)
+        resolved = resolve_judge_settings(dict(settings), f"{type(self).__name__}()")
+        super().__init__(grader_key, sample_tables=resolved.sample_tables)
         if not isinstance(model, ChatModel):
             raise InvalidTypeError(
                 f"model must be a ChatModel (an object with an async complete() method, such "
                 f"as OpenAIChatModel), not {type(model).__name__}"
             )
-        if temperature is not None:
-            if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-                raise InvalidTypeError(f"temperature must be a number or None, not {temperature!r}")
-            if not (math.isfinite(temperature) and temperature >= 0):
-                raise InvalidInputError(f"temperature must be finite and >= 0, not {temperature}")
-        if max_tokens is not None and (
-            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-        ):
-            raise InvalidInputError(
-                f"max_tokens must be a positive int or None, not {max_tokens!r}"
-            )
-        if system_prompt is not None and (
-            not isinstance(system_prompt, str) or not system_prompt.strip()
-        ):
-            raise InvalidInputError(
-                "system_prompt must be a non-empty str, or None for the judge's own"
-            )
-        if truncation not in ("error", "parse"):
-            raise InvalidInputError(f"truncation must be 'error' or 'parse', not {truncation!r}")
-        self.truncation = truncation
         self.model = model
-        self.temperature = None if temperature is None else float(temperature)
-        self.max_tokens = max_tokens
-        self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.temperature = resolved.temperature
+        self.max_tokens = resolved.max_tokens
+        self.truncation = resolved.truncation
+        self.system_prompt = resolved.system_prompt
 
     @abstractmethod
     async def judge(self, sample: JudgedSample) -> Grade:
@@ -198,9 +169,11 @@ class JudgeGrader(BaseGrader):
     async def grade(self, sample: StringThread) -> Grade:
         """Judge one sample and log it (see the class docstring for what is logged)."""
         if not isinstance(sample, StringThread):
-            raise InvalidTypeError(
+            error = InvalidTypeError(
                 f"{type(self).__name__} grades a StringThread, not {type(sample).__name__}"
             )
+            self.log_failure(error, sample)
+            raise error
         usage = JudgeUsage()
         token = _CURRENT.set((self, usage))
         try:
@@ -210,13 +183,18 @@ class JudgeGrader(BaseGrader):
             # The abstention or error record of this sample shows what it cost too.
             if usage.calls:
                 attach_log_fields(exc, usage.as_log())
+            # Logged here, as Adaptive Harmony's judges do, so a sample judged by a direct
+            # grade() call is counted too (an NA verdict in unscored_samples_count).
+            self.log_failure(exc, sample)
             raise
         finally:
             _CURRENT.reset(token)
         if not isinstance(grade, Grade):
-            raise InvalidTypeError(
+            error = InvalidTypeError(
                 f"{type(self).__name__}.judge() returned {type(grade).__name__}; return a Grade"
             )
+            self.log_failure(error, sample)
+            raise error
         grade = grade.replace(
             grader_key=self.grader_key, info={**grade.info, "usage": usage.as_log()}
         )
@@ -275,7 +253,7 @@ class JudgeGrader(BaseGrader):
         model: ChatModel = self.model
         if current is not None and current[0] is self:
             model = _CountingModel(self.model, current[1])
-        return await complete_structured(
+        return await structured_call(
             model,
             self.messages(content, shots=shots),
             schema,

@@ -10,12 +10,12 @@ request. Calls per sample: faithfulness 2 (claims, then support), answer relevan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
+
+from typing_extensions import Unpack
 
 from gradewire.core._errors import IgnoreGradeException, InvalidInputError, InvalidTypeError
 from gradewire.core._grade import Grade
-from gradewire.core._subscore import SubScore
-from gradewire.judges._chat_model import ChatModel
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import (
@@ -25,6 +25,7 @@ from gradewire.judges._judge_prompts import (
     statements_prompt,
     support_prompt,
 )
+from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.judges._verdict_lists import (
     Claims,
     RelevanceVerdict,
@@ -34,6 +35,7 @@ from gradewire.judges._verdict_lists import (
     verdict_children,
     verdict_list_schema,
 )
+from gradewire.models._chat_model import ChatModel
 
 __all__ = ["AnswerRelevancyGrader", "ContextRelevancyGrader", "FaithfulnessGrader"]
 
@@ -71,7 +73,7 @@ _NO_DOCUMENTS = (
 
 
 def _fraction(
-    grader_key: str, children: Sequence[SubScore], noun: str, passed: str, failed: str
+    grader_key: str, children: Sequence[Grade], noun: str, passed: str, failed: str
 ) -> Grade:
     """The share of children that passed, explained by listing the ones that did not."""
     hits = sum(child.value for child in children)
@@ -123,11 +125,7 @@ class FaithfulnessGrader(JudgeGrader):
         model: ChatModel | None = None,
         *,
         language: str | None = None,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        sample_tables: bool = True,
-        system_prompt: str | None = None,
-        truncation: Literal["error", "parse"] = "error",
+        **settings: Unpack[JudgeSettings],
     ) -> None:
         """Set up the judge (see `JudgeGrader`; ``language`` as in the class docstring)."""
         if model is None and not isinstance(grader_key, str):
@@ -146,11 +144,7 @@ class FaithfulnessGrader(JudgeGrader):
         super().__init__(
             grader_key,  # type: ignore[arg-type]
             model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            sample_tables=sample_tables,
-            system_prompt=system_prompt,
-            truncation=truncation,
+            **settings,
         )
         self.language = language
         self._language_name = None if language is None else _LANGUAGES.get(language, language)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, WithJsonSchema, create_model
+from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, ModelCallError
 from gradewire.core._grade import Grade
-from gradewire.judges._chat_model import ChatModel
 from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import range_prompt
-from gradewire.judges._score_logprobs import score_distribution
+from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.models._chat_model import ChatModel
+from gradewire.models._score_logprobs import score_distribution
 
 __all__ = ["RangeJudgeGrader"]
 
@@ -89,11 +91,7 @@ class RangeJudgeGrader(JudgeGrader):
         low: int = 1,
         high: int = 5,
         use_logprobs: bool = True,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        sample_tables: bool = True,
-        system_prompt: str | None = None,
-        truncation: Literal["error", "parse"] = "error",
+        **settings: Unpack[JudgeSettings],
     ) -> None:
         """Set up the judge.
 
@@ -104,21 +102,12 @@ class RangeJudgeGrader(JudgeGrader):
             low: The lowest score (the value 0.0).
             high: The highest score (the value 1.0); greater than ``low``.
             use_logprobs: Ask for logprobs and use the expected score when they come back.
-            temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on the judge's answer (default: the model's, else 1,024).
-            sample_tables: Add the sample tables to `get_logs()`.
-            system_prompt: Replaces the judge's system message.
-            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
-                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
+            **settings: The judge's `JudgeSettings`.
         """
         super().__init__(
             grader_key,
             model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            sample_tables=sample_tables,
-            system_prompt=system_prompt,
-            truncation=truncation,
+            **settings,
         )
         if not isinstance(criteria, str) or not criteria.strip():
             raise InvalidInputError("criteria must be a non-empty str saying what is rated")

@@ -1,4 +1,4 @@
-"""LLMJudgeGrader: a weighted rubric, each criterion judged MET/UNMET in parallel (HUD's)."""
+"""RubricJudgeGrader: a weighted rubric, each criterion judged MET/UNMET in parallel."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator
+from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._gather import gather_all
 from gradewire.core._grade import Grade
-from gradewire.core._subscore import SubScore
-from gradewire.judges._chat_model import ChatModel
 from gradewire.judges._judge_base import JudgeGrader, upper_label
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_prompts import rubric_prompt
+from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.models._chat_model import ChatModel
 
-__all__ = ["Criterion", "LLMJudgeGrader", "RubricCriterion", "RubricVerdict", "rubric_value"]
+__all__ = ["Criterion", "RubricCriterion", "RubricJudgeGrader", "RubricVerdict", "rubric_value"]
 
 Criterion = Union[str, Sequence[Any], Mapping[str, Any]]  # noqa: UP007 - a runtime alias
 """A rubric item: ``"requirement"``, ``("requirement", weight)`` or
@@ -53,8 +54,11 @@ def rubric_value(criteria: Sequence[RubricCriterion], values: Sequence[float]) -
     return min(1.0, max(0.0, (earned - penalty) / positive))
 
 
-class LLMJudgeGrader(JudgeGrader):
-    """An LLM judge that checks a rubric: weighted criteria, each MET or UNMET (HUD's grader).
+class RubricJudgeGrader(JudgeGrader):
+    """An LLM judge that checks a rubric: weighted criteria, each MET or UNMET.
+
+    HUD's ``LLMJudgeGrader`` as a native judge (HUD's class-method form is
+    `gradewire.hud.LLMJudgeGrader`).
 
     Each criterion gets its own judge call; the calls of one sample run concurrently. A
     criterion with a negative weight is a mistake to avoid: the judge is asked whether "the
@@ -69,14 +73,14 @@ class LLMJudgeGrader(JudgeGrader):
     with the first two met and no rudeness score (1 + 2) / 3 = 1.0; if it was also rude,
     (3 - 1) / 3 = 0.667.
 
-    The Grade has one child (`SubScore`) per criterion, in order: ``name`` is the
+    The Grade has one child `Grade` per criterion, in order: ``name`` is the
     requirement, ``value`` 1.0 for MET and 0.0 for UNMET (1.0 on a penalty means the
     mistake is made), ``weight`` the criterion's weight, ``info["reason"]`` the judge's
     justification and ``info["verdict"]`` its verdict. If any criterion's call fails, the
     sample fails (the other calls are cancelled): a rubric is never scored on a subset.
 
     Example:
-        >>> judge = LLMJudgeGrader(
+        >>> judge = RubricJudgeGrader(
         ...     "rubric", OpenAIChatModel("gpt-4o-mini"),
         ...     ["Correct", ("Well-reasoned", 2.0), ("Invents a citation", -1.0)],
         ... )
@@ -87,12 +91,7 @@ class LLMJudgeGrader(JudgeGrader):
         grader_key: str,
         model: ChatModel,
         criteria: str | Iterable[Criterion],
-        *,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        sample_tables: bool = True,
-        system_prompt: str | None = None,
-        truncation: Literal["error", "parse"] = "error",
+        **settings: Unpack[JudgeSettings],
     ) -> None:
         """Set up the judge.
 
@@ -102,21 +101,12 @@ class LLMJudgeGrader(JudgeGrader):
             criteria: Requirements as strings (weight 1.0), ``(requirement, weight)`` pairs
                 (lists from JSON or TOML too) or ``{"requirement", "weight"}`` dicts; weights
                 finite and non-zero, at least one positive. A single str is one criterion.
-            temperature: Sampling temperature of the judge calls.
-            max_tokens: Bound on each judge answer (default: the model's, else 1,024).
-            sample_tables: Add the sample tables to `get_logs()`.
-            system_prompt: Replaces the judge's system message.
-            truncation: ``"error"`` (default) fails a sample whose judge reply was cut at
-                the token limit (counted in ``score/truncated_count``); ``"parse"`` parses it.
+            **settings: The judge's `JudgeSettings`.
         """
         super().__init__(
             grader_key,
             model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            sample_tables=sample_tables,
-            system_prompt=system_prompt,
-            truncation=truncation,
+            **settings,
         )
         self.criteria = parse_criteria(criteria)
 
@@ -128,12 +118,12 @@ class LLMJudgeGrader(JudgeGrader):
         )
         values = [1.0 if answer.verdict == "MET" else 0.0 for answer, _ in verdicts]
         children = [
-            SubScore(
-                c.requirement,
+            Grade(
                 value,
-                c.weight,
+                c.requirement,
+                answer.reasoning,
+                weight=c.weight,
                 info={"reason": answer.reasoning, "verdict": answer.verdict},
-                reasoning=answer.reasoning,
             )
             for c, value, (answer, _) in zip(self.criteria, values, verdicts, strict=True)
         ]
@@ -151,7 +141,7 @@ class LLMJudgeGrader(JudgeGrader):
 
 
 def parse_criteria(criteria: str | Iterable[Criterion]) -> tuple[RubricCriterion, ...]:
-    """Check and normalise rubric criteria (see `LLMJudgeGrader`)."""
+    """Check and normalise rubric criteria (see `RubricJudgeGrader`)."""
     if isinstance(criteria, str):
         criteria = [criteria]
     if isinstance(criteria, Mapping) or not isinstance(criteria, Iterable):

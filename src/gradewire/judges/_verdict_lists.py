@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, create_model
 
-from gradewire.core._subscore import SubScore
+from gradewire.core._grade import Grade
 from gradewire.judges._judge_base import upper_label
 
 __all__ = [
@@ -104,23 +104,23 @@ def verdict_children(
     verdicts: Sequence[SupportVerdict | RelevanceVerdict],
     positive: str,
     texts: Sequence[str] | None = None,
-) -> list[SubScore]:
+) -> list[Grade]:
     """One child per item: 1.0 when the verdict is ``positive``, with the judge's reason.
 
     ``texts`` (when the name is only a label, such as "document 2") is kept in
     ``info["text"]``.
     """
-    children: list[SubScore] = []
+    children: list[Grade] = []
     for index, (name, verdict) in enumerate(zip(names, verdicts, strict=True)):
         info: dict[str, Any] = {"verdict": verdict.verdict, "reason": verdict.reasoning}
         if texts is not None:
             info["text"] = texts[index]
         children.append(
-            SubScore(
-                name,
+            Grade(
                 1.0 if verdict.verdict == positive else 0.0,
+                name,
+                verdict.reasoning,
                 info=info,
-                reasoning=verdict.reasoning,
             )
         )
     return children

@@ -1,9 +1,9 @@
 """The reward server: graders behind HTTP, for trainers that fetch rewards remotely.
 
-`create_app` / `serve` (and ``gradewire serve``) answer ``/v1/grade``, ``/v1/grade_batch``
-and OpenRLHF's ``/get_reward``; `ServerSettings` holds their limits, timeouts and access
-rules. aiohttp is imported only when a server is built (extra ``serve``). Imports `core` and
-`specs`.
+`create_app` / `serve` (and ``gradewire serve``) answer ``/v1/grade``, ``/v1/grade_batch``,
+OpenRLHF's ``/get_reward`` and NeMo Gym's ``/verify``; `ServerSettings` holds their limits,
+timeouts and access rules. aiohttp is imported only when a server is built (extra
+``serve``). Imports `core` and `specs`.
 """
 
 from gradewire.server._server import create_app, serve

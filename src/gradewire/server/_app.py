@@ -23,6 +23,7 @@ from gradewire.server._middlewares import (
     log_line,
     this_machine_only,
 )
+from gradewire.server._nemo_gym import verify_answer, verify_thread
 from gradewire.server._protocol import (
     RequestError,
     batch_request,
@@ -59,6 +60,7 @@ def build_app(graders: Mapping[str, BaseGrader], settings: ServerSettings) -> we
     app.router.add_post("/v1/grade", _grade)
     app.router.add_post("/v1/grade_batch", _grade_batch)
     app.router.add_post("/get_reward", _get_reward)
+    app.router.add_post("/verify", _verify)
     app.router.add_get("/v1/logs", _logs)
     app.router.add_post("/v1/logs/clear", _clear_logs)
     return app
@@ -177,6 +179,20 @@ async def _get_reward(request: web.Request) -> web.Response:
     grader, threads, mismatched = _read(request, read)
     outcomes = await request.app[SLOTS].attempt_all(grader, threads)
     return json_answer(openrlhf_answer(outcomes, mismatched, settings.failure_reward))
+
+
+async def _verify(request: web.Request) -> web.Response:
+    settings, graders = request.app[SETTINGS], request.app[GRADERS]
+    data = await _body(request)
+
+    def read() -> tuple[BaseGrader, StringThread]:
+        # NeMo Gym posts the task's own fields beside the exchange, so the grader is named
+        # in the query only (or is the server's one grader).
+        return pick_grader(graders, request.query.get("grader")), verify_thread(data)
+
+    grader, thread = _read(request, read)
+    [outcome] = await request.app[SLOTS].attempt_all(grader, [thread])
+    return json_answer(verify_answer(data, outcome, settings.failure_reward))
 
 
 async def _logs(request: web.Request) -> web.Response:

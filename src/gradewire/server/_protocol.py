@@ -52,7 +52,7 @@ def pick_grader(graders: Mapping[str, BaseGrader], name: object) -> BaseGrader:
         raise RequestError(
             422,
             f"this server hosts {len(graders)} graders ({', '.join(graders)}); name one in "
-            "'grader' (or ?grader= for /get_reward)",
+            "'grader' (or ?grader= for /get_reward and /verify)",
         )
     if not isinstance(name, str):
         raise RequestError(422, f"'grader' must be a string, not {type(name).__name__}")
@@ -190,7 +190,7 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, Grade):
         return {"grade": jsonable(outcome.to_dict()), "error": None, "abstained": False}
     if isinstance(outcome, IgnoreGradeException):
-        return {"grade": None, "error": str(outcome) or "abstained", "abstained": True}
+        return {"grade": None, "error": outcome.reason, "abstained": True}
     return {"grade": None, "error": f"{type(outcome).__name__}: {outcome}", "abstained": False}
 
 

@@ -145,8 +145,9 @@ class ServerSettings:
         max_batch: Most samples in one ``/v1/grade_batch`` or ``/get_reward`` request; more
             is refused with 413.
         max_body_bytes: Largest request body in bytes; larger ones are refused with 413.
-        failure_reward: The reward ``/get_reward`` gives a sample that abstained or failed
-            (flagged in ``extra_logs``, never silently).
+        failure_reward: The reward ``/get_reward`` and ``/verify`` give a sample that
+            abstained or failed (flagged in ``extra_logs`` / ``error`` and ``abstained``,
+            never silently).
         label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
             (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``answer`` for
             graders that read ``metadata["answer"]``.

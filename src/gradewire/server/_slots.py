@@ -21,7 +21,7 @@ class GradingSlots:
     Each graded sample holds a slot. Slots are handed over first come, first served (a
     released slot goes straight to the sample that has waited longest), so a batch of
     4,096 cannot keep a later single-sample request waiting until it is done: the two
-    take turns. Ten batches of 64 to a `BashGrader` run 64 processes at a time, not 640.
+    take turns. Ten batches of 64 to a `CommandGrader` run 64 processes at a time, not 640.
     """
 
     def __init__(self, size: int) -> None:

@@ -11,14 +11,15 @@ from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
-from gradewire.judges._openai_chat import OpenAIChatModel
+from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
     ContextRelevancyGrader,
     FaithfulnessGrader,
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import LLMJudgeGrader
+from gradewire.judges._rubric_judge import RubricJudgeGrader
+from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.specs._grader_specs import (
     BashSpec,
     BinaryJudgeSpec,
@@ -32,13 +33,17 @@ from gradewire.specs._grader_specs import (
     RubricItemSpec,
     RubricJudgeSpec,
 )
-from gradewire.tools._bash_grader import BashGrader
+from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "resolve"]
+__all__ = ["Builder", "code_specs", "refuse_code", "resolve"]
 
 _JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
-_MODEL_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout", "max_attempts", "cache")
+# What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
+# keyword (base_url and api_key_env are read apart: the key comes from the environment).
+_MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
+_MODEL_KEYWORDS = tuple(name for name in _MODEL_FIELDS if name not in ("base_url", "api_key_env"))
+_JUDGE_KEYWORDS = tuple(JudgeSettings.__annotations__)
 
 _PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
     "FAITHFULNESS": FaithfulnessGrader,
@@ -65,12 +70,38 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     if defaults is not None:
         filled = {
             name: getattr(defaults, name)
-            for name in (*_MODEL_FIELDS, "json_schema")
+            for name in _MODEL_FIELDS
             if getattr(model, name) is None and getattr(defaults, name) is not None
         }
         if filled:
             model = model.model_copy(update=filled)
     return spec.model_copy(update={"judge_model": model})
+
+
+def code_specs(spec: Any) -> list[tuple[str, str, str]]:
+    """The ``(key, type, what it runs)`` of every spec in the tree that runs code."""
+    if isinstance(spec, CustomSpec):
+        return [(spec.key, "custom", f"the Python code {spec.function!r}")]
+    if isinstance(spec, BashSpec):
+        return [(spec.key, "bash", f"the command {spec.command!r}")]
+    if isinstance(spec, CombinedSpec):
+        return [found for sub in spec.graders for found in code_specs(sub)]
+    return []
+
+
+def refuse_code(specs: list[Any], where: str) -> None:
+    """Refuse specs that run code, for a source the user did not vouch for (`trust_code`)."""
+    found = [item for spec in specs for item in code_specs(spec)]
+    if not found:
+        return
+    listed = "; ".join(f"{key!r} ({kind}) runs {what}" for key, kind, what in found)
+    raise InvalidInputError(
+        f"{where}: {listed}. A grader spec of type custom or bash is code: building it runs "
+        "what it names, so it is built only from a spec you trust. If you wrote it, or it "
+        "comes from a file you control, pass trust_code=True; never do so for a spec read "
+        "back from a tracker, a run folder or a request (rebuild those from your own "
+        "grader file with load_graders)"
+    )
 
 
 class Builder:
@@ -82,6 +113,9 @@ class Builder:
     def build(self, spec: Any) -> BaseGrader:
         """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
         grader = self._make(spec)
+        if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
+            # The other types pass it to their constructor, with their own meaning.
+            grader.timeout = spec.timeout
         # Set on the object (not a class attribute): the spec belongs to this grader.
         object.__setattr__(grader, "spec", spec.model_dump(mode="json", exclude_none=True))
         return grader
@@ -101,7 +135,7 @@ class Builder:
                 **_tables(spec),
             )
         if isinstance(spec, BashSpec):
-            return BashGrader(
+            return CommandGrader(
                 spec.key,
                 spec.command,
                 cwd=spec.cwd,
@@ -125,18 +159,16 @@ class Builder:
     def _judge(self, spec: _JudgeSpec) -> BaseGrader:
         assert spec.judge_model is not None  # resolve() fills it
         model = self.model(spec.judge_model, spec.key)
-        common: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "system_prompt", "sample_tables", "truncation"):
-            value = getattr(spec, name)
-            if value is not None:
-                common[name] = value
+        common: dict[str, Any] = {
+            name: getattr(spec, name) for name in _JUDGE_KEYWORDS if getattr(spec, name) is not None
+        }
         if isinstance(spec, BinaryJudgeSpec):
             return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
         if isinstance(spec, PrebuiltJudgeSpec):
             return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
         if isinstance(spec, RubricJudgeSpec):
             criteria = [_criterion(c) for c in spec.criteria]
-            return LLMJudgeGrader(spec.key, model, criteria, **common)
+            return RubricJudgeGrader(spec.key, model, criteria, **common)
         return RangeJudgeGrader(
             spec.key,
             model,
@@ -152,12 +184,9 @@ class Builder:
         shared = self._models.get(spec)
         if shared is not None:
             return shared
-        options: dict[str, Any] = {}
-        names = ("max_concurrency", "timeout", "max_attempts", "cache", "json_schema")
-        for name in (*names, "structured_output"):
-            value = getattr(spec, name)
-            if value is not None:
-                options[name] = value
+        options: dict[str, Any] = {
+            name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
+        }
         model = OpenAIChatModel(
             spec.model,
             base_url=spec.base_url,
@@ -195,6 +224,12 @@ def _custom(spec: CustomSpec) -> BaseGrader:
     target = _import_target(spec.function, spec.key)
     where = f"custom grader {spec.key!r} ({spec.function})"
     extra = _tables(spec)
+    is_function = callable(target) and not spec.factory and not isinstance(target, type)
+    if spec.threads is not None and not (is_function and not isinstance(target, BaseGrader)):
+        raise InvalidInputError(
+            f"{where}: threads applies to a scoring function (where its sync calls run); "
+            "this names a grader class, instance or factory, which decides for itself"
+        )
     grader: BaseGrader
     if isinstance(target, type) and issubclass(target, BaseGrader):
         grader = _call(target, spec, extra, where)
@@ -223,7 +258,7 @@ def _custom(spec: CustomSpec) -> BaseGrader:
                 f"{where}: options go to a grader class or a factory function; a scoring "
                 "function takes none (set factory = true if it builds a grader)"
             )
-        grader = BaseGrader.from_function(spec.key, target, **extra)
+        grader = BaseGrader.from_function(spec.key, target, threads=spec.threads, **extra)
     if grader.grader_key != spec.key:
         raise InvalidInputError(
             f"{where} gave a grader keyed {grader.grader_key!r}; make its key {spec.key!r}, "

@@ -3,6 +3,8 @@
 Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
 ``[judge]`` defaults merged in, secrets only as environment variable names), so
 `grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
+A spec of type ``custom`` or ``bash`` is code: `build_grader` builds it only with
+``trust_code=True``, while `load_graders` trusts the local file it is given.
 """
 
 from __future__ import annotations
@@ -39,9 +41,22 @@ def _spec_adapter() -> TypeAdapter[Any]:
 
 
 def build_grader(
-    spec: Mapping[str, Any], *, judge_defaults: Mapping[str, Any] | None = None
+    spec: Mapping[str, Any],
+    *,
+    judge_defaults: Mapping[str, Any] | None = None,
+    trust_code: bool = False,
 ) -> BaseGrader:
     """Build one grader from its spec.
+
+    A spec can be code: ``custom`` imports and calls the Python it names (a module's
+    import runs that module; ``"builtins:exec"`` with ``factory = true`` runs its key as
+    Python) and ``bash`` runs a shell command. Such a spec is refused unless
+    ``trust_code=True``, since a dict may come from anywhere: a tracker's logged config
+    (`grader_config` is made to be logged, and read back), a run folder, a request. Pass
+    ``trust_code=True`` for a spec you wrote or that comes from a file you control.
+    Other specs may still send samples, and the secret their ``api_key_env`` /
+    ``token_env`` names, to the URL they name: read those before building a spec you did
+    not write.
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
@@ -49,6 +64,7 @@ def build_grader(
             ``key`` and that type's fields; `grader.spec` of a built grader works too.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
+        trust_code: Build ``custom`` and ``bash`` specs (anywhere in a ``combined`` one).
 
     Returns:
         The grader, with its resolved spec in ``grader.spec``.
@@ -56,7 +72,7 @@ def build_grader(
     Raises:
         InvalidInputError: The spec is not valid; the message names each bad field and says
             what it takes. Also when a named environment variable is unset or a custom
-            function cannot be imported.
+            function cannot be imported, and for code without ``trust_code=True``.
 
     Example:
         >>> grader = build_grader({
@@ -65,19 +81,30 @@ def build_grader(
         ...     "judge_model": {"model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"},
         ... })  # doctest: +SKIP
     """
-    from gradewire.specs._builders import Builder, resolve
+    from gradewire.specs._builders import Builder, refuse_code, resolve
 
+    if not isinstance(trust_code, bool):
+        raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     defaults = _defaults(judge_defaults, "judge_defaults")
     parsed = _parse(spec, _where(spec))
+    if not trust_code:
+        refuse_code([parsed], "build_grader")
     return Builder().build(resolve(parsed, defaults))
 
 
-def load_graders(path: str | os.PathLike[str]) -> list[BaseGrader]:
+def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> list[BaseGrader]:
     """Build every grader of a JSON or TOML grader file.
 
     The file holds a ``graders`` list of specs and optionally a ``judge`` table of judge
     model defaults; a JSON file may also be just the list. Graders whose judge models
     resolve to the same settings share one `OpenAIChatModel`.
+
+    A grader file is code: a ``custom`` spec imports and calls the Python it names (with
+    ``function = "builtins:exec"`` and ``factory = true`` it runs its key as Python) and a
+    ``bash`` spec runs its command, here and wherever the file is loaded (``gradewire
+    eval``, ``gradewire serve``). The file you name is trusted as you would trust a
+    script of yours; load one you did not write with ``trust_code=False``, which refuses
+    those specs (see `build_grader`).
 
     Example (TOML)::
 
@@ -91,17 +118,24 @@ def load_graders(path: str | os.PathLike[str]) -> list[BaseGrader]:
         criteria = "The response directly answers the user's question"
         judge_model = "Qwen/Qwen2.5-7B-Instruct"
 
+    Args:
+        path: The grader file.
+        trust_code: Build ``custom`` and ``bash`` specs (default: yes, the file is yours).
+
     Raises:
         InvalidInputError: The file is unreadable, not JSON/TOML, or a spec is invalid
-            (the message names the file, the grader and the field).
+            (the message names the file, the grader and the field); code specs with
+            ``trust_code=False``.
         MissingDependencyError: A TOML file on Python 3.10 without ``tomli``.
     """
     from pydantic import ValidationError
 
-    from gradewire.specs._builders import Builder, resolve
+    from gradewire.specs._builders import Builder, refuse_code, resolve
     from gradewire.specs._errors import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
 
+    if not isinstance(trust_code, bool):
+        raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     file = Path(path)
     data = _read(file)
     if isinstance(data, list):
@@ -115,6 +149,8 @@ def load_graders(path: str | os.PathLike[str]) -> list[BaseGrader]:
         parsed = GraderFileSpec.model_validate(data)
     except ValidationError as exc:
         raise spec_error(exc, str(file)) from None
+    if not trust_code:
+        refuse_code(list(parsed.graders), str(file))
     builder = Builder()
     graders = [builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders]
     _check_unique(graders, str(file))

@@ -7,9 +7,12 @@ field. `_factory.build_grader` turns a validated spec into a grader.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.models._model_settings import ModelSettings
 
 __all__ = [
     "SPEC_TYPES",
@@ -50,8 +53,31 @@ def _shown(value: str) -> str:
     return f"a {len(value)}-character value" if len(value) > 8 else repr(value)
 
 
-class _ModelOptions(_Strict):
-    """How to reach and call an OpenAI-compatible judge model (all optional)."""
+def _settings_fields(name: str, declared: type) -> type[_Strict]:
+    """A spec model with one optional field per key of the `TypedDict` ``declared``.
+
+    The fields keep the declaration's types and bounds, so a grader file is checked as
+    the keyword arguments are; None (the default) means the key is not set.
+    """
+    hints = get_type_hints(declared, include_extras=True)
+    fields: dict[str, Any] = {key: (hint, None) for key, hint in hints.items()}
+    return create_model(name, __base__=_Strict, **fields)
+
+
+if TYPE_CHECKING:
+    _ModelSettingsFields = _Strict
+    _JudgeSettingsFields = _Strict
+else:
+    _ModelSettingsFields = _settings_fields("_ModelSettingsFields", ModelSettings)
+    _JudgeSettingsFields = _settings_fields("_JudgeSettingsFields", JudgeSettings)
+
+
+class _ModelOptions(_ModelSettingsFields):
+    """How to reach and call an OpenAI-compatible judge model (all optional).
+
+    Besides the connection, the model's own `gradewire.models.ModelSettings`
+    (``temperature``, ``max_tokens``), which a judge's own settings override.
+    """
 
     base_url: str | None = None
     api_key_env: str | None = None
@@ -86,15 +112,16 @@ class _Base(_Strict):
     key: str = Field(min_length=1)
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
+    # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
+    # and external_endpoint types give it their own meaning and default.
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
-class _Judge(_Base):
+class _Judge(_Base, _JudgeSettingsFields):
+    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields."""
+
     # A model name or a table; None takes the file's [judge] model.
     judge_model: JudgeModelSpec | None = None
-    temperature: float | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    system_prompt: str | None = None
-    truncation: Literal["error", "parse"] | None = None
 
     @field_validator("judge_model", mode="before")
     @classmethod
@@ -140,7 +167,7 @@ class RubricItemSpec(_Strict):
 
 
 class RubricJudgeSpec(_Judge):
-    """``rubric_judge``: weighted criteria judged MET/UNMET (HUD's LLMJudgeGrader)."""
+    """``rubric_judge``: weighted criteria judged MET/UNMET (`RubricJudgeGrader`)."""
 
     type: Literal["rubric_judge"]
     # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
@@ -163,7 +190,8 @@ class ExternalEndpointSpec(_Base):
     type: Literal["external_endpoint"]
     url: str = Field(min_length=1)
     token_env: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
+    # Each HTTP attempt's limit (EndpointGrader.timeout).
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_attempts: int | None = Field(default=None, ge=1)
     payload: Literal["gradewire", "openrlhf"] = "gradewire"
     remote_grader: str | None = None
@@ -175,12 +203,13 @@ class ExternalEndpointSpec(_Base):
 
 
 class BashSpec(_Base):
-    """``bash``: run a command, 1.0 when it exits 0 (`BashGrader`)."""
+    """``bash``: run a command, 1.0 when it exits 0 (`CommandGrader`)."""
 
     type: Literal["bash"]
     command: str | list[str]
     cwd: str | None = None
-    timeout: float = Field(default=600.0, gt=0)
+    # The command's limit: its processes are killed and the grade is 0.0 (BashGrader.timeout).
+    timeout: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     completion_via: Literal["env", "stdin", "file"] = "env"
 
 
@@ -196,6 +225,9 @@ class CustomSpec(_Base):
     function: str
     factory: bool = False
     options: dict[str, Any] = Field(default_factory=dict)
+    # Where a sync scoring function runs (BaseGrader.from_function's threads): None
+    # measured, true worker threads, false inline (a function that is not thread-safe).
+    threads: bool | None = None
 
     @field_validator("function")
     @classmethod

@@ -83,7 +83,7 @@ def ppi_mean_interval(
         >>> import gradewire as gw
         >>> judge = {f"s{i}": float(i % 3 == 0) for i in range(300)}
         >>> people = {f"s{i}": float(i % 3 == 0 and i % 4 != 0) for i in range(0, 300, 5)}
-        >>> result = gw.ppi_mean_interval(judge, people)
+        >>> result = gw.stats.ppi_mean_interval(judge, people)
         >>> result.n_labels, result.n_judged
         (60, 300)
         >>> round(result.judge_only.estimate, 3), round(result.estimate, 3)

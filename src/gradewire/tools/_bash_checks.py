@@ -1,4 +1,4 @@
-"""Checks of BashGrader's settings and of what it puts in the environment.
+"""Checks of CommandGrader's settings and of what it puts in the environment.
 
 Every bad setting fails at construction, saying what to pass.
 """

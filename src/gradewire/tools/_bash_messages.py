@@ -1,4 +1,4 @@
-"""What BashGrader tells the user about a run: why it could not start, how it ended."""
+"""What CommandGrader tells the user about a run: why it could not start, how it ended."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import os
 
-__all__ = ["OutputProtocol", "StreamCapture", "cap_text"]
+__all__ = ["OutputProtocol", "PipeReader", "StreamCapture", "cap_text"]
 
 
 def cap_text(head: str, tail: str, total: int, cap: int) -> str:
@@ -90,3 +91,57 @@ class OutputProtocol(asyncio.SubprocessProtocol):
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+
+
+class PipeReader:
+    """Reads a command's stdout and stderr from pipes of this process into an `OutputProtocol`.
+
+    For commands that another process starts (the supervisor): this process makes the
+    pipes, hands their write ends over, and reads the other ends on the event loop.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, protocol: OutputProtocol) -> None:
+        self._loop = loop
+        self._protocol = protocol
+        self._streams: dict[int, int] = {}  # read end -> 1 (stdout) or 2 (stderr)
+        self.write_ends: list[int] = []
+        try:
+            for stream in (1, 2):
+                read, write = os.pipe()
+                self._streams[read] = stream
+                self.write_ends.append(write)
+                os.set_blocking(read, False)
+                loop.add_reader(read, self._readable, read)
+        except BaseException:
+            self.close_write_ends()
+            self.close()
+            raise
+
+    def _readable(self, descriptor: int) -> None:
+        try:
+            data = os.read(descriptor, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        stream = self._streams[descriptor]
+        if data:
+            self._protocol.pipe_data_received(stream, data)
+            return
+        self._loop.remove_reader(descriptor)
+        del self._streams[descriptor]
+        os.close(descriptor)
+        self._protocol.pipe_connection_lost(stream, None)
+
+    def close_write_ends(self) -> None:
+        """Close this process's copies of the write ends (the command has its own)."""
+        for descriptor in self.write_ends:
+            os.close(descriptor)
+        self.write_ends = []
+
+    def close(self) -> None:
+        """Stop reading: output not read by now is not wanted."""
+        for descriptor in self._streams:
+            self._loop.remove_reader(descriptor)
+            os.close(descriptor)
+        self._streams = {}

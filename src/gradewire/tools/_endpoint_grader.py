@@ -66,6 +66,9 @@ class EndpointGrader(BaseGrader):
         >>> grades = await grader.grade_many(samples)  # doctest: +SKIP
     """
 
+    # BaseGrader.timeout, given its own meaning here: the limit of each HTTP attempt.
+    timeout: float = 30.0
+
     def __init__(
         self,
         grader_key: str,

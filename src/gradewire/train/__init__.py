@@ -5,13 +5,19 @@
 grader's totals), merges all ranks under torch.distributed, and logs to sinks.
 `openrlhf_reward_func` makes a grader OpenRLHF's ``reward_func``. This folder brings
 graders and sinks together, and may import every stage below the CLI; it never imports
-torch (the distributed helpers find torch.distributed in `sys.modules`).
+torch (the distributed helpers find torch.distributed in `sys.modules`). Each name is
+imported when first used.
 """
 
-from gradewire.train._distributed import merge_log_states, merge_windows
-from gradewire.train._openrlhf import OpenRLHFRewardFunc, openrlhf_reward_func
-from gradewire.train._reward_logger import RewardLogger
-from gradewire.train._window import StepWindow
+from typing import TYPE_CHECKING
+
+from gradewire.core._lazy import attach
+
+if TYPE_CHECKING:
+    from gradewire.train._distributed import merge_log_states, merge_windows
+    from gradewire.train._openrlhf import OpenRLHFRewardFunc, openrlhf_reward_func
+    from gradewire.train._reward_logger import RewardLogger
+    from gradewire.train._window import StepWindow
 
 __all__ = [
     "OpenRLHFRewardFunc",
@@ -21,3 +27,14 @@ __all__ = [
     "merge_windows",
     "openrlhf_reward_func",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(
+        __name__,
+        {
+            "._distributed": ["merge_log_states", "merge_windows"],
+            "._openrlhf": ["OpenRLHFRewardFunc", "openrlhf_reward_func"],
+            "._reward_logger": ["RewardLogger"],
+            "._window": ["StepWindow"],
+        },
+    )

@@ -13,13 +13,16 @@ from typing import Any
 from gradewire.core import (
     BaseGrader,
     Grade,
+    GraderFailingError,
     GradingError,
     IgnoreGradeException,
     InvalidInputError,
     InvalidTypeError,
     StringThread,
 )
+from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
+from gradewire.train._fail_fast import FailFast
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
@@ -65,6 +68,9 @@ class OpenRLHFRewardFunc:
         failure_reward: float | None,
         stop_texts: Sequence[str],
         max_concurrency: int,
+        timeout: float | None = None,
+        max_error_rate: float | None = 1.0,
+        error_window: int | None = 64,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
@@ -84,7 +90,13 @@ class OpenRLHFRewardFunc:
         self.failure_reward = None if failure_reward is None else float(failure_reward)
         self.stop_texts = tuple(stop_texts)
         self.max_concurrency = max_concurrency
+        self.timeout = timeout_setting(timeout, "timeout")
+        self.fail_fast = FailFast(max_error_rate, error_window, where="openrlhf_reward_func(...)")
         self._runner = _LoopThread()
+        grader.bound_undrained(
+            "OpenRLHF logs only extra_logs; read the grader's full statistics with "
+            "reward_func.grader.get_logs(clear=True) to drain them."
+        )
 
     def threads(
         self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None
@@ -120,12 +132,23 @@ class OpenRLHFRewardFunc:
 
         Raises:
             GradingError: A sample got no grade and ``failure_reward`` is None.
+            GraderFailingError: The window reached ``max_error_rate``.
         """
         samples, outside = self.threads(list(queries), list(prompts), labels)
-        outcomes = self._runner.submit(
-            self.grader._attempt_many(samples, self.max_concurrency)
-        ).result()
+        outcomes = self._runner.submit(self._grade(samples)).result()
         return self.answer(outcomes, outside)
+
+    async def _grade(self, samples: list[StringThread]) -> list[Grade | Exception]:
+        # On the grading loop, so the fail-fast window is kept by one thread, however many
+        # threads OpenRLHF calls from.
+        outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        try:
+            self.fail_fast.observe(self.grader.grader_key, outcomes)
+        except GraderFailingError as exc:
+            # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
+            logger.error("%s", exc)
+            raise
+        return outcomes
 
     def answer(
         self, outcomes: Sequence[Grade | Exception], outside: Sequence[bool]
@@ -173,6 +196,9 @@ def openrlhf_reward_func(
     failure_reward: float | None = None,
     stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
     max_concurrency: int = 64,
+    timeout: float | None = None,
+    max_error_rate: float | None = 1.0,
+    error_window: int | None = 64,
 ) -> OpenRLHFRewardFunc:
     """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
 
@@ -198,12 +224,23 @@ def openrlhf_reward_func(
     ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
     and ``<key>/prompt_not_in_query``.
 
+    Fail fast, for when ``failure_reward`` lets failures through: once at least
+    ``max_error_rate`` of the last ``error_window`` samples failed (by default, all of the
+    last 64), every call raises `GraderFailingError` (logged at ERROR), with the grader's
+    first error of the window chained and its traceback in the message. Abstentions are
+    not failures. OpenRLHF reads only ``extra_logs``, so a grader with no
+    ``max_log_records`` of its own keeps at most 10,000 log records.
+
     Args:
         grader: The grader.
         label_key: The metadata key the label goes under (e.g. ``"answer"``).
         failure_reward: The reward of a sample that got no grade; None raises.
         stop_texts: Special tokens cut from the end of each response.
         max_concurrency: How many samples of one call are graded at once.
+        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
+            of its own (a timed-out sample is a failure, counted as a timeout).
+        max_error_rate: The fail-fast share; None: never stop.
+        error_window: The window, in samples (OpenRLHF sends one a call); None: each call.
     """
     return OpenRLHFRewardFunc(
         grader,
@@ -211,4 +248,7 @@ def openrlhf_reward_func(
         failure_reward=failure_reward,
         stop_texts=stop_texts,
         max_concurrency=max_concurrency,
+        timeout=timeout,
+        max_error_rate=max_error_rate,
+        error_window=error_window,
     )

@@ -15,9 +15,11 @@ from gradewire.core import (
     StringThread,
     Table,
 )
+from gradewire.core._batch import thread_batch
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.sinks import FanOutSink, Sink
 from gradewire.train._distributed import distributed_rank, merge_windows
+from gradewire.train._fail_fast import FailFast
 from gradewire.train._samples import SampleRecorder
 from gradewire.train._window import StepWindow
 
@@ -69,6 +71,13 @@ class RewardLogger:
     samples of rank 0.
 
     With no sinks, `step()` just returns the dict, for trainers that log it themselves.
+
+    Fail fast: every batch graded through `grade` or passed to `record` is checked against
+    ``max_error_rate``; when that share of a window's samples failed (by default: every
+    sample of a batch), `GraderFailingError` stops the training loop, with the grader's
+    first error chained and its traceback in the message. Abstentions are not failures.
+    A grader with no `max_log_records` of its own keeps at most 10,000 records between
+    two steps (figures stay exact; see `BaseGrader.max_log_records`).
     """
 
     def __init__(
@@ -79,6 +88,8 @@ class RewardLogger:
         prefix: str | None = "rewards",
         histogram_edges: Edges | None = None,
         table_every: int = 1,
+        max_error_rate: float | None = 1.0,
+        error_window: int | None = None,
     ) -> None:
         """Set up the logger.
 
@@ -91,6 +102,11 @@ class RewardLogger:
                 rest (default: 20 bins over [0, 1]).
             table_every: Add the graders' sample tables at steps that are multiples of
                 this (tables are large; numbers are logged at every step).
+            max_error_rate: Stop (raise `GraderFailingError`) when at least this share of
+                a window's samples failed: 1.0, a window where every sample failed; None,
+                never.
+            error_window: The window: None, each batch on its own; N, a grader's last N
+                samples across batches (checked once N were seen).
         """
         chosen = [graders] if isinstance(graders, BaseGrader) else list(graders)
         if not chosen:
@@ -116,6 +132,9 @@ class RewardLogger:
             raise InvalidInputError(f"table_every must be an int >= 1, not {table_every!r}")
         self.table_every = table_every
         self._samples = SampleRecorder(self._edges)
+        self.fail_fast = FailFast(max_error_rate, error_window, where="RewardLogger(...)")
+        for grader in self.graders.values():
+            grader.bound_undrained("Call step() at each training step to drain it.")
         self._closed = False
 
     async def grade(
@@ -126,6 +145,7 @@ class RewardLogger:
         groups: Sequence[str] | None = None,
         lengths: Sequence[float] | None = None,
         max_concurrency: int = 64,
+        timeout: float | None = None,
     ) -> list[Grade | None]:
         """Grade a batch with one grader (the only one, or the one named) and record it.
 
@@ -135,28 +155,49 @@ class RewardLogger:
             groups: One group key per sample (default: see the class docs).
             lengths: One completion length per sample (default: see the class docs).
             max_concurrency: How many samples are graded at once.
+            timeout: Seconds one grade may take, for a grader that sets no `timeout` of
+                its own (a timed-out sample counts in ``score/timeout_count``).
 
         Returns:
-            One Grade per sample, None where the grader abstained or failed.
+            One Grade per sample, None where the grader abstained, failed or timed out.
+
+        Raises:
+            GraderFailingError: The batch reaches ``max_error_rate`` (see the class docs).
         """
         chosen = self._pick(grader)
-        batch = list(samples)
-        grades = await chosen.grade_many(batch, max_concurrency=max_concurrency)
-        self._samples.record(chosen, batch, grades, groups=groups, lengths=lengths)
-        return grades
+        batch = thread_batch(samples)
+        outcomes = await chosen._attempt_many(batch, max_concurrency, timeout)
+        self.record(chosen, batch, outcomes, groups=groups, lengths=lengths)
+        return [o if isinstance(o, Grade) else None for o in outcomes]
 
     def record(
         self,
         grader: str | BaseGrader,
         samples: Sequence[StringThread],
-        grades: Sequence[Grade | None],
+        grades: Sequence[Grade | BaseException | None],
         *,
         groups: Sequence[str] | None = None,
         lengths: Sequence[float] | None = None,
     ) -> None:
-        """Record grades made elsewhere (one per sample, None: no grade) for the next step."""
+        """Record grades made elsewhere for the next step, and check the fail-fast bound.
+
+        Args:
+            grader: The grader (or its key) that graded them.
+            samples: The samples.
+            grades: One per sample: the `Grade`, or the exception that kept it from one
+                (an `IgnoreGradeException` for an abstention), or None when that is not
+                known (then it counts as neither a failure nor a grade).
+            groups: One group key per sample (default: see the class docs).
+            lengths: One completion length per sample (default: see the class docs).
+
+        Raises:
+            GraderFailingError: The batch reaches ``max_error_rate`` (see the class docs).
+        """
         chosen = self._pick(grader.grader_key if isinstance(grader, BaseGrader) else grader)
-        self._samples.record(chosen, list(samples), list(grades), groups=groups, lengths=lengths)
+        outcomes = list(grades)
+        values = [g if isinstance(g, Grade) else None for g in outcomes]
+        self._samples.record(chosen, list(samples), values, groups=groups, lengths=lengths)
+        self.fail_fast.observe(chosen.grader_key, outcomes)
 
     def _pick(self, key: str | None) -> BaseGrader:
         if key is None:

@@ -71,7 +71,7 @@ JUDGES = {
     "range_written": lambda m: gw.RangeJudgeGrader(
         "clarity", m, "The answer is clear", use_logprobs=False
     ),
-    "rubric": lambda m: gw.LLMJudgeGrader(
+    "rubric": lambda m: gw.RubricJudgeGrader(
         "rubric", m, ["Answers the question", ("Invents a citation", -1.0)]
     ),
     "faithfulness": lambda m: gw.FaithfulnessGrader("faithful", m),
@@ -111,7 +111,7 @@ async def test_complete_structured(llama_server):
         text = f"What is the sentiment of this reply to {question!r}? {answer}"
         try:
             found, completion = await within_deadline(
-                gw.complete_structured(model, [{"role": "user", "content": text}], Sentiment)
+                gw.models.complete_structured(model, [{"role": "user", "content": text}], Sentiment)
             )
         except gw.OutputParserException:
             continue
@@ -147,7 +147,7 @@ async def test_hud_llm_judge_grader(llama_server, monkeypatch):
 
 
 async def test_the_judge_cache_answers_a_second_run(llama_server, tmp_path):
-    with gw.JudgeCache(tmp_path / "judge.sqlite") as cache:
+    with gw.models.JudgeCache(tmp_path / "judge.sqlite") as cache:
         model = judge_model(llama_server, cache=cache)
         first = gw.BinaryJudgeGrader("helpful", model, "The response answers the question")
         before = await within_deadline(first.grade_many(samples(), max_concurrency=1))

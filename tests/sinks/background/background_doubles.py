@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire import InvalidInputError, SinkError, Table, read_spill
+from gradewire import InvalidInputError, SinkError, Table
+from gradewire.sinks import read_spill
 
 FAST = {
     "flush_interval": 0.001,

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gradewire import BackgroundSink, SinkError, Table, read_spill
+from gradewire import BackgroundSink, SinkError, Table
+from gradewire.sinks import read_spill
 
 STEPS = 300
 MAX_QUEUE = 40

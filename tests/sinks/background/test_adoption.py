@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from background_doubles import FAST, FileTracker, tracker_rows, wait_until
 
-from gradewire import BackgroundSink, read_spill
+from gradewire import BackgroundSink
+from gradewire.sinks import read_spill
 
 CHILD = Path(__file__).with_name("spill_child.py")
 

@@ -35,16 +35,18 @@ from background_doubles import (
 
 from gradewire import (
     BackgroundSink,
-    DeliveryReport,
     FanOutSink,
     InvalidInputError,
     InvalidTypeError,
     JsonlSink,
     MemorySink,
-    Rejection,
-    Sink,
     SinkError,
     Table,
+)
+from gradewire.sinks import (
+    DeliveryReport,
+    Rejection,
+    Sink,
     read_jsonl,
     read_spill,
     read_spill_configs,

@@ -14,7 +14,7 @@ from typing import Any
 
 from background_doubles import FlakySink, wait_until
 
-from gradewire import Rejection, read_spill
+from gradewire.sinks import Rejection, read_spill
 
 
 def test_an_entry_that_keeps_failing_alone_is_set_aside_and_later_steps_go_on(make, sink):

@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 from background_doubles import FAST, BatchingFlakySink, wait_until
 
-from gradewire import (
-    BackgroundSink,
-    DeliverySettings,
-    InvalidInputError,
-    InvalidTypeError,
-    MemorySink,
-    SinkError,
-)
+from gradewire import BackgroundSink, InvalidInputError, InvalidTypeError, MemorySink, SinkError
+from gradewire.sinks import DeliverySettings
 from gradewire.sinks.background._settings import DeliveryOptions
 
 FIELDS = [field.name for field in dataclasses.fields(DeliverySettings)]

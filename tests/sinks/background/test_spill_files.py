@@ -14,7 +14,7 @@ import threading
 
 from background_doubles import on_disk, wait_until
 
-from gradewire import read_spill
+from gradewire.sinks import read_spill
 
 
 def _segment(spill):  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from background_doubles import on_disk, wait_until
 
-from gradewire import read_spill
+from gradewire.sinks import read_spill
 
 
 def test_a_hanging_call_sends_memory_to_disk_and_delivery_resumes_when_it_returns(

@@ -25,13 +25,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradewire import MissingDependencyError
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
+from gradewire.eval._run_folder import write_json
+from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 
-__all__ = ["MlflowEvalTracker", "eval_tracker"]
+__all__ = ["MlflowEvalTracker", "eval_tracker", "metric_names"]
 
 STATE = "mlflow.json"
 SAMPLE_TAG = "gradewire.sample_id"
+INPUT_HASH = "gradewire.input_hash"
+PROMPT_HASH = "gradewire.prompt_hash"
+SPEC_HASH = "gradewire.spec_hash"
 DEFAULT_EXPERIMENT = "gradewire-eval"
 BATCH = 400
 _FLUENT_ENV = ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
@@ -69,12 +75,14 @@ def _fluent(uri: str) -> Iterator[None]:
 
 def _fingerprint(record: SampleRecord, spec_hashes: Mapping[str, str]) -> str:
     outcomes = {
-        key: record.outcomes[key].to_json()
-        for key in spec_hashes
-        if key in record.outcomes and record.outcomes[key].spec_hash == spec_hashes[key]
+        key: current.to_json()
+        for key, spec in spec_hashes.items()
+        if (current := record.current(key, spec)) is not None
     }
     for outcome in outcomes.values():
+        # Timing varies, and a current outcome's input is the record's (hashed below).
         outcome.pop("seconds", None)
+        outcome.pop("input_hash", None)
     text = json.dumps([record.input_hash, outcomes], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -96,8 +104,12 @@ class MlflowEvalTracker:
             tracking_uri: Default: ``MLFLOW_TRACKING_URI``, else ``./mlflow.db`` (sqlite).
             experiment_name: Default: ``MLFLOW_EXPERIMENT_NAME``, else ``gradewire-eval``.
         """
-        import mlflow  # fail here, with the extra's message, if MLflow is missing
-
+        try:  # fail here, before anything is graded, if MLflow is missing
+            import mlflow
+        except ImportError:
+            raise MissingDependencyError(
+                "mlflow", extra="mlflow", purpose="log evals to MLflow"
+            ) from None
         del mlflow
         self.folder = folder
         self.tracking_uri = (
@@ -117,7 +129,7 @@ class MlflowEvalTracker:
 
     def _save(self, state: Mapping[str, Any]) -> None:
         path = self.folder / STATE
-        path.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+        write_json(path, state)  # atomically: a crash mid-write never loses the trace ids
 
     def log_run(self, run: EvalRun, summaries: Sequence[GraderSummary]) -> list[str]:
         """Log the run: traces with feedback for new or changed samples, metrics, artifacts."""
@@ -158,9 +170,8 @@ class MlflowEvalTracker:
                     traces[record.id] = [_log_trace(record, run.spec_hashes, sources), fingerprint]
                 mlflow.flush_trace_async_logging()
                 self._save(state)
-            metrics = run.metrics()
             steps = len(run.config.get("invocations", [])) or 1
-            mlflow.log_metrics(metrics, step=steps - 1)
+            mlflow.log_metrics(metric_names(run.metrics(), run.graders), step=steps - 1)
             mlflow.log_params(_params(run))
             for name in ("report.html", "summary.json", "config.json"):
                 if run.folder is not None and (run.folder / name).exists():
@@ -211,10 +222,39 @@ class MlflowEvalTracker:
                     "gradewire.compare.run_b": comparison.run_b[:5000],
                 }
             )
-            mlflow.log_metrics(comparison_metrics(comparison))
+            graders = [result.grader for result in comparison.graders]
+            mlflow.log_metrics(
+                metric_names(comparison_metrics(comparison), graders, prefix="compare/")
+            )
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
         return [f"MLflow: comparison logged as run {active.info.run_id} at {self.tracking_uri}"]
+
+
+def metric_names(
+    metrics: Mapping[str, float], graders: Sequence[str], *, prefix: str = ""
+) -> dict[str, float]:
+    """``metrics`` (``<prefix><grader>/...``) under names MLflow takes.
+
+    Grader keys such as ``pass@1``, ``acc(strict)`` or ``f1+bleu`` are ordinary, and
+    MLflow refuses them in a metric name: each grader key is cleaned once, by
+    `MlflowSink`'s rule (`KeyCleaner`, which warns once per key and never lets two keys
+    share a name), and every metric of that grader is logged under the clean key.
+    """
+    clean_grader = KeyCleaner("grader")
+    clean = KeyCleaner("metric")
+    # Longest first: a grader key may itself hold "/" and be the prefix of another.
+    ordered = sorted(dict.fromkeys(graders), key=len, reverse=True)
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        name = key
+        for grader in ordered:
+            head = f"{prefix}{grader}/"
+            if key.startswith(head):
+                name = f"{prefix}{clean_grader(grader)}/{key[len(head) :]}"
+                break
+        out[clean(name)] = value
+    return out
 
 
 def _sources(run: EvalRun) -> dict[str, str]:
@@ -251,8 +291,8 @@ def _log_trace(
         span.set_outputs({"completion": record.completion()})
         tags = {SAMPLE_TAG: record.id}
         for key, spec in spec_hashes.items():
-            outcome = record.outcomes.get(key)
-            if outcome is None or outcome.spec_hash != spec:
+            outcome = record.current(key, spec)
+            if outcome is None:
                 continue
             source = AssessmentSource(source_type=sources[key], source_id=f"gradewire:{key}")
             if outcome.status == "ok" and outcome.grade is not None:
@@ -262,7 +302,7 @@ def _log_trace(
                     value=outcome.value,
                     rationale=outcome.grade.get("reasoning") or None,
                     source=source,
-                    metadata={"gradewire.spec_hash": spec},
+                    metadata={SPEC_HASH: spec},
                     span_id=span.span_id,
                 )
             elif outcome.status == "error":
@@ -274,13 +314,19 @@ def _log_trace(
                         error_code=code[:100] or "error", error_message=message or code
                     ),
                     source=source,
-                    metadata={"gradewire.spec_hash": spec},
+                    metadata={SPEC_HASH: spec},
                     span_id=span.span_id,
                 )
             else:  # an abstention is no score and no error: it is noted on the trace
                 tags[f"gradewire.abstained.{key}"] = (outcome.message or "abstained")[:4000]
         mlflow.update_current_trace(
-            tags=tags, metadata={SAMPLE_TAG: record.id, "gradewire.input_hash": record.input_hash}
+            tags=tags,
+            metadata={
+                SAMPLE_TAG: record.id,
+                INPUT_HASH: record.input_hash,
+                # compare checks that paired samples are the same question by it.
+                PROMPT_HASH: record.prompt_hash,
+            },
         )
     return str(span.trace_id)
 

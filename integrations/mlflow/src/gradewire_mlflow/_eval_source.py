@@ -3,6 +3,10 @@
 Each trace of the run is a sample: its id is the ``gradewire.sample_id`` tag (a run
 gradewire logged) or a hash of the trace's request (any other run whose traces carry
 Feedback, such as one of ``mlflow.genai.evaluate``); each Feedback is a grader's outcome.
+A run gradewire logged carries the hashes compare checks: each sample's prompt hash and
+input hash in the trace's metadata, each grader's spec hash in its Feedback's metadata,
+and the grader specs in the ``gradewire/config.json`` artifact. Another run's are made
+up: the prompt hash from the trace's request, one spec marker (``mlflow``) for all.
 """
 
 from __future__ import annotations
@@ -11,11 +15,15 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
-from gradewire_mlflow._eval import SAMPLE_TAG, _fluent
+from gradewire.eval._run_folder import is_run
+from gradewire.eval._samples import prompt_hash
+from gradewire_mlflow._eval import INPUT_HASH, PROMPT_HASH, SAMPLE_TAG, SPEC_HASH, _fluent
 from gradewire_mlflow._run import default_tracking_uri
 
 __all__ = ["read_mlflow_run"]
@@ -39,13 +47,15 @@ def _outcome(assessment: Any) -> GradeOutcome | None:
     feedback = getattr(assessment, "feedback", None)
     if feedback is None:
         return None  # an expectation (a label), not a grade
+    spec = (getattr(assessment, "metadata", None) or {}).get(SPEC_HASH)
+    spec = spec if isinstance(spec, str) and spec else MLFLOW_SPEC
     error = getattr(feedback, "error", None)
     if error is not None:
         message = f"{error.error_code}: {error.error_message or ''}"
-        return GradeOutcome("error", MLFLOW_SPEC, None, message)
+        return GradeOutcome("error", spec, None, message)
     value = _value(feedback.value)
     if value is None:
-        return GradeOutcome("error", MLFLOW_SPEC, None, f"not a number: {feedback.value!r}")
+        return GradeOutcome("error", spec, None, f"not a number: {feedback.value!r}")
     grade = {
         "value": value,
         "grader_key": assessment.name,
@@ -54,7 +64,7 @@ def _outcome(assessment: Any) -> GradeOutcome | None:
         "children": [],
         "info": {},
     }
-    return GradeOutcome("ok", MLFLOW_SPEC, grade)
+    return GradeOutcome("ok", spec, grade)
 
 
 def _input(trace: Any) -> dict[str, Any]:
@@ -103,10 +113,11 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
             locations=[info.experiment_id],
         )
     records: list[SampleRecord] = []
-    keys: dict[str, None] = {}
+    specs: dict[str, str] = {}
     seen: set[str] = set()
     for trace in traces:
         data = _input(trace)
+        metadata = _trace_metadata(trace)
         sample_id = trace.info.tags.get(SAMPLE_TAG)
         if sample_id is None:
             sample_id = (
@@ -123,13 +134,48 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
             outcome = _outcome(assessment)
             if outcome is not None:
                 outcomes[assessment.name] = outcome
-                keys[assessment.name] = None
-        records.append(SampleRecord(sample_id, data, "", outcomes))
+                specs.setdefault(assessment.name, outcome.spec_hash)  # the newest trace's
+        prompt = metadata.get(PROMPT_HASH)
+        records.append(
+            SampleRecord(
+                sample_id,
+                data,
+                str(metadata.get(INPUT_HASH) or ""),
+                outcomes,
+                prompt if isinstance(prompt, str) and prompt else prompt_hash(data["turns"]),
+            )
+        )
     records.reverse()  # back to the order they were logged in
     name = info.run_name or run_id
+    config = _logged_config(client, run_id)
     return EvalRun(
         name=f"{name} ({run_id[:8]})",
         records=records,
-        spec_hashes=dict.fromkeys(keys, MLFLOW_SPEC),
-        config={"mlflow_run_id": run_id},
+        spec_hashes=specs,
+        config={**config, "mlflow_run_id": run_id},
+        cluster_key=config.get("cluster_key")
+        if isinstance(config.get("cluster_key"), str)
+        else None,
     )
+
+
+def _trace_metadata(trace: Any) -> dict[str, Any]:
+    info = trace.info
+    metadata = getattr(info, "trace_metadata", None) or getattr(info, "request_metadata", None)
+    return dict(metadata or {})
+
+
+def _logged_config(client: Any, run_id: str) -> dict[str, Any]:
+    """The run folder's config gradewire logged as an artifact, without its sample list.
+
+    Empty for a run that has none (not logged by gradewire, or unreadable).
+    """
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = client.download_artifacts(run_id, "gradewire/config.json", folder)
+            config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # not a run gradewire logged, or an unreadable artifact
+        return {}
+    if not is_run(config):
+        return {}
+    return {k: v for k, v in config.items() if k not in ("sample_ids", "input_hashes")}

@@ -9,17 +9,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gradewire import (
-    BaseSink,
-    Histogram,
-    InvalidInputError,
-    InvalidTypeError,
-    LogValue,
-    MissingDependencyError,
-    StepLogs,
-    Table,
-    TablePolicy,
-)
+from gradewire import Histogram, InvalidInputError, InvalidTypeError, MissingDependencyError, Table
+from gradewire.core import LogValue
+from gradewire.sinks import BaseSink, StepLogs, TablePolicy
 from gradewire_mlflow._errors import mlflow_errors
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._params import ConfigBook

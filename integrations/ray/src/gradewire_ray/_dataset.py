@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradewire import (
-    BaseGrader,
-    Histogram,
-    InvalidInputError,
-    InvalidTypeError,
-    LogState,
-    LogValue,
-    TablePolicy,
-)
+from typing_extensions import Unpack
+
+from gradewire import BaseGrader, Histogram, InvalidInputError, InvalidTypeError, LogState
+from gradewire.core import LogValue
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.core._sample_tables import sample_tables
+from gradewire.eval import DataOptions
+from gradewire.eval._samples import RowShape
+from gradewire.sinks import TablePolicy
 from gradewire_ray._ray import import_ray, pickle
 from gradewire_ray._rows import STATE_COLUMN, RowToThread, default_row_thread
 
@@ -80,15 +79,18 @@ def grade_dataset(
     to_thread: RowToThread | None = None,
     histogram_edges: Sequence[float] | Mapping[str, Sequence[float]] = DEFAULT_EDGES,
     table_policy: TablePolicy | None = None,
+    **options: Unpack[DataOptions],
 ) -> GradedDataset:
     """Grade every row of a ``ray.data.Dataset`` on a pool of Ray actors.
 
     Each actor holds copies of the graders and grades up to ``concurrency`` samples at
     once (async graders and judges wait on I/O together; sync ones run inline). Rows
     become threads as ``gradewire eval`` reads its data: ``messages``, or ``prompt`` and
-    ``completion``, the other fields as metadata (pass ``to_thread`` for another shape).
-    A grader that fails or abstains on a row is counted like a local failure; a row that
-    is no sample counts as an error of every grader. When a worker dies Ray runs its
+    ``completion``, the other fields as metadata (``completion_key=``, ``prompt_key=``
+    name other fields; pass ``to_thread`` for another shape). A grader that fails or
+    abstains on a row is counted like a local failure; a row that is no sample (a row
+    with no completion, unless ``allow_prompt_only=True``) counts as an error of every
+    grader. When a worker dies Ray runs its
     batches again, and since each batch's figures travel in its own output rows, the
     retried samples are counted once.
 
@@ -106,6 +108,9 @@ def grade_dataset(
             grader key to edges with ``"*"`` for the rest (default: 20 bins over [0, 1]).
         table_policy: ``max_rows`` bounds the rows of each sample table (default 100)
             and ``max_cell_chars`` their text.
+        **options: Which fields hold the prompt and the completion, and whether rows
+            with no completion are graded (`gradewire.eval.DataOptions`); not with
+            ``to_thread``.
 
     Returns:
         The graded dataset (materialized) and the merged figures.
@@ -126,7 +131,13 @@ def grade_dataset(
     policy = table_policy or TablePolicy()
     if not isinstance(policy, TablePolicy):
         raise InvalidTypeError(f"table_policy must be a TablePolicy, not {type(policy).__name__}")
-    reader = to_thread or default_row_thread
+    shape = RowShape.of(options)
+    if to_thread is not None and options:
+        raise InvalidInputError(
+            f"{', '.join(options)} tell the default row reader what to read; to_thread "
+            "replaces it, so pass one or the other"
+        )
+    reader = to_thread or functools.partial(default_row_thread, shape=shape)
     if not callable(reader):
         raise InvalidTypeError(f"to_thread must be a function of a row, not {reader!r}")
     if not isinstance(dataset, ray.data.Dataset):

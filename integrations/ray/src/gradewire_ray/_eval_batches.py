@@ -23,11 +23,18 @@ class EvalBatches:
     in flight across the batches Ray runs at once.
     """
 
-    def __init__(self, graders: bytes, hashes: Mapping[str, str], concurrency: int) -> None:
+    def __init__(
+        self,
+        graders: bytes,
+        hashes: Mapping[str, str],
+        concurrency: int,
+        timeout: float | None = None,
+    ) -> None:
         loaded: list[BaseGrader] = unpickle(graders)
         self._graders = {grader.grader_key: grader for grader in loaded}
         self._hashes = dict(hashes)
         self._concurrency = concurrency
+        self._timeout = timeout  # the default for graders that set none
         self._slots: asyncio.Semaphore | None = None
 
     async def __call__(self, batch: Any) -> Any:
@@ -46,9 +53,19 @@ class EvalBatches:
         assert self._slots is not None
         thread = StringThread.from_dict(json.loads(row["input"]))
         keys: list[str] = json.loads(row["keys"])
+        input_hash: str = row["input_hash"]
         async with self._slots:
             outcomes = await asyncio.gather(
-                *(grade_outcome(self._graders[key], thread, self._hashes[key]) for key in keys)
+                *(
+                    grade_outcome(
+                        self._graders[key],
+                        thread,
+                        self._hashes[key],
+                        self._timeout,
+                        input_hash=input_hash,
+                    )
+                    for key in keys
+                )
             )
         return json.dumps(
             {key: outcome.to_json() for key, outcome in zip(keys, outcomes, strict=True)},

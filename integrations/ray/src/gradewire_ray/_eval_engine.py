@@ -20,7 +20,7 @@ from gradewire import BaseGrader, InvalidInputError
 from gradewire.eval import EvalDisplay, EvalSample, GradeOutcome, GradingReport
 from gradewire.eval._run_folder import ResultsWriter
 from gradewire.eval._runner import _on_sigint, start_grading
-from gradewire_ray._ray import pickle, quiet_ray_data, start_ray
+from gradewire_ray._ray import import_ray, pickle, quiet_ray_data, start_ray
 
 __all__ = ["RayEngine", "ray_engine"]
 
@@ -39,6 +39,7 @@ class RayEngine:
     def __init__(self, *, address: str | None = None, actors: int = 2) -> None:
         if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
             raise InvalidInputError(f"actors must be an int >= 1, not {actors!r}")
+        import_ray("grade an eval on Ray")  # a missing extra fails here, before any grading
         self.address = address
         self.actors = actors
 
@@ -51,6 +52,7 @@ class RayEngine:
         concurrency: int = 32,
         retry_errors: bool = False,
         display: EvalDisplay | None = None,
+        timeout: float | None = None,
     ) -> GradingReport:
         """Grade what the folder lacks and append the results, as the local runner does."""
         by_key, hashes, todo, skipped, writer = start_grading(
@@ -82,7 +84,7 @@ class RayEngine:
                         todo,
                         list(by_key.values()),
                         hashes,
-                        concurrency,
+                        (concurrency, timeout),
                         writer,
                         display,
                         stop,
@@ -96,10 +98,10 @@ class RayEngine:
 
     async def _grade(
         self,
-        todo: Sequence[tuple[EvalSample, list[str]]],
+        todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
         graders: Sequence[BaseGrader],
         hashes: dict[str, str],
-        concurrency: int,
+        limits: tuple[int, float | None],
         writer: ResultsWriter,
         display: EvalDisplay | None,
         stop: threading.Event,
@@ -108,7 +110,7 @@ class RayEngine:
         ray, started = start_ray(self.address, "grade an eval on Ray")
         quiet_ray_data(ray)
         try:
-            dataset = _graded(ray, todo, graders, hashes, concurrency, self.actors)
+            dataset = _graded(ray, todo, graders, hashes, limits, self.actors)
             loop = asyncio.get_running_loop()
             # Ray's iterator blocks: it runs in a thread of its own and hands rows over.
             reader = threading.Thread(
@@ -123,7 +125,7 @@ class RayEngine:
                 if isinstance(row, BaseException):
                     raise row
                 outcomes = {
-                    key: GradeOutcome.from_json(value)
+                    key: GradeOutcome.from_json(value, input_hash=row["input_hash"])
                     for key, value in json.loads(row["grades"]).items()
                 }
                 writer.write(row["id"], row["input_hash"], json.loads(row["input"]), outcomes)
@@ -141,13 +143,15 @@ class RayEngine:
 
 def _graded(
     ray: Any,
-    todo: Sequence[tuple[EvalSample, list[str]]],
+    todo: Sequence[tuple[EvalSample, tuple[str, ...]]],
     graders: Sequence[BaseGrader],
     hashes: dict[str, str],
-    concurrency: int,
+    limits: tuple[int, float | None],
     actors: int,
 ) -> Any:
     from gradewire_ray._eval_batches import EvalBatches
+
+    concurrency, timeout = limits
 
     items = [
         {
@@ -165,6 +169,7 @@ def _graded(
             "graders": pickle(list(graders)),
             "hashes": hashes,
             "concurrency": per_actor,
+            "timeout": timeout,
         },
         batch_size=max(8, 2 * per_actor),
         batch_format="pyarrow",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire import Grade, IgnoreGradeException, StringThread
-from gradewire.eval._samples import sample_from_row
+from gradewire.eval._samples import RowShape, sample_from_row
 
 __all__ = ["STATE_COLUMN", "OutcomeColumns", "RowToThread", "column_names", "default_row_thread"]
 
@@ -18,14 +18,16 @@ STATE_COLUMN = "__gradewire_state__"
 """The column that carries each batch's log states (set on a batch's first row only)."""
 
 
-def default_row_thread(row: Mapping[str, Any]) -> StringThread:
+def default_row_thread(row: Mapping[str, Any], shape: RowShape | None = None) -> StringThread:
     """A row as `gradewire eval` reads one: ``messages``, or ``prompt`` and ``completion``.
 
     Every other field becomes metadata (``answer``, ``documents``, ...). Null fields are
-    left out: a columnar dataset fills the fields a row lacks with nulls.
+    left out: a columnar dataset fills the fields a row lacks with nulls. ``shape`` names
+    other prompt and completion fields (`gradewire.eval.DataOptions`); a row with no
+    completion raises, unless prompt-only rows were asked for.
     """
     present = {key: value for key, value in row.items() if value is not None}
-    _, thread = sample_from_row(present, "a data set row")
+    _, thread = sample_from_row(present, "a data set row", shape)
     return thread
 
 
@@ -66,7 +68,7 @@ class OutcomeColumns:
             elif isinstance(outcome, IgnoreGradeException):
                 columns.value.append(None)
                 columns.status.append("abstained")
-                columns.reasoning.append(str(outcome))
+                columns.reasoning.append(outcome.reason)
                 columns.error.append(None)
             else:
                 columns.value.append(None)

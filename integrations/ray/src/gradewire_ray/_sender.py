@@ -31,7 +31,6 @@ class WindowSender:
         self.loggers: dict[str, RewardLogger] = {}
         self._waiters: list[asyncio.Future[None]] = []
         self._task: asyncio.Task[None] | None = None
-        self._handle: Any = None
         self._unsent: dict[str, StepWindow] = {}
         self._warned = False
         self.flushes = 0
@@ -60,7 +59,6 @@ class WindowSender:
                     await self._send({k: w.to_dict() for k, w in windows.items()})
             except Exception as exc:
                 self._unsent = windows
-                self._handle = None
                 if not self._warned:
                     self._warned = True
                     logger.warning(
@@ -75,7 +73,11 @@ class WindowSender:
                     waiter.set_result(None)
 
     async def _send(self, windows: dict[str, Any]) -> None:
-        if self._handle is None:
-            self._handle = channel_handle(self.channel)
-        await self._handle.send.remote(windows)
+        try:
+            await channel_handle(self.channel).send.remote(windows)
+        except Exception:
+            # The channel this process knew is gone (a new one may have taken its place):
+            # once more with a fresh handle, so that these windows are not left for a
+            # flush that may come only after the step's drain.
+            await channel_handle(self.channel, fresh=True).send.remote(windows)
         self.flushes += 1

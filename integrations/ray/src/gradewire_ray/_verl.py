@@ -19,8 +19,10 @@ from gradewire import (
     InvalidTypeError,
     StringThread,
 )
+from gradewire.core._grader import timeout_setting
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.train import RewardLogger
+from gradewire.train._fail_fast import FailFast
 from gradewire_ray._channel import DEFAULT_CHANNEL
 from gradewire_ray._ray import import_ray, pickle, unpickle
 from gradewire_ray._sender import WindowSender
@@ -73,6 +75,9 @@ class VerlReward:
         channel: str | None,
         histogram_edges: Sequence[float],
         val_splits: Sequence[str],
+        timeout: float | None = None,
+        max_error_rate: float | None = 1.0,
+        error_window: int | None = 64,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
@@ -96,6 +101,8 @@ class VerlReward:
         self.histogram_edges = check_edges(histogram_edges)
         self.val_splits = tuple(val_splits)
         self.sub_keys = _sub_keys(grader)
+        self.timeout = timeout_setting(timeout, "timeout")
+        self.fail_fast = FailFast(max_error_rate, error_window, where="verl_compute_score(...)")
         self._sender: WindowSender | None = None
         self._loop_thread = _LoopThread()
 
@@ -111,6 +118,9 @@ class VerlReward:
             "channel": self.channel,
             "histogram_edges": self.histogram_edges,
             "val_splits": self.val_splits,
+            "timeout": self.timeout,
+            "max_error_rate": self.fail_fast.max_error_rate,
+            "error_window": self.fail_fast.window,
         }
 
     def keys(self) -> list[str]:
@@ -159,14 +169,16 @@ class VerlReward:
         section = "val-rewards" if split in self.val_splits else "rewards"
         reward_logger = self._logger(section)
         grader = next(iter(reward_logger.graders.values()))
-        outcome = await grader._attempt(thread)
+        outcome = await grader._attempt(thread, self.timeout)
         grade = outcome if isinstance(outcome, Grade) else None
         index = info.get("index")
         # GRPO's completions of one prompt share the row's index in veRL's data recipes.
         group = f"{data_source}/{index}" if index is not None else f"sample-{next(_ids)}"
-        reward_logger.record(grader, [thread], [grade], groups=[group])
         if self.channel is not None:
+            # Without a channel nothing would ever drain what the logger keeps per sample.
+            reward_logger.record(grader, [thread], [grade], groups=[group])
             await self._sender_for().delivered()
+        self.fail_fast.observe(grader.grader_key, [outcome])
         return self.answer(outcome)
 
     def answer(self, outcome: Grade | BaseException) -> dict[str, Any]:
@@ -182,8 +194,8 @@ class VerlReward:
         abstained = isinstance(outcome, IgnoreGradeException)
         if isinstance(outcome, Grade):
             message = f"the grader returned a non-finite score ({outcome.value!r})"
-        elif abstained:
-            message = f"abstained: {outcome}"
+        elif isinstance(outcome, IgnoreGradeException):
+            message = f"abstained: {outcome.reason}"
         else:
             message = f"{type(outcome).__name__}: {outcome}"
         out.update(
@@ -232,6 +244,9 @@ def verl_compute_score(
     channel: str | None = DEFAULT_CHANNEL,
     histogram_edges: Sequence[float] = DEFAULT_EDGES,
     val_splits: Sequence[str] = VAL_SPLITS,
+    timeout: float | None = None,
+    max_error_rate: float | None = 1.0,
+    error_window: int | None = 64,
 ) -> Callable[..., Any]:
     """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
 
@@ -269,6 +284,12 @@ def verl_compute_score(
         channel: The channel actor's name (None: no statistics sent).
         histogram_edges: Bin edges of the score histograms.
         val_splits: ``extra_info["split"]`` values that mark validation samples.
+        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
+            of its own (a timed-out sample scores ``failure_score``, flagged as an error).
+        max_error_rate: Fail fast: once at least this share of the last ``error_window``
+            samples of a worker failed (by default all of the last 64), the call raises
+            `GraderFailingError`, with the first error chained; None: never.
+        error_window: The window, in samples (veRL sends one a call); None: each call.
     """
     reward = VerlReward(
         grader,
@@ -278,6 +299,9 @@ def verl_compute_score(
         channel=channel,
         histogram_edges=histogram_edges,
         val_splits=val_splits,
+        timeout=timeout,
+        max_error_rate=max_error_rate,
+        error_window=error_window,
     )
     if sync:
 

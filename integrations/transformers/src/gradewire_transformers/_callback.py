@@ -7,15 +7,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gradewire import (
-    BaseGrader,
-    FanOutSink,
-    InvalidTypeError,
-    LogValue,
-    MissingDependencyError,
-    RewardLogger,
-    Sink,
-)
+from gradewire import BaseGrader, FanOutSink, InvalidTypeError, MissingDependencyError, RewardLogger
+from gradewire.core import LogValue
+from gradewire.sinks import Sink
 from gradewire_transformers._reward import TrlReward
 
 try:
@@ -88,6 +82,10 @@ class GradewireCallback(TrainerCallback):
         prefix: The section of every key (default ``rewards``: ``rewards/<key>/score/mean``).
         histogram_edges: Bin edges of the histograms (see `RewardLogger`).
         table_every: Log sample tables at global steps that are multiples of this.
+        max_error_rate: Stop training (`GraderFailingError`) when at least this share of a
+            window of the completions the reward functions graded failed; None: never
+            (see `RewardLogger`). Each `trl_reward` also checks its own bound.
+        error_window: The window: None, each batch on its own; N, the last N completions.
     """
 
     def __init__(
@@ -97,6 +95,8 @@ class GradewireCallback(TrainerCallback):
         prefix: str | None = "rewards",
         histogram_edges: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
         table_every: int = 1,
+        max_error_rate: float | None = 1.0,
+        error_window: int | None = None,
     ) -> None:
         if getattr(TrainerCallback, "_missing", False):
             raise MissingDependencyError("transformers", extra="trl", purpose=_PURPOSE)
@@ -112,8 +112,14 @@ class GradewireCallback(TrainerCallback):
                     "trl_reward(...) functions given to the trainer, or graders"
                 )
         self.reward_logger = RewardLogger(
-            graders, prefix=prefix, histogram_edges=histogram_edges, table_every=table_every
+            graders,
+            prefix=prefix,
+            histogram_edges=histogram_edges,
+            table_every=table_every,
+            max_error_rate=max_error_rate,
+            error_window=error_window,
         )
+        self.reward_logger.fail_fast.where = "GradewireCallback(...)"
         for reward in rewards:
             if isinstance(reward, TrlReward):
                 reward.attach(self.reward_logger)

@@ -13,6 +13,8 @@ from gradewire import (
     RewardLogger,
     StringThread,
 )
+from gradewire.core._grader import timeout_setting
+from gradewire.train._fail_fast import FailFast
 
 __all__ = ["TrlReward", "trl_reward"]
 
@@ -38,7 +40,8 @@ class TrlReward:
 
     TRL awaits it (its ``__call__`` is async) with the batch's prompts, completions,
     completion ids and dataset columns. Its ``__name__`` is the grader key, so TRL logs
-    ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure_value``.
+    ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure_value``,
+    ``timeout``, ``fail_fast``.
     """
 
     def __init__(
@@ -49,6 +52,9 @@ class TrlReward:
         failure_value: float | None = None,
         max_concurrency: int = 64,
         log_reasoning: bool = True,
+        timeout: float | None = None,
+        max_error_rate: float | None = 1.0,
+        error_window: int | None = None,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
@@ -66,7 +72,15 @@ class TrlReward:
         self.failure_value = None if failure_value is None else float(failure_value)
         self.max_concurrency = max_concurrency
         self.log_reasoning = log_reasoning
+        # Checked here, not at the first step: the same rule as a grader's own timeout.
+        self.timeout = timeout_setting(timeout, "timeout")
+        self.fail_fast = FailFast(max_error_rate, error_window, where="trl_reward(...)")
         self._logger: RewardLogger | None = None
+        grader.bound_undrained(
+            "Pass this reward function to GradewireCallback(...) to log and drain its "
+            "statistics at the trainer's logging steps, or call get_logs(clear=True) on "
+            "the grader yourself."
+        )
         # Once a reasoning column was added to TRL's completions table it is added on every
         # call: TRL lines its columns up by position, so a gap would shift the rows.
         self._reasoning_column = False
@@ -96,12 +110,14 @@ class TrlReward:
         """Grade the batch: one float per completion, `failure_value` where there is none."""
         columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
         samples = self.threads(prompts, completions, columns)
-        grades = await self.grader.grade_many(samples, max_concurrency=self.max_concurrency)
+        outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        grades = [o if isinstance(o, Grade) else None for o in outcomes]
         if self._logger is not None:
             lengths = (
                 None if completion_ids is None else [float(len(ids)) for ids in completion_ids]
             )
-            self._logger.record(self.grader, samples, grades, lengths=lengths)
+            self._logger.record(self.grader, samples, outcomes, lengths=lengths)
+        self.fail_fast.observe(self.grader.grader_key, outcomes)
         log_extra = kwargs.get("log_extra")
         if self.log_reasoning and callable(log_extra):
             self._add_reasoning(log_extra, grades)
@@ -124,6 +140,9 @@ def trl_reward(
     failure_value: float | None = None,
     max_concurrency: int = 64,
     log_reasoning: bool = True,
+    timeout: float | None = None,
+    max_error_rate: float | None = 1.0,
+    error_window: int | None = None,
 ) -> TrlReward:
     """Turn a grader into a reward function for TRL's ``GRPOTrainer`` / ``RLOOTrainer``.
 
@@ -137,13 +156,30 @@ def trl_reward(
     ``log_extra``, each grade's reasoning goes in its completions table as
     ``<name>/reasoning``.
 
+    Fail fast: when at least ``max_error_rate`` of a batch's completions failed (by
+    default: every one of them, as a typo in a column name does), the call raises
+    `GraderFailingError` and training stops at that step, with the grader's first error
+    chained and its traceback in the message. Abstentions are not failures.
+
+    Without a `GradewireCallback` attached, nothing drains the grader's logs, so a grader
+    with no ``max_log_records`` of its own keeps at most 10,000 records (figures stay
+    exact; see `BaseGrader.max_log_records`) and warns once when it reaches them.
+
     Args:
-        grader: Any gradewire grader, sync or async work.
+        grader: Any gradewire grader, sync or async work (sync functions run in worker
+            threads, up to ``max_concurrency`` at once).
         name: The function's ``__name__``, which TRL uses in metric names (default: the
             grader key).
         failure_value: The reward of a completion that got no grade (default None).
         max_concurrency: How many completions are graded at once.
         log_reasoning: Add the reasoning column to TRL's completions table.
+        timeout: Seconds one completion's grade may take, when the grader sets no
+            `timeout` of its own; a timed-out completion gets no reward and counts in
+            ``score/timeout_count``.
+        max_error_rate: Stop training when at least this share of a window's completions
+            failed; None: never stop.
+        error_window: The window: None, each batch (call) on its own; N, the last N
+            completions across batches (checked once N were graded).
 
     Example:
         >>> reward = trl_reward(BaseGrader.from_function("exact", check))  # doctest: +SKIP
@@ -155,4 +191,7 @@ def trl_reward(
         failure_value=failure_value,
         max_concurrency=max_concurrency,
         log_reasoning=log_reasoning,
+        timeout=timeout,
+        max_error_rate=max_error_rate,
+        error_window=error_window,
     )

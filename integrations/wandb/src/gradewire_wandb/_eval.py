@@ -70,6 +70,8 @@ class WandbEvalTracker:
             "graders": list(run.config.get("graders", [])),
             "data": run.config.get("data"),
             "cluster_key": run.cluster_key,
+            # What compare checks graders by: the same hash is the same grader.
+            "spec_hashes": dict(run.spec_hashes),
         }
         active = self._init(run.name, config)
         try:
@@ -80,9 +82,9 @@ class WandbEvalTracker:
             rows = []
             for record in run.records[:limit]:
                 row: list[Any] = [record.id, record.prompt(), record.completion()]
-                for key, spec in run.spec_hashes.items():
-                    outcome = record.outcomes.get(key)
-                    if outcome is None or outcome.spec_hash != spec:
+                for key in run.spec_hashes:
+                    outcome = run.outcome(record, key)
+                    if outcome is None:
                         row += [None, "missing", ""]
                     elif outcome.grade is not None:
                         row += [outcome.value, "ok", outcome.grade.get("reasoning") or ""]

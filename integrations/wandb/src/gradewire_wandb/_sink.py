@@ -7,16 +7,9 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gradewire import (
-    BaseSink,
-    Histogram,
-    InvalidInputError,
-    InvalidTypeError,
-    LogValue,
-    MissingDependencyError,
-    Table,
-    TablePolicy,
-)
+from gradewire import Histogram, InvalidInputError, InvalidTypeError, MissingDependencyError, Table
+from gradewire.core import LogValue
+from gradewire.sinks import BaseSink, TablePolicy
 from gradewire_wandb._incremental import IncrementalTables
 from gradewire_wandb._names import checked_name, clean_text, config_key_problem, key_problem
 from gradewire_wandb._run_source import PURPOSE, RunSource, call_wandb, update_config

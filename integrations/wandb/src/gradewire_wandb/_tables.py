@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from gradewire import PolicyState, Table, TablePolicy
+from gradewire import Table
+from gradewire.sinks import PolicyState, TablePolicy
 
 if TYPE_CHECKING:
     import wandb

@@ -107,8 +107,8 @@ class SetAside:
     """Refused entries: counted, listed (the first `MAX_LISTED`), written to ``path``.
 
     The file ``<stem>.rejected.jsonl`` holds spill records with one more field, ``error``;
-    `gradewire.read_spill` reads it. An entry that cannot be written yet (the disk is full)
-    is kept in memory and written with the next one, or at `close`.
+    `gradewire.sinks.read_spill` reads it. An entry that cannot be written yet (the disk is
+    full) is kept in memory and written with the next one, or at `close`.
     """
 
     def __init__(self, directory: SpillDir, stem: str) -> None:

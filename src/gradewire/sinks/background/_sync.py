@@ -162,7 +162,7 @@ def scan_spill(directory: str | Path) -> list[SpillRun]:
         loose = sorted(p.name for p in path.glob("*.jsonl"))
         hint = (
             f" ({len(loose)} .jsonl files without an owner file: read them with "
-            "gradewire.read_spill)"
+            "gradewire.sinks.read_spill)"
             if loose
             else ""
         )

@@ -1,0 +1,95 @@
+"""One chat request to an OpenAI-compatible server: cache, concurrency limit, retries.
+
+An error answer that names a field the request carried is a `ParameterRefusedError`, raised
+at once whatever its status (llama-cpp-python refuses fields with a 500): the caller may
+drop or rephrase the field, and a retry would only get the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gradewire.http._failure import server_message
+from gradewire.http._loop_resources import LoopResources
+from gradewire.http._refusal import ParameterRefusedError, refused_parameter
+from gradewire.http._retry import RetryPolicy
+from gradewire.models._cache_io import cache_get, cache_put
+from gradewire.models._chat_model import ChatCompletion
+from gradewire.models._judge_cache import JudgeCache
+from gradewire.models._openai_wire import failure_for_status, parse_completion
+
+__all__ = ["Target", "fetch"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and how a client sends: the settings `fetch` needs."""
+
+    model: str
+    url: str
+    headers: Mapping[str, str]
+    timeout: float
+    max_response_bytes: int
+    retry: RetryPolicy
+    cache: JudgeCache | None
+    what: str
+
+
+async def fetch(
+    target: Target,
+    resources: LoopResources,
+    key: str,
+    body: bytes,
+    parameters: Sequence[str],
+) -> ChatCompletion:
+    """The answer to request ``body`` (cache key ``key``), from the cache or the server.
+
+    Args:
+        target: The client's settings.
+        resources: The client's sender and the endpoint's limit on this loop.
+        key: The request's cache key.
+        body: The encoded request.
+        parameters: Fields of the request a refusal may name, most specific first.
+    """
+    cache = target.cache
+    if cache is not None:
+        hit = await cache_get(cache, key)
+        if hit is not None:
+            return hit
+    sender = resources.sender
+    limiter = resources.state.limiter
+    attempts = 0
+
+    async def attempt() -> ChatCompletion:
+        nonlocal attempts
+        attempts += 1
+        await limiter.acquire()
+        try:
+            status, headers, content = await sender.post(
+                target.url, body, target.headers, target.timeout, target.max_response_bytes
+            )
+        finally:
+            limiter.release()
+        if 200 <= status < 300:
+            return parse_completion(content, target.model, what=target.what, url=target.url)
+        parameter = refused_parameter(status, content, parameters)
+        if parameter is not None:
+            said = server_message(content)
+            raise ParameterRefusedError(
+                f"{target.what} at {target.url} refused the request parameter {parameter!r} "
+                f"with HTTP {status}: {said}",
+                endpoint=target.url,
+                parameter=parameter,
+                status=status,
+                attempts=attempts,
+                server_message=said,
+            )
+        raise failure_for_status(
+            status, headers, content, what=target.what, url=target.url, attempts=attempts
+        )
+
+    result = await target.retry.call(attempt, endpoint=target.url, what=target.what)
+    if cache is not None:
+        await cache_put(cache, key, result)
+    return result

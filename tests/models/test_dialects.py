@@ -1,0 +1,203 @@
+"""Each structured-output dialect against a loopback server that speaks it (judge_dialects)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from gradewire import BinaryJudgeGrader, RangeJudgeGrader, StringThread
+from gradewire.helpers._structured import pydantic_parse
+from gradewire.http import ParameterRefusedError, forget_endpoint_facts
+from gradewire.models import JudgeCache, TruncatedOutputError, complete_structured
+from judge_dialects import dialect_handler, length
+from judge_server import Request
+
+USER = [{"role": "user", "content": "Is the sky blue?"}]
+THREAD = StringThread([("user", "What is 2+2?"), ("assistant", "4")])
+
+
+class Verdict(BaseModel):
+    reasoning: str
+    verdict: Literal["PASS", "FAIL"]
+
+
+def fake_model(request: Request, constrained: Any) -> str:
+    """Valid JSON when the server constrains decoding or the prompt shows an example; else
+    what small models write when shown a schema: the schema back."""
+    prompt = request.json["messages"][-1]["content"]
+    if constrained is not None or "shaped like this example" in prompt:
+        schema = constrained or {}
+        if "score" in json.dumps(schema) or '"score"' in prompt:
+            return json.dumps({"reasoning": "fine", "score": 4})
+        return json.dumps({"reasoning": "fine", "verdict": "PASS"})
+    return "Here is the schema: {'type': 'object'}"
+
+
+# dialect -> the dialect "auto" settles on, and the requests the first call needs.
+SETTLES = {
+    "openai": ("json_schema", 1),
+    "vllm": ("json_schema", 1),
+    "ollama": ("json_schema", 1),
+    "llama_cpp_python": ("json_object_schema", 2),
+    "none": ("prompt", 4),
+    "strict_500": ("prompt", 4),
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(SETTLES))
+async def test_auto_finds_the_dialect_and_remembers_it(judge_server, make_judge, dialect):
+    judge_server.handler = dialect_handler(dialect, fake_model)
+    expected, first_call = SETTLES[dialect]
+    model = make_judge(max_attempts=5)
+    verdict, _ = await complete_structured(model, USER, Verdict)
+    assert verdict.verdict == "PASS"
+    assert model.structured_output_dialect == expected
+    assert len(judge_server.chat_requests) == first_call  # refusals are never retried
+    # Remembered for the endpoint: another client's first call goes straight there.
+    again = make_judge(max_attempts=5)
+    await complete_structured(again, USER, Verdict)
+    assert len(judge_server.chat_requests) == first_call + 1
+
+
+async def test_llama_cpp_python_gets_a_json_object_with_the_schema(judge_server, make_judge):
+    judge_server.handler = dialect_handler("llama_cpp_python", fake_model)
+    await complete_structured(make_judge(), USER, Verdict)
+    refused, taken = (r.json for r in judge_server.chat_requests)
+    assert refused["response_format"]["type"] == "json_schema"
+    assert taken["response_format"]["type"] == "json_object"
+    assert taken["response_format"]["schema"]["properties"]["verdict"]["enum"] == ["PASS", "FAIL"]
+
+
+@pytest.mark.parametrize(
+    ("server", "setting", "field"),
+    [
+        ("llama_cpp_python", "json_object_schema", "response_format"),
+        ("vllm", "guided_json", "guided_json"),
+    ],
+)
+async def test_a_named_dialect_is_sent_as_named(judge_server, make_judge, server, setting, field):
+    judge_server.handler = dialect_handler(server, fake_model)
+    await complete_structured(make_judge(structured_output=setting), USER, Verdict)
+    [request] = judge_server.chat_requests
+    assert field in request.json
+
+
+async def test_a_named_dialect_the_server_refuses_says_what_to_set(judge_server, make_judge):
+    judge_server.handler = dialect_handler("llama_cpp_python", fake_model)
+    model = make_judge(structured_output="json_schema", max_attempts=5)
+    with pytest.raises(ParameterRefusedError) as caught:
+        await complete_structured(model, USER, Verdict)
+    message = str(caught.value)
+    assert "'response_format'" in message
+    assert "HTTP 500" in message
+    assert "structured_output='auto'" in message
+    assert "json_object_schema" in message
+    assert "allow more attempts" not in message  # not advice for a server fault
+    assert len(judge_server.chat_requests) == 1
+    assert model.structured_output == "json_schema"  # never changed behind the user's back
+
+
+async def test_the_prompt_dialect_shows_an_example_not_the_schema(judge_server, make_judge):
+    judge_server.handler = dialect_handler("none", fake_model)
+    await complete_structured(make_judge(structured_output="prompt"), USER, Verdict)
+    [request] = judge_server.chat_requests
+    prompt = request.json["messages"][-1]["content"]
+    assert '{"reasoning": "...", "verdict": "PASS"}' in prompt
+    assert '"verdict" is one of "PASS", "FAIL"' in prompt
+    assert '"properties"' not in prompt
+
+
+async def test_logprobs_a_server_refuses_are_dropped_for_the_endpoint(judge_server, make_judge):
+    judge_server.handler = dialect_handler("none", fake_model)
+    grader = RangeJudgeGrader("clarity", make_judge(), "Clear")
+    grade = await grader.grade(THREAD)
+    assert grade.info["source"] == "parsed"
+    assert grade.value == 0.75
+    requests = [r.json for r in judge_server.chat_requests]
+    assert [("logprobs" in r, "response_format" in r) for r in requests[-2:]] == [
+        (True, False),
+        (False, False),
+    ]
+    await grader.grade(THREAD)
+    assert "logprobs" not in judge_server.chat_requests[-1].json  # learnt: asked once
+
+
+async def test_ollama_ignores_logprobs_and_the_written_score_is_used(judge_server, make_judge):
+    judge_server.handler = dialect_handler("ollama", fake_model)
+    grade = await RangeJudgeGrader("clarity", make_judge(), "Clear").grade(THREAD)
+    assert (grade.info["source"], grade.value) == ("parsed", 0.75)
+
+
+async def test_the_range_schema_lists_the_valid_scores(judge_server, make_judge):
+    judge_server.handler = dialect_handler("llama_cpp_python", fake_model)
+    await RangeJudgeGrader("clarity", make_judge(), "Clear", low=1, high=5).grade(THREAD)
+    schema = judge_server.chat_requests[-1].json["response_format"]["schema"]
+    assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+
+
+async def test_a_reply_cut_at_the_token_limit_is_a_counted_error(judge_server, make_judge):
+    judge_server.handler = length(dialect_handler("openai", fake_model))
+    grader = BinaryJudgeGrader("j", make_judge(), "Correct", max_tokens=12)
+    with pytest.raises(TruncatedOutputError, match="max_tokens=12"):
+        await grader.grade(THREAD)
+    assert await grader(THREAD) is None
+    logs = grader.get_logs()
+    assert (logs["score/error_count"], logs["score/truncated_count"]) == (2, 2)  # both calls
+    assert len(judge_server.chat_requests) == 2  # no repair request for a cut reply
+    # Opting in parses what came back (here it cannot be repaired into a verdict).
+    lenient = BinaryJudgeGrader("k", make_judge(), "Correct", max_tokens=12, truncation="parse")
+    assert await lenient(THREAD) is None
+    assert lenient.get_logs()["score/truncated_count"] == 0
+
+
+async def test_judges_log_zero_truncations_when_there_were_none(judge_server, make_judge):
+    judge_server.handler = dialect_handler("openai", fake_model)
+    grader = BinaryJudgeGrader("j", make_judge(), "Correct")
+    await grader(THREAD)
+    assert grader.get_logs()["score/truncated_count"] == 0
+
+
+async def test_the_dialect_is_kept_in_the_cache_file(judge_server, make_judge, tmp_path):
+    judge_server.handler = dialect_handler("llama_cpp_python", fake_model)
+    path = tmp_path / "judge.sqlite"
+    with JudgeCache(path) as cache:
+        await complete_structured(make_judge(cache=cache), USER, Verdict)
+    assert len(judge_server.chat_requests) == 2
+    forget_endpoint_facts()  # a new process knows nothing...
+    with JudgeCache(path) as cache:
+        model = make_judge(cache=cache)
+        await complete_structured(model, [{"role": "user", "content": "Other?"}], Verdict)
+        assert model.structured_output_dialect == "json_object_schema"  # ...but the file does
+    assert len(judge_server.chat_requests) == 3
+    assert judge_server.chat_requests[-1].json["response_format"]["type"] == "json_object"
+
+
+async def test_max_completion_tokens_for_servers_that_refuse_max_tokens(judge_server, make_judge):
+    def reasoning_model(request: Request) -> Any:
+        if "max_tokens" in request.json:
+            from judge_server import error
+
+            return error(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.",
+                param="max_tokens",
+            )
+        return json.dumps({"reasoning": "ok", "verdict": "PASS"})
+
+    judge_server.handler = reasoning_model
+    await complete_structured(make_judge(), USER, Verdict)
+    refused, taken = (r.json for r in judge_server.chat_requests)
+    assert "max_tokens" in refused
+    assert taken["max_completion_tokens"] == 1024
+
+
+def test_fake_model_answers_parse():
+    assert pydantic_parse(fake_model_text(), Verdict).verdict == "PASS"
+
+
+def fake_model_text() -> str:
+    return json.dumps({"reasoning": "fine", "verdict": "PASS"})
