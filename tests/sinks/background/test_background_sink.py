@@ -264,6 +264,30 @@ def test_close_while_down_keeps_every_undelivered_step_in_one_spill_file_and_goe
     assert not report.spill_path.parent.exists()  # made by the sink, and empty again
 
 
+def test_a_close_deferred_by_an_outage_never_gets_the_last_step_set_aside(make, sink):
+    """The close entry is never the entry that would tell the last step refused.
+
+    After ``max_attempts`` failures of one entry, the worker sends the entry behind it:
+    if that goes through, the tracker is up and the first is set aside. A close may
+    succeed while the tracker is down, and must come after every entry anyway.
+    """
+    sink.down = True
+    background = make(sink, max_attempts=1)
+    background.log({"x": 1}, 0)
+    background.close(timeout=0.02)
+    report = background.report
+    assert report is not None
+    assert report.deferred_close
+    wait_until(lambda: sink.failures >= 20, "many failed attempts after the close")
+    assert sink.closed_on is None  # not before the step
+    sink.down = False
+    final = background.flush(timeout=20)
+    assert final.ok, final
+    assert final.rejected == 0
+    assert sink.steps == [0]
+    assert sink.closed_on is not None
+
+
 def test_tables_and_non_finite_numbers_survive_the_spill_and_the_replay(make, sink):
     table = Table(["prompt", "score", "ok", "note"])
     table.add_row(["<b>2+2</b>", math.nan, True, None])

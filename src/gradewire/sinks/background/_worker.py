@@ -317,7 +317,10 @@ class Worker:
         while run < len(entries) and entries[run].seq == entries[run - 1].seq + 1:
             run += 1
         entries = entries[:run]
-        if suspect and len(entries) == 2:
+        # A close entry is never the second of a suspect job: it must follow every entry,
+        # and the wrapped sink's close may succeed while the tracker is down, which would
+        # set the head aside as refused when it only met the outage.
+        if suspect and len(entries) == 2 and entries[1].close is None:
             job = Job(tuple(entries), suspect=True)
         else:
             job = Job(tuple(entries[: 1 if probing or suspect else len(entries)]))
