@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import pytest
 from background_doubles import FileTracker, tracker_rows, wait_until
 from test_adoption import Child, on_disk, sent
 
-from gradewire import BackgroundSink, InvalidInputError, read_spill, read_spill_configs
+from gradewire import BackgroundSink, InvalidInputError
+from gradewire.sinks import read_spill, read_spill_configs
 from gradewire.sinks.background._owner import OwnerLock, lock_path
 from gradewire.sinks.background._spill_format import Entry, decode_entry, encode_entry
 from gradewire.sinks.background._sync import scan_spill, sync_spill
@@ -33,9 +35,16 @@ FACTORIES = {"file": file_tracker}
 
 
 def killed_with_steps_on_disk(tmp_path: Path, run: str, first: int, stop: int) -> None:
+    """A process of ``run`` logs steps first..stop-1 while the tracker is down, and is killed.
+
+    It is killed once all of them are on disk: counted beside what earlier processes
+    left there, which may hold the same steps.
+    """
+    before = Counter(on_disk(tmp_path / "spill"))
+    expected = before + Counter(range(first, stop))
     child = Child(tmp_path, run, first, stop)
     assert child.line() == "logged"
-    wait_until(lambda: set(range(first, stop)) <= set(on_disk(tmp_path / "spill")), "on disk")
+    wait_until(lambda: Counter(on_disk(tmp_path / "spill")) == expected, "on disk")
     child.kill()
 
 
@@ -137,7 +146,7 @@ def test_an_unknown_kind_or_a_bad_folder_is_refused_with_the_fix(tmp_path):
         scan_spill(tmp_path / "tracker")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "a.jsonl").write_text("{}\n")
-    with pytest.raises(InvalidInputError, match="1 .jsonl files without an owner file"):
+    with pytest.raises(InvalidInputError, match=r"1 \.jsonl files without an owner file"):
         scan_spill(tmp_path / "other")
 
 
@@ -147,9 +156,11 @@ def test_an_unreadable_owner_file_is_left_alone_with_a_warning(tmp_path, caplog)
     killed_with_steps_on_disk(tmp_path, "run-1", 0, 3)
     (owner,) = (tmp_path / "spill").glob("*.owner.json")
     owner.write_text("not json")
-    with caplog.at_level(logging.WARNING, logger="gradewire"):
-        with pytest.raises(InvalidInputError, match="holds no gradewire spill files"):
-            scan_spill(tmp_path / "spill")
+    with (
+        caplog.at_level(logging.WARNING, logger="gradewire"),
+        pytest.raises(InvalidInputError, match="holds no gradewire spill files"),
+    ):
+        scan_spill(tmp_path / "spill")
     assert any("not a readable gradewire owner file" in r.getMessage() for r in caplog.records)
     assert owner.read_text() == "not json"
 
@@ -159,21 +170,26 @@ def test_a_forked_child_does_not_keep_its_parent_s_lock(tmp_path):
     lock = OwnerLock.take(path, create=True)
     assert lock is not None
     reader, writer = os.pipe()
+    ready_reader, ready_writer = os.pipe()
     pid = os.fork()  # as a DataLoader worker is: no exec, so close-on-exec does not apply
     if pid == 0:  # the child outlives the lock's owner, until the parent closes the pipe
         try:
             os.close(writer)
+            os.write(ready_writer, b"x")  # past fork(): its at-fork hooks have run
             os.read(reader, 1)
         finally:
             os._exit(0)
     os.close(reader)
     try:
+        assert os.read(ready_reader, 1) == b"x"
         lock.release(remove=False)  # the parent lets go while the child lives on
         again = OwnerLock.take(path, create=False)
         assert again is not None  # the child did not keep it
         again.release(remove=True)
     finally:
         os.close(writer)
+        os.close(ready_reader)
+        os.close(ready_writer)
         os.waitpid(pid, 0)
 
 
