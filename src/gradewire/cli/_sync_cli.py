@@ -24,8 +24,9 @@ def add_sync_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         description=(
             "Deliver what BackgroundSinks kept on disk while their tracker was down, run by "
             "run, oldest first, each entry once: a spill file of a run is delivered to that "
-            "run, files a live process still holds are left alone, and an MLflow run whose "
-            "sink was closed during the outage is ended with the status it would have had. "
+            "run, files a live process still holds are left alone, an MLflow run whose "
+            "sink was closed during the outage is ended with the status it would have had, "
+            "and a W&B run is resumed (same project and id) and finished. "
             "Running it again is safe: what was delivered is not sent again."
         ),
     )
