@@ -1,26 +1,29 @@
 """A long MLflow outage at training speed: memory, disk, time in log(), every step delivered.
 
-Three training processes log ``--rate`` steps a second (3 numbers a step; the gradewire one
+Four training processes log ``--rate`` steps a second (3 numbers a step; the gradewire ones
 also a 2-row table every 20 steps) to one lean MLflow server on 127.0.0.1, side by side:
 
-- ``gradewire``: ``BackgroundSink(MlflowSink(...))``, its settings at their defaults but
-  ``max_spill_bytes`` (``--cap``);
+- ``gradewire``: ``BackgroundSink(MlflowSink(...))``, its settings at their defaults;
+- ``gradewire capped``: the same with ``max_spill_bytes=--cap`` (256 KiB), less than the
+  outage needs: the disk stays under the cap, the rest waits in memory (``max_queue``);
 - ``mlflow async``: MLflow's own background logging, ``mlflow.log_metrics(...,
   synchronous=False)`` (its queue is drained by a thread pool);
 - ``direct``: ``MlflowSink`` called from the training loop.
 
 Each loop is "compute for 1/rate s, then log": a log() that waits delays training. After
-``--healthy`` s the server is killed; ``--outage`` s later (default 600: ten minutes) it is
-started again on the same store; after ``--after`` s more the processes stop logging,
-flush (up to ``--drain`` s) and close. MLflow's environment stays at its defaults (its
-client retries a dead server for minutes inside one call), as users have it.
+``--healthy`` s the server is killed; ``--minutes`` later (default 10) it is started again
+on the same store; after ``--after`` s more the processes stop logging, flush (up to
+``--drain`` s) and close. MLflow's environment stays at its defaults (its client retries a
+dead server for minutes inside one call), as users have it.
 
-Sampled every second: each process's RSS, the bytes of the gradewire spill files, and
-what the gradewire sink still holds. Each process measures every log() call. At the end
-every step each process logged is read back from MLflow: missing, doubled, wrong.
+Sampled every second: each process's RSS, the bytes of each gradewire sink's spill files,
+and what each gradewire sink still holds ("caught up": at most one second of steps
+pending). Each process measures every log() call, and how late its own sleep() woke (the
+machine's scheduling noise, for scale). At the end every step each process logged is read
+back from MLflow: missing, doubled, wrong.
 
-Run: ``python bench/outage_soak.py [--outage 600] [--rate 10] [--json out.json]`` (the
-full run takes about 13 minutes). Needs the full ``mlflow`` (for the server).
+Run: ``python bench/outage_soak.py [--minutes 10] [--rate 10] [--json out.json]`` (about
+13 minutes; ``--minutes 1`` for a short run). Needs the full ``mlflow`` (for the server).
 """
 
 from __future__ import annotations
@@ -53,8 +56,7 @@ from gradewire import BackgroundSink, Table
 from gradewire_mlflow import MlflowSink
 
 client = MlflowClient(url)
-experiment = client.get_experiment_by_name("soak")
-experiment_id = experiment.experiment_id if experiment else client.create_experiment("soak")
+experiment_id = client.get_experiment_by_name("soak").experiment_id  # made by the bench
 run_id = client.create_run(experiment_id, run_name=run_name).info.run_id
 
 def numbers(step):
@@ -68,7 +70,7 @@ def logs(step):
     return out
 
 if variant == "gradewire":
-    options = {} if cap == "default" else {"max_spill_bytes": int(cap)}
+    options = {} if cap == "default" else {"max_spill_bytes": int(cap)}  # else its default
     sink = BackgroundSink(MlflowSink(tracking_uri=url, run_id=run_id), spill_dir=spill,
                           exit_timeout=None, **options)
     log = lambda step: sink.log(logs(step), step)
@@ -110,6 +112,7 @@ result = {"variant": variant, "run_id": run_id, "steps": step, "loop_s": elapsed
           "latencies": latencies, "late": late}
 if variant == "gradewire":
     report = sink.flush(timeout=drain)
+    result["flushed_at"] = time.time()
     sink.close(timeout=0)
     result.update(report_ok=report.ok, pending=report.pending, lost=report.lost,
                   lost_reason=report.lost_reason)
@@ -127,7 +130,11 @@ print(json.dumps(result), flush=True)
 os._exit(0)  # what is left in the background is measured as it is
 """
 
-VARIANTS = ("gradewire", "mlflow async", "direct")
+VARIANTS = ("gradewire", "gradewire capped", "mlflow async", "direct")
+
+
+def _slug(variant: str) -> str:
+    return variant.replace(" ", "-")
 
 
 def _rss(process: psutil.Process) -> float | None:
@@ -138,6 +145,7 @@ def _rss(process: psutil.Process) -> float | None:
 
 
 def _spill_bytes(spill: Path) -> int:
+    """The bytes of the spill segments in ``spill`` (the owner and lock files are tiny)."""
     total = 0
     for path in spill.glob("*.jsonl") if spill.is_dir() else []:
         with contextlib.suppress(OSError):  # removed meanwhile: delivered
@@ -170,30 +178,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=10.0, help="steps a second")
     parser.add_argument("--healthy", type=float, default=30.0)
-    parser.add_argument("--outage", type=float, default=600.0)
+    parser.add_argument("--minutes", type=float, default=10.0, help="length of the outage")
     parser.add_argument("--after", type=float, default=60.0)
     parser.add_argument("--drain", type=float, default=900.0)
-    parser.add_argument("--cap", default="default", help="max_spill_bytes (default: its default)")
+    parser.add_argument(
+        "--cap", type=int, default=256 * 1024, help="max_spill_bytes of 'gradewire capped'"
+    )
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    args.outage = args.minutes * 60
     variants = [v.strip() for v in args.variants.split(",")]
     work = Path(tempfile.mkdtemp(prefix="gradewire-soak-"))
     db = work / "mlflow.db"
     migrate_template(db)
     server = MlflowServer(work / "server", db)
     server.start()
+    from mlflow import MlflowClient
+
+    MlflowClient(server.url).create_experiment("soak")  # once: the trainers start together
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env.update(NO_PROXY="127.0.0.1,localhost", MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT="true")
-    stop, spill = work / "stop", work / "spill"
+    stop = work / "stop"
+    spills = {variant: work / f"spill-{_slug(variant)}" for variant in variants}
     trainers: dict[str, subprocess.Popen[str]] = {}
     for variant in variants:
-        status = work / f"status-{variant.replace(' ', '-')}.jsonl"
+        status = work / f"status-{_slug(variant)}.jsonl"
+        cap = str(args.cap) if variant == "gradewire capped" else "default"
         command = [sys.executable, "-c", TRAINER, variant.split()[0], server.url, variant]
-        command += [str(spill), args.cap, str(args.rate), str(stop), str(status), str(args.drain)]
-        trainers[variant] = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
-        )
+        command += [str(spills[variant]), cap, str(args.rate), str(stop), str(status)]
+        command.append(str(args.drain))
+        with (work / f"{_slug(variant)}.err").open("w") as err:
+            trainers[variant] = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=err, text=True, env=env
+            )
     runs = {}
     for variant, trainer in trainers.items():
         assert trainer.stdout is not None
@@ -210,7 +228,7 @@ def main() -> None:
                     {
                         "t": time.monotonic() - phases["start"],
                         "rss": {v: _rss(p) for v, p in processes.items()},
-                        "spill": _spill_bytes(spill),
+                        "spill": {v: _spill_bytes(d) for v, d in spills.items()},
                     }
                 )
                 time.sleep(1.0)
@@ -259,18 +277,9 @@ def _summary(
     out: dict[str, Any] = {
         "rate": args.rate,
         "outage_s": round(up - down, 1),
-        "spill_cap_bytes": args.cap,
-        "spill_bytes_max": max(s["spill"] for s in samples),
+        "work": str(work),
         "variants": {},
     }
-    status = work / "status-gradewire.jsonl"
-    if status.exists():
-        rows = [json.loads(line) for line in status.read_text().splitlines()]
-        back = phases["up_wall"]
-        caught = next((r["t"] for r in rows if r["t"] > back and r["pending"] == 0), None)
-        out["gradewire_caught_up_s_after_server_back"] = (
-            None if caught is None else round(caught - back, 1)
-        )
     for variant in variants:
         result = results.get(variant, {})
         latencies = sorted(result.get("latencies", []))
@@ -305,9 +314,26 @@ def _summary(
             "drain_s": result.get("drain_s") and round(result["drain_s"], 1),
             "readback": checks.get(variant),
         }
+        if variant.startswith("gradewire"):
+            entry["spill_cap_bytes"] = args.cap if variant == "gradewire capped" else "default"
+            entry["spill_bytes_max"] = max(s["spill"][variant] for s in samples)
+            status = work / f"status-{_slug(variant)}.jsonl"
+            rows = [json.loads(line) for line in status.read_text().splitlines()]
+            back = phases["up_wall"]
+            caught = next(
+                (r["t"] for r in rows if r["t"] > back and r["pending"] <= args.rate), None
+            )
+            entry["caught_up_s_after_server_back"] = (
+                None if caught is None else round(caught - back, 1)
+            )
+            if "flushed_at" in result:  # the end of the flush after the loop stopped
+                entry["all_delivered_s_after_server_back"] = round(result["flushed_at"] - back, 1)
+            entry["pending_max"] = max((r["pending"] for r in rows), default=None)
         for key in ("report_ok", "pending", "lost", "lost_reason", "crashed"):
             if key in result:
                 entry[key] = result[key]
+        if result.get("crashed"):
+            entry["stderr_tail"] = (work / f"{_slug(variant)}.err").read_text()[-2000:]
         if "failed_steps" in result:
             entry["failed_steps"] = len(result["failed_steps"])
         out["variants"][variant] = entry
