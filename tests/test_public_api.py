@@ -23,6 +23,7 @@ STAGES = (
     "models",
     "judges",
     "tools",
+    "openai",
     "sinks",
     "sinks.background",
     "specs",

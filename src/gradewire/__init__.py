@@ -73,12 +73,15 @@ if TYPE_CHECKING:
         ContextRelevancyGrader,
         FailedJudgeLog,
         FaithfulnessGrader,
+        JudgePanel,
         JudgeShot,
+        PairwiseJudgeGrader,
         RangeJudgeGrader,
         RubricJudgeGrader,
         SuccessJudgeLog,
     )
     from gradewire.models import OpenAIChatModel
+    from gradewire.openai import openai_grader
     from gradewire.server import serve
     from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
     from gradewire.specs import build_grader, grader_config, load_graders
@@ -112,6 +115,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "JsonlSink",
+    "JudgePanel",
     "JudgeShot",
     "LogState",
     "MathGrader",
@@ -120,6 +124,7 @@ __all__ = [
     "ModelCallError",
     "OpenAIChatModel",
     "OutputParserException",
+    "PairwiseJudgeGrader",
     "RangeJudgeGrader",
     "RewardLogger",
     "RubricJudgeGrader",
@@ -142,6 +147,7 @@ __all__ = [
     "math_match",
     "normalize",
     "numeric_match",
+    "openai_grader",
     "openrlhf_reward_func",
     "pydantic_parse",
     "render_schema",
@@ -158,6 +164,7 @@ _STAGES = (
     "models",
     "judges",
     "tools",
+    "openai",
     "sinks",
     "specs",
     "train",
@@ -229,12 +236,15 @@ if not TYPE_CHECKING:
                 "ContextRelevancyGrader",
                 "FailedJudgeLog",
                 "FaithfulnessGrader",
+                "JudgePanel",
                 "JudgeShot",
+                "PairwiseJudgeGrader",
                 "RangeJudgeGrader",
                 "RubricJudgeGrader",
                 "SuccessJudgeLog",
             ],
             "gradewire.models": ["OpenAIChatModel"],
+            "gradewire.openai": ["openai_grader"],
             "gradewire.server": ["serve"],
             "gradewire.sinks": [
                 "BackgroundSink",

@@ -86,3 +86,25 @@ def test_a_grader_file_you_name_is_trusted_and_can_be_refused(tmp_path: Path):
     (grader,) = load_graders(file)  # the file is yours: its command is built
     assert grader.grader_key == "b"
     assert not marker.exists()  # built, not yet run
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_an_openai_python_grader_in_a_file_is_code_too(tmp_path: Path, nested: bool):
+    marker = tmp_path / "ran"
+    python = {
+        "type": "python",
+        "name": "py",
+        "source": f"def grade(sample, item):\n    open({str(marker)!r}, 'w').write('ran')\n"
+        "    return 1.0\n",
+    }
+    grader = (
+        {"type": "multi", "name": "m", "graders": {"py": python}, "calculate_output": "py"}
+        if nested
+        else python
+    )
+    path = tmp_path / "graders.json"
+    path.write_text(json.dumps([grader]))
+    with pytest.raises(InvalidInputError, match="'py' \\(python\\) runs the Python source"):
+        load_graders(path, trust_code=False)
+    assert len(load_graders(path)) == 1  # a file of yours: trusted by default
+    assert not marker.exists()

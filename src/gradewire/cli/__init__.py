@@ -1,4 +1,4 @@
-"""The ``gradewire`` command line: ``demo``, ``serve``, ``eval``, ``compare`` and ``sync``.
+"""The ``gradewire`` command line: demo, serve, eval, compare, audit, agreement and sync.
 
 The top layer: it may import every other folder, and nothing imports it.
 """

@@ -32,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
         ),
     )
+    from gradewire.cli._agreement_cli import add_agreement_parser, run_agreement_command
+    from gradewire.cli._audit_cli import add_audit_parser, run_audit_command
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
     from gradewire.cli._sync_cli import add_sync_parser, run_sync_command
@@ -40,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_serve_parser(commands)
     add_eval_parser(commands)
     add_compare_parser(commands)
+    add_audit_parser(commands)
+    add_agreement_parser(commands)
     add_sync_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
@@ -55,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_eval_command(args)
     if args.command == "compare":
         return run_compare_command(args)
+    if args.command == "audit":
+        return run_audit_command(args)
+    if args.command == "agreement":
+        return run_agreement_command(args)
     if args.command == "sync":
         return run_sync_command(args)
     parser.print_help(sys.stderr)

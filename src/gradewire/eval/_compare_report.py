@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gradewire.eval._comparison import Comparison
 from gradewire.eval._page import escape, page
 from gradewire.eval._svg import intervals
+
+if TYPE_CHECKING:
+    from gradewire.eval._judged_pairs import JudgedComparison
+    from gradewire.stats import PPIInterval
 
 __all__ = ["render_comparison"]
 
@@ -22,8 +28,13 @@ def _ids(ids: tuple[str, ...], shown: int = 200) -> str:
     return text + (f" … and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
-def render_comparison(comparison: Comparison) -> str:
-    """The comparison as one HTML document."""
+def render_comparison(
+    comparison: Comparison,
+    *,
+    judged: Sequence[JudgedComparison] = (),
+    paired_ppi: tuple[str, PPIInterval] | None = None,
+) -> str:
+    """The comparison as one HTML document (with pairwise judges' verdicts and paired PPI)."""
     c = comparison
     title = f"gradewire compare: {c.run_b} vs {c.run_a}"
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
@@ -93,7 +104,38 @@ def render_comparison(comparison: Comparison) -> str:
         f'<h2>Per grader</h2><table id="gw-compare"><thead>{head}</thead>'
         f"<tbody>{rows}</tbody></table>"
         f'<h2>Differences with their intervals</h2><div class="plots">{forest}</div>'
+        f"{_judged_section(judged, paired_ppi)}"
         f"<h2>Unpaired samples</h2>{unpaired}"
         f"<h2>Samples that changed most</h2>{''.join(changed) or '<p>No score changed.</p>'}"
     )
     return page(title, body)
+
+
+def _judged_section(
+    judged: Sequence[JudgedComparison], paired_ppi: tuple[str, PPIInterval] | None
+) -> str:
+    parts = []
+    if judged:
+        rows = "".join(
+            f"<tr><td>{escape(r.judge)}</td><td class=num>{r.n_pairs}</td>"
+            f"<td class=num>{r.wins}</td><td class=num>{r.ties}</td><td class=num>{r.losses}</td>"
+            f"<td class=num>{_n(r.win_rate)}</td><td class=num>[{_n(r.ci_low)}, {_n(r.ci_high)}]"
+            "</td><td class=num>"
+            + ("–" if r.position_consistency is None else _n(r.position_consistency))
+            + "</td></tr>"
+            for r in judged
+        )
+        parts.append(
+            '<h2>Judged pairwise: B against A</h2><table id="gw-judged"><thead><tr>'
+            "<th>judge</th><th class=num>pairs</th><th class=num>B wins</th><th class=num>ties"
+            "</th><th class=num>B loses</th><th class=num>win rate (ties half)</th>"
+            "<th class=num>interval</th><th class=num>position consistency</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+    if paired_ppi is not None:
+        key, ppi = paired_ppi
+        parts.append(
+            f"<h2>{escape(key)}: B − A corrected by human labels (paired PPI)</h2>"
+            f"<pre>{escape(str(ppi))}</pre>"
+        )
+    return "".join(parts)

@@ -249,13 +249,24 @@ class JudgeGrader(BaseGrader):
         Returns:
             The parsed answer and the last completion (usage summed over the calls).
         """
+        return await self.ask_messages(
+            self.messages(content, shots=shots), schema, logprobs=logprobs
+        )
+
+    async def ask_messages(
+        self, messages: Sequence[ChatMessage], schema: type[M], *, logprobs: int | None = None
+    ) -> tuple[M, ChatCompletion]:
+        """`ask` with the whole conversation given: no system prompt is added.
+
+        For judges whose prompts their users write (OpenAI's model graders).
+        """
         current = _CURRENT.get()
         model: ChatModel = self.model
         if current is not None and current[0] is self:
             model = _CountingModel(self.model, current[1])
         return await structured_call(
             model,
-            self.messages(content, shots=shots),
+            messages,
             schema,
             temperature=self.temperature,
             max_tokens=self.max_tokens,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from gradewire.core._combined_grader import CombinedGrader
@@ -11,7 +12,9 @@ from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
     ContextRelevancyGrader,
@@ -20,6 +23,8 @@ from gradewire.judges._rag_judges import (
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.openai._config import Connection
+from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
     BashSpec,
     BinaryJudgeSpec,
@@ -28,6 +33,9 @@ from gradewire.specs._grader_specs import (
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
+    OpenAIDefaults,
+    PairwiseJudgeSpec,
+    PanelSpec,
     PrebuiltJudgeSpec,
     RangeJudgeSpec,
     RubricItemSpec,
@@ -36,9 +44,11 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "code_specs", "refuse_code", "resolve"]
+__all__ = ["Builder", "code_specs", "openai_connection", "refuse_code", "resolve"]
 
-_JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
+_JudgeSpec = (
+    BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
+)
 # What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
@@ -56,6 +66,8 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     """The spec with the ``[judge]`` defaults merged into every judge model, recursively."""
     if isinstance(spec, CombinedSpec):
         return spec.model_copy(update={"graders": [resolve(g, defaults) for g in spec.graders]})
+    if isinstance(spec, PanelSpec):
+        return spec.model_copy(update={"judges": [resolve(g, defaults) for g in spec.judges]})
     if not isinstance(spec, _JudgeSpec):
         return spec
     model = spec.judge_model
@@ -86,6 +98,14 @@ def code_specs(spec: Any) -> list[tuple[str, str, str]]:
         return [(spec.key, "bash", f"the command {spec.command!r}")]
     if isinstance(spec, CombinedSpec):
         return [found for sub in spec.graders for found in code_specs(sub)]
+    if isinstance(spec, Mapping):  # an OpenAI grader object
+        name = str(spec.get("name", "?"))
+        if spec.get("type") == "python":
+            return [(name, "python", "the Python source of its 'source' field")]
+        if spec.get("type") == "multi":
+            subs = spec.get("graders")
+            listed = subs.values() if isinstance(subs, Mapping) else [subs]
+            return [found for sub in listed for found in code_specs(sub)]
     return []
 
 
@@ -96,11 +116,31 @@ def refuse_code(specs: list[Any], where: str) -> None:
         return
     listed = "; ".join(f"{key!r} ({kind}) runs {what}" for key, kind, what in found)
     raise InvalidInputError(
-        f"{where}: {listed}. A grader spec of type custom or bash is code: building it runs "
-        "what it names, so it is built only from a spec you trust. If you wrote it, or it "
-        "comes from a file you control, pass trust_code=True; never do so for a spec read "
-        "back from a tracker, a run folder or a request (rebuild those from your own "
-        "grader file with load_graders)"
+        f"{where}: {listed}. A grader spec of type custom or bash, and an OpenAI grader of "
+        "type python, is code: building it runs what it names, so it is built only from a "
+        "spec you trust. If you wrote it, or it comes from a file you control, pass "
+        "trust_code=True; never do so for a spec read back from a tracker, a run folder or "
+        "a request (rebuild those from your own grader file with load_graders)"
+    )
+
+
+def openai_connection(
+    judge: JudgeDefaults | None, openai: OpenAIDefaults | None, where: str
+) -> Connection:
+    """How a file's OpenAI graders reach models: its ``[judge]`` and ``[openai]`` tables."""
+    settings = OpenAIGraderSettings(
+        **{k: v for k, v in (openai.model_dump() if openai else {}).items() if v is not None}  # type: ignore[typeddict-item]
+    )
+    if judge is None:
+        return Connection(settings=settings)
+    options = {
+        name: getattr(judge, name) for name in _MODEL_KEYWORDS if getattr(judge, name) is not None
+    }
+    return Connection(
+        base_url=judge.base_url,
+        api_key=_env(judge.api_key_env, "api_key_env", where),
+        model_options=options,
+        settings=settings,
     )
 
 
@@ -154,6 +194,15 @@ class Builder:
                 on_error=spec.on_error,
                 **_tables(spec),
             )
+        if isinstance(spec, PanelSpec):
+            return JudgePanel(
+                spec.key,
+                [self.build(sub) for sub in spec.judges],
+                aggregate=spec.aggregate,
+                quorum=spec.quorum,
+                tie_break=spec.tie_break,
+                **_tables(spec),
+            )
         raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")
 
     def _judge(self, spec: _JudgeSpec) -> BaseGrader:
@@ -166,6 +215,16 @@ class Builder:
             return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
         if isinstance(spec, PrebuiltJudgeSpec):
             return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
+        if isinstance(spec, PairwiseJudgeSpec):
+            return PairwiseJudgeGrader(
+                spec.key,
+                model,
+                spec.criteria,
+                swap=spec.swap,
+                seed=spec.seed,
+                other_key=spec.other_key,
+                **common,
+            )
         if isinstance(spec, RubricJudgeSpec):
             criteria = [_criterion(c) for c in spec.criteria]
             return RubricJudgeGrader(spec.key, model, criteria, **common)

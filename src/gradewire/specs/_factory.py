@@ -60,8 +60,11 @@ def build_grader(
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
-            ``range_judge``, ``external_endpoint``, ``bash``, ``custom``, ``combined``), a
-            ``key`` and that type's fields; `grader.spec` of a built grader works too.
+            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
+            ``combined``, ``panel``), a ``key`` and that type's fields; `grader.spec` of a
+            built grader works too. An OpenAI grader object (``string_check``, ...,
+            ``multi``) is built by `gradewire.openai_grader`, its model graders reaching
+            ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
         trust_code: Build ``custom`` and ``bash`` specs (anywhere in a ``combined`` one).
@@ -81,11 +84,14 @@ def build_grader(
         ...     "judge_model": {"model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"},
         ... })  # doctest: +SKIP
     """
-    from gradewire.specs._builders import Builder, refuse_code, resolve
+    from gradewire.openai._config import is_openai_config
+    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     defaults = _defaults(judge_defaults, "judge_defaults")
+    if is_openai_config(spec):
+        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
     parsed = _parse(spec, _where(spec))
     if not trust_code:
         refuse_code([parsed], "build_grader")
@@ -105,6 +111,12 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     eval``, ``gradewire serve``). The file you name is trusted as you would trust a
     script of yours; load one you did not write with ``trust_code=False``, which refuses
     those specs (see `build_grader`).
+
+    OpenAI grader objects (Evals testing criteria, RFT graders) are taken unchanged: in the
+    list, alone as the whole file, or as an OpenAI eval's ``testing_criteria``. Their model
+    graders reach the ``[judge]`` table's ``base_url`` with its ``api_key_env`` and client
+    settings; the ``[openai]`` table holds the `gradewire.openai.OpenAIGraderSettings`
+    (``served_model``/``served_models`` to map configured model names to served ones, ...).
 
     Example (TOML)::
 
@@ -130,31 +142,82 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     """
     from pydantic import ValidationError
 
-    from gradewire.specs._builders import Builder, refuse_code, resolve
+    from gradewire.openai._config import is_openai_config
+    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
     from gradewire.specs._errors import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     file = Path(path)
-    data = _read(file)
-    if isinstance(data, list):
-        data = {"graders": data}
-    if not isinstance(data, Mapping):
-        raise InvalidInputError(
-            f"{file}: a grader file holds a 'graders' list (and optionally a 'judge' table), "
-            f"not a {type(data).__name__}"
-        )
+    data = _file_shape(_read(file), file)
+    items = data.get("graders")
+    # OpenAI grader objects are read apart, by their own validation; the order is kept.
+    openai_items = (
+        {i: item for i, item in enumerate(items) if is_openai_config(item)}
+        if isinstance(items, list)
+        else {}
+    )
+    native = [item for i, item in enumerate(items) if i not in openai_items] if items else items
     try:
-        parsed = GraderFileSpec.model_validate(data)
+        parsed = GraderFileSpec.model_validate({**data, "graders": native})
     except ValidationError as exc:
         raise spec_error(exc, str(file)) from None
+    if not items:
+        raise InvalidInputError(
+            f"{file}: the 'graders' list is empty; a grader file holds at least one grader "
+            "(a gradewire spec, an OpenAI grader object, or an Evals 'testing_criteria' list)"
+        )
     if not trust_code:
-        refuse_code(list(parsed.graders), str(file))
+        refuse_code([*parsed.graders, *openai_items.values()], str(file))
     builder = Builder()
-    graders = [builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders]
+    built = iter([builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders])
+    connection = openai_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
+    graders: list[BaseGrader] = []
+    for index in range(len(items)):
+        if index in openai_items:
+            assert connection is not None
+            graders.append(_openai(openai_items[index], connection, f"{file}: graders[{index}]"))
+        else:
+            graders.append(next(built))
     _check_unique(graders, str(file))
     return graders
+
+
+def _file_shape(data: Any, file: Path) -> Mapping[str, Any]:
+    """The file as ``{"graders": [...], "judge": ..., "openai": ...}``.
+
+    A JSON file may be a list of graders, one OpenAI grader object, or an OpenAI eval (or
+    just its ``testing_criteria``), whose other fields describe the eval, not its graders.
+    """
+    from gradewire.openai._config import is_openai_config
+
+    if isinstance(data, list):
+        return {"graders": data}
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(
+            f"{file}: a grader file holds a 'graders' list (and optionally 'judge' and "
+            f"'openai' tables), not a {type(data).__name__}"
+        )
+    if is_openai_config(data):
+        return {"graders": [data]}
+    if "testing_criteria" in data:
+        if "graders" in data:
+            raise InvalidInputError(
+                f"{file} has both 'graders' and 'testing_criteria'; keep one list of graders"
+            )
+        kept = {key: data[key] for key in ("judge", "openai") if key in data}
+        return {**kept, "graders": data["testing_criteria"]}
+    return data
+
+
+def _openai(config: Any, connection: Any, where: str) -> BaseGrader:
+    from gradewire.openai._config import build
+
+    try:
+        return build(config, connection)
+    except InvalidInputError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
 
 
 def grader_config(graders: BaseGrader | Iterable[BaseGrader]) -> dict[str, Any]:

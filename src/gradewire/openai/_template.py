@@ -1,0 +1,159 @@
+"""OpenAI's grader templates: ``{{ item.path }}`` and ``{{ sample.output_text }}`` substituted.
+
+A path is dotted, with list indices as ``.0`` or ``[0]`` and keys holding dots or spaces
+as ``["a key"]``. A variable whose path names nothing is a `TemplateVariableError`, never
+an empty string; a template that names another namespace, or a ``sample`` variable OpenAI
+does not have, is refused when the grader is built.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gradewire.core._errors import InvalidInputError
+from gradewire.openai._errors import TemplateVariableError
+from gradewire.openai._sample import OpenAISample
+
+__all__ = ["Template", "Variable"]
+
+_VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_SEGMENT = re.compile(r"""\.?([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*(["'])(.*?)\3\s*\]""")
+_SAMPLE_VARIABLES = ("output_text", "output_json", "output_tools")
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One ``{{ ... }}`` of a template: its namespace and path."""
+
+    text: str
+    namespace: str
+    path: tuple[str | int, ...]
+
+    def resolve(self, sample: OpenAISample) -> Any:
+        """The value the variable names in ``sample``; `TemplateVariableError` if none."""
+        if self.namespace == "item":
+            value: Any = sample.item
+            steps = self.path
+        else:
+            head = self.path[0]
+            value = getattr(sample, str(head))
+            steps = self.path[1:]
+        walked = self.namespace if self.namespace == "item" else f"sample.{self.path[0]}"
+        for step in steps:
+            value = _step(value, step, walked, self.text)
+            walked += f".{step}"
+        return value
+
+
+def _step(value: Any, step: str | int, walked: str, text: str) -> Any:
+    if isinstance(value, Mapping):
+        key = str(step)
+        if key in value:
+            return value[key]
+        shown = ", ".join(repr(k) for k in list(value)[:10]) or "none"
+        raise TemplateVariableError(
+            f"template variable {{{{{text}}}}}: {walked} has no key {key!r} (its keys: "
+            f"{shown}); give every sample that field, or fix the path"
+        )
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        index = step if isinstance(step, int) else _index(step)
+        if index is not None and -len(value) <= index < len(value):
+            return value[index]
+        raise TemplateVariableError(
+            f"template variable {{{{{text}}}}}: {walked} is a list of {len(value)}, which "
+            f"has no item {step!r}"
+        )
+    raise TemplateVariableError(
+        f"template variable {{{{{text}}}}}: {walked} is a {type(value).__name__}, which has "
+        f"no field {step!r}"
+    )
+
+
+def _index(step: str) -> int | None:
+    try:
+        return int(step)
+    except ValueError:
+        return None
+
+
+def _parse(text: str, where: str) -> Variable:
+    inner = text.strip()
+    segments: list[str | int] = []
+    position = 0
+    while position < len(inner):
+        match = _SEGMENT.match(inner, position)
+        if match is None or match.end() == position:
+            raise InvalidInputError(
+                f"{where}: the template variable {{{{{text}}}}} is not a path such as "
+                "{{ item.answer }} or {{ item.choices[0].text }}"
+            )
+        name, index, _, quoted = match.groups()
+        if name is not None:
+            segments.append(name.strip())
+        elif index is not None:
+            segments.append(int(index))
+        else:
+            segments.append(quoted)
+        position = match.end()
+    if not segments or segments[0] not in ("item", "sample"):
+        raise InvalidInputError(
+            f"{where}: the template variable {{{{{text}}}}} must start with a namespace, "
+            "'item' (the data row) or 'sample' (the model's output), e.g. {{ item.answer }}"
+        )
+    namespace, path = str(segments[0]), tuple(segments[1:])
+    if namespace == "sample" and (not path or path[0] not in _SAMPLE_VARIABLES):
+        raise InvalidInputError(
+            f"{where}: {{{{{text}}}}} names no sample variable; OpenAI's are "
+            "sample.output_text, sample.output_json and sample.output_tools"
+        )
+    if namespace == "sample" and path[0] == "output_text" and len(path) > 1:
+        raise InvalidInputError(
+            f"{where}: {{{{{text}}}}}: sample.output_text is a string, it has no fields; "
+            "use sample.output_json.<field> for a JSON answer"
+        )
+    return Variable(inner, namespace, path)
+
+
+class Template:
+    """A template string, parsed once; `render` fills it in for one sample."""
+
+    __slots__ = ("_parts", "source", "variables")
+
+    def __init__(self, source: str, where: str) -> None:
+        """Parse ``source``; ``where`` names the field in error messages."""
+        self.source = source
+        parts: list[str | Variable] = []
+        position = 0
+        for match in _VARIABLE.finditer(source):
+            parts.append(source[position : match.start()])
+            parts.append(_parse(match.group(1), where))
+            position = match.end()
+        parts.append(source[position:])
+        self._parts = tuple(part for part in parts if part != "")
+        self.variables = tuple(part for part in self._parts if isinstance(part, Variable))
+
+    def render(self, sample: OpenAISample) -> str:
+        """The template with every variable replaced (strings as they are, the rest as JSON)."""
+        if not self.variables:
+            return self.source
+        return "".join(
+            part if isinstance(part, str) else _as_text(part.resolve(sample))
+            for part in self._parts
+        )
+
+    def uses(self, namespace: str, name: str | None = None) -> bool:
+        """Whether a variable of ``namespace`` (and, for ``sample``, of ``name``) appears."""
+        return any(
+            v.namespace == namespace and (name is None or (v.path and v.path[0] == name))
+            for v in self.variables
+        )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

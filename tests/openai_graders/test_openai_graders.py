@@ -1,0 +1,468 @@
+"""OpenAI grader configs: string_check, templating, multi formulas, text similarity, errors.
+
+Each expected value is computed in the test: string operations by their definition, the
+similarity metrics by their reference library called directly, formulas by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+from typing import Any
+
+import pytest
+
+import gradewire as gw
+from gradewire.eval._samples import MESSAGE_FIELDS as EVAL_MESSAGE_FIELDS
+from gradewire.openai import (
+    FormulaError,
+    OpenAIGraderError,
+    SampleParseError,
+    TemplateVariableError,
+    openai_grader,
+)
+from gradewire.openai._sample import MESSAGE_FIELDS
+
+
+def thread(completion: str, **item: Any) -> gw.StringThread:
+    return gw.StringThread([("user", "question"), ("assistant", completion)], metadata=item)
+
+
+def check(name: str, operation: str, reference: str = "{{item.answer}}") -> dict[str, Any]:
+    return {
+        "type": "string_check",
+        "name": name,
+        "input": "{{sample.output_text}}",
+        "reference": reference,
+        "operation": operation,
+    }
+
+
+CASES = [
+    ("Paris", "Paris"),
+    ("Paris", "paris"),
+    ("The capital is Paris.", "Paris"),
+    ("The capital is PARIS.", "paris"),
+    ("Lyon", "Paris"),
+    ("", ""),
+    ("Straße", "STRASSE"),
+]
+
+
+@pytest.mark.parametrize(("completion", "answer"), CASES)
+@pytest.mark.parametrize("operation", ["eq", "ne", "like", "ilike"])
+async def test_string_check_operations_by_definition(operation, completion, answer):
+    expected = {
+        "eq": completion == answer,
+        "ne": completion != answer,
+        "like": answer in completion,
+        "ilike": answer.casefold() in completion.casefold(),
+    }[operation]
+    grader = openai_grader(check("c", operation))
+    grade = await grader.grade(thread(completion, answer=answer))
+    assert grade.value == (1.0 if expected else 0.0)
+    assert grade.info["passed"] is expected
+    assert grader.get_logs()["passed/mean"] == (1.0 if expected else 0.0)
+
+
+async def test_nested_item_paths_and_whitespace_in_braces():
+    item = {"a": {"b": [{"c": "x"}, {"c": "deep", "d e": 7}]}, "n": 3, "flag": True}
+    reference = (
+        "{{ item.a.b[1].c }}/{{item.a.b.1['d e']}}/{{item.n}}/{{ item.flag }}/{{item.a.b[0]}}"
+    )
+    grader = openai_grader(check("nested", "eq", reference))
+    expected = 'deep/7/3/true/{"c": "x"}'
+    assert (await grader.grade(thread(expected, **item))).value == 1.0
+    assert (await grader.grade(thread("deep/7/3/true", **item))).value == 0.0
+
+
+async def test_sample_output_json_and_tools():
+    grader = openai_grader(
+        check("json", "eq", "{{item.want}}") | {"input": "{{sample.output_json.answer[0]}}"}
+    )
+    assert (await grader.grade(thread('{"answer": ["42", 1]}', want="42"))).value == 1.0
+    with pytest.raises(SampleParseError):
+        await grader.grade(thread("not json", want="42"))
+    tools = openai_grader(
+        check("tools", "eq", "get_weather") | {"input": "{{sample.output_tools[0].function.name}}"}
+    )
+    call = {"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    sample = gw.StringThread(
+        [("user", "weather?"), ("assistant", "")],
+        metadata={MESSAGE_FIELDS: {"1": {"tool_calls": [call]}}},
+    )
+    assert (await tools.grade(sample)).value == 1.0
+    # the eval runner keeps a row's tool calls under the same metadata key
+    assert MESSAGE_FIELDS == EVAL_MESSAGE_FIELDS
+
+
+async def test_a_missing_variable_is_an_error_of_its_own_kind_never_an_empty_string():
+    grader = openai_grader(check("missing", "eq", "{{item.answer.text}}"))
+    with pytest.raises(TemplateVariableError) as caught:
+        await grader.grade(thread("", answer={"other": ""}))
+    assert caught.value.kind == "invalid_variable_error"
+    assert "item.answer has no key 'text'" in str(caught.value)
+    assert await grader(thread("", answer={"other": ""})) is None
+    logs = grader.get_logs()
+    # a direct grade() call raises; a call of the grader (or grade_many) logs the failure
+    assert logs["score/error_count"] == 1
+    assert logs["score/invalid_variable_error_count"] == 1
+    assert logs["score/sample_parse_error_count"] == 0
+    assert "score/mean" not in logs or math.isnan(logs.get("score/mean", math.nan))
+    failed = [r for r in grader._logs if "error" in r]
+    assert failed[0]["error_kind"] == "invalid_variable_error"
+    # the kind survives a trip to another process (Ray, the reward server's workers)
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert type(again) is TemplateVariableError
+    assert again.kind == "invalid_variable_error"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("{{answer}}", "must start with a namespace"),
+        ("{{ output.x }}", "must start with a namespace"),
+        ("{{sample.completion}}", "names no sample variable"),
+        ("{{sample.output_text.x}}", "sample.output_text is a string"),
+    ],
+)
+def test_bad_templates_are_refused_when_built(template, message):
+    with pytest.raises(gw.InvalidInputError, match=message):
+        openai_grader(check("bad", "eq", template))
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (check("c", "equals"), r"field 'operation': Input should be 'eq', 'ne', 'like' or 'ilike'"),
+        (
+            {**check("c", "eq"), "refrence": "x"},
+            r"unknown field 'refrence' \(did you mean 'reference'\?\)",
+        ),
+        ({k: v for k, v in check("c", "eq").items() if k != "input"}, "field 'input' is required"),
+        ({"type": "string_chek", "name": "c"}, "unknown OpenAI grader type"),
+        ({**check("c", "eq"), "pass_threshold": 0.5}, "unknown field 'pass_threshold'"),
+        (
+            {
+                "type": "label_model",
+                "name": "l",
+                "model": "m",
+                "input": [],
+                "labels": ["a", "b"],
+                "passing_labels": ["c"],
+            },
+            "passing_labels",
+        ),
+        (
+            {"type": "score_model", "name": "s", "model": "m", "input": [], "range": [1, 0]},
+            "field 'range'",
+        ),
+        (
+            {
+                "type": "score_model",
+                "name": "s",
+                "model": "m",
+                "input": [{"role": "user", "content": {"type": "input_image", "image_url": "x"}}],
+            },
+            "text only",
+        ),
+        ({"type": "python", "name": "p", "source": "def grade(:"}, "does not parse"),
+        ({"type": "python", "name": "p", "source": "def score(s, i): return 1"}, "defines no"),
+    ],
+)
+def test_invalid_configs_name_the_field(config, message):
+    with pytest.raises(gw.InvalidInputError, match=message):
+        openai_grader(config)
+
+
+def multi(formula: str, **graders: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "multi", "name": "m", "graders": graders, "calculate_output": formula}
+
+
+async def test_multi_formula_by_hand_with_children():
+    config = multi(
+        "0.5 * exact + max(sim, 0.25) - abs(-0.1) + floor(1.7) + ceil(0.2) + sqrt(4) "
+        "- exp(0) + log(e_like) + log(8, 2) ** 1 % 5 // 1",
+        exact=check("exact", "eq"),
+        sim={
+            "type": "text_similarity",
+            "name": "sim",
+            "input": "{{sample.output_text}}",
+            "reference": "{{item.answer}}",
+            "evaluation_metric": "fuzzy_match",
+        },
+        e_like=check("e_like", "like", "Par"),
+    )
+    grader = openai_grader(config)
+    grade = await grader.grade(thread("Paris", answer="Parks"))
+    from rapidfuzz import fuzz
+
+    exact, sim, e_like = 0.0, fuzz.ratio("Paris", "Parks") / 100, 1.0
+    expected = (
+        0.5 * exact
+        + max(sim, 0.25)
+        - abs(-0.1)
+        + math.floor(1.7)
+        + math.ceil(0.2)
+        + math.sqrt(4)
+        - math.exp(0)
+        + math.log(e_like)
+        + math.log(8, 2) ** 1 % 5 // 1
+    )
+    assert grade.value == pytest.approx(expected, abs=1e-12)
+    assert [(c.grader_key, c.value) for c in grade.children] == [
+        ("exact", exact),
+        ("sim", pytest.approx(sim)),
+        ("e_like", e_like),
+    ]
+    assert grade.info["sub_rewards"]["sim"] == pytest.approx(sim)
+    logs = grader.get_logs()
+    assert logs["score/mean"] == pytest.approx(expected)
+    assert logs["exact/score/mean"] == exact
+    assert logs["sim/score/mean"] == pytest.approx(sim)
+    assert logs["score/formula_parse_error_count"] == 0
+
+
+async def test_multi_takes_the_generated_single_grader_shape():
+    config = {
+        "type": "multi",
+        "name": "m",
+        "graders": check("only", "eq"),
+        "calculate_output": "2 * only",
+    }
+    grade = await openai_grader(config).grade(thread("x", answer="x"))
+    assert grade.value == 2.0
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        ("__import__('os').system('true')", "not part of the formula language"),
+        ("a.real", "not part of the formula language"),
+        ("a if a else 1", "not part of the formula language"),
+        ("a < 1", "not part of the formula language"),
+        ("open('x')", "not part of the formula language"),
+        ("b + 1", "'b', which is not one of the graders' names"),
+        ("min()", "takes 1 or more arguments"),
+        ("log(a, 2, 3)", "takes 1 to 2 arguments"),
+        ("a +", "does not parse"),
+        ("'text'", "not part of the formula language"),
+        ("[a][0]", "not part of the formula language"),
+    ],
+)
+def test_formulas_outside_the_language_are_refused(formula, message):
+    with pytest.raises(gw.InvalidInputError, match=message):
+        openai_grader(multi(formula, a=check("a", "eq")))
+
+
+@pytest.mark.parametrize(
+    "formula", ["a / (a - 1)", "log(a - 1)", "sqrt(a - 2)", "(a - 2) ** 0.5", "10 ** 10000"]
+)
+async def test_a_formula_without_a_value_is_a_formula_error(formula):
+    grader = openai_grader(multi(formula, a=check("a", "eq")))
+    with pytest.raises(FormulaError) as caught:
+        await grader.grade(thread("x", answer="x"))
+    assert caught.value.kind == "formula_parse_error"
+    assert await grader(thread("x", answer="x")) is None
+    assert grader.get_logs()["score/formula_parse_error_count"] == 1
+
+
+async def test_a_failing_sub_grader_fails_the_multi_grader_with_its_kind():
+    grader = openai_grader(multi("a + b", a=check("a", "eq"), b=check("b", "eq", "{{item.nope}}")))
+    assert await grader(thread("x", answer="x")) is None
+    logs = grader.get_logs()
+    assert logs["score/invalid_variable_error_count"] == 1
+    assert logs["b/score/invalid_variable_error_count"] == 1
+    assert logs["a/score/count"] == 1
+
+
+def similarity(metric: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "text_similarity",
+        "name": metric,
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.reference}}",
+        "evaluation_metric": metric,
+        **extra,
+    }
+
+
+PAIRS = [
+    ("the cat sat on the mat", "the cat was sitting on the mat"),
+    ("A quick brown fox jumps over the lazy dog.", "The quick brown dog jumps over a lazy fox!"),
+    ("completely unrelated words here", "nothing in common at all"),
+    ("identical sentence", "identical sentence"),
+]
+
+
+def reference_value(metric: str, text: str, reference: str) -> float:
+    """Each metric from its library, called directly."""
+    if metric == "fuzzy_match":
+        from rapidfuzz import fuzz
+
+        return fuzz.ratio(text, reference) / 100
+    if metric == "bleu":
+        import sacrebleu
+
+        return min(sacrebleu.sentence_bleu(text, [reference]).score / 100, 1.0)
+    if metric == "gleu":
+        from nltk.translate.gleu_score import sentence_gleu
+
+        return sentence_gleu([reference.split()], text.split())
+    if metric == "meteor":
+        from nltk.translate.meteor_score import meteor_score
+
+        from gradewire.openai._metrics import _wordnet
+
+        return meteor_score([reference.split()], text.split(), wordnet=_wordnet())
+    from rouge_score.rouge_scorer import RougeScorer
+
+    kind = "rougeL" if metric == "rouge_l" else f"rouge{metric[-1]}"
+    return RougeScorer([kind]).score(reference, text)[kind].fmeasure
+
+
+METRICS = [
+    "fuzzy_match",
+    "bleu",
+    "gleu",
+    "meteor",
+    "rouge_1",
+    "rouge_2",
+    "rouge_3",
+    "rouge_4",
+    "rouge_5",
+    "rouge_l",
+]
+
+
+@pytest.mark.parametrize(("text", "reference"), PAIRS)
+@pytest.mark.parametrize("metric", METRICS)
+async def test_each_metric_against_its_library(metric, text, reference):
+    grader = openai_grader(similarity(metric))
+    grade = await grader.grade(thread(text, reference=reference))
+    assert grade.value == pytest.approx(reference_value(metric, text, reference), abs=1e-12)
+    assert 0.0 <= grade.value <= 1.0
+    assert "passed" not in grade.info
+
+
+def test_meteor_uses_real_wordnet_synonyms():
+    from gradewire.openai._metrics import _wordnet
+
+    wordnet = _wordnet()
+    assert wordnet.get_version() == "3.0"
+    assert "hound" in {lemma.name() for s in wordnet.synsets("dog") for lemma in s.lemmas()}
+
+
+async def test_pass_threshold_gives_a_pass_flag_beside_the_score():
+    grader = openai_grader(similarity("rouge_1", pass_threshold=0.5))
+    yes = await grader.grade(thread("the cat sat", reference="the cat sat down"))
+    no = await grader.grade(thread("a dog", reference="the cat sat down"))
+    assert yes.info["passed"] is True
+    assert no.info["passed"] is False
+    assert no.value < 0.5 <= yes.value
+    assert grader.get_logs()["passed/mean"] == 0.5
+
+
+async def test_cosine_through_an_embeddings_endpoint(judge_server):
+    vectors = {"alpha beta": [1.0, 2.0, 2.0], "alpha gamma": [2.0, 1.0, 2.0]}
+
+    def handler(request):
+        assert request.path.endswith("/embeddings")
+        body = request.json
+        return {
+            "object": "list",
+            "data": [{"index": i, "embedding": vectors[t]} for i, t in enumerate(body["input"])],
+            "model": body["model"],
+        }
+
+    judge_server.handler = handler
+    grader = openai_grader(
+        similarity("cosine", pass_threshold=0.9),
+        base_url=judge_server.base_url,
+        api_key="k",
+        embedding_model="embedder",
+    )
+    grade = await grader.grade(thread("alpha beta", reference="alpha gamma"))
+    a, b = vectors["alpha beta"], vectors["alpha gamma"]
+    expected = sum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
+    assert grade.value == pytest.approx(expected)
+    assert grade.info["passed"] is False  # 8/9 < 0.9
+    sent = judge_server.requests[0].json
+    assert sent == {"model": "embedder", "input": ["alpha beta", "alpha gamma"]}
+    # a text seen before is not embedded again
+    await grader.grade(thread("alpha gamma", reference="alpha beta"))
+    assert len(judge_server.requests) == 1
+
+
+async def test_cosine_server_failure_is_a_model_grader_server_error(judge_server, sleeps):
+    from judge_server import error
+
+    judge_server.handler = lambda request: error(500)
+    grader = openai_grader(similarity("cosine"), base_url=judge_server.base_url)
+    from gradewire.http import RetryPolicy
+
+    grader.embeddings.retry = RetryPolicy(max_attempts=2, sleep=sleeps, random=lambda: 0.0)
+    assert await grader(thread("a", reference="b")) is None
+    assert grader.get_logs()["score/model_grader_server_error_count"] == 1
+
+
+def test_openai_error_is_a_grading_error():
+    assert issubclass(OpenAIGraderError, gw.GradingError)
+
+
+async def test_grader_files_hold_openai_objects_alone_in_lists_and_as_testing_criteria(tmp_path):
+    one = check("exact", "eq")
+    files = {
+        "alone.json": one,
+        "list.json": [one, similarity("rouge_l")],
+        "eval.json": {
+            "name": "my eval",
+            "data_source_config": {"type": "custom"},
+            "testing_criteria": [one, similarity("bleu", pass_threshold=0.3)],
+        },
+        "mixed.json": {
+            "graders": [
+                one,
+                {"type": "custom", "key": "length", "function": "custom_graders:length_score"},
+            ]
+        },
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_text(json.dumps(data))
+    for name in files:
+        graders = gw.load_graders(tmp_path / name)
+        assert graders[0].grader_key == "exact"
+        assert graders[0].spec == one
+        assert (await graders[0].grade(thread("Paris", answer="Paris"))).value == 1.0
+        # the logged run config rebuilds the same graders
+        config = gw.grader_config(graders)
+        (tmp_path / f"again-{name}").write_text(json.dumps(config))
+        again = gw.load_graders(tmp_path / f"again-{name}")
+        assert [g.spec for g in again] == [g.spec for g in graders]
+    mixed = gw.load_graders(tmp_path / "mixed.json")
+    assert [g.grader_key for g in mixed] == ["exact", "length"]
+
+
+def test_a_bad_openai_object_in_a_file_names_the_file_and_field(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"testing_criteria": [check("a", "eq"), check("b", "equal")]}))
+    with pytest.raises(gw.InvalidInputError, match=r"graders\[1\].*field 'operation'"):
+        gw.load_graders(path)
+
+
+def test_toml_files_map_configured_models_to_served_ones(tmp_path):
+    path = tmp_path / "g.toml"
+    path.write_text(
+        '[judge]\nbase_url = "http://127.0.0.1:9/v1"\ntimeout = 5\n'
+        '[openai]\nserved_models = {"gpt-4o" = "smollm2"}\npython_timeout = 3\n'
+        '[[graders]]\ntype = "score_model"\nname = "s"\nmodel = "gpt-4o"\n'
+        'input = [{role = "user", content = "Rate {{sample.output_text}}"}]\n'
+        '[[graders]]\ntype = "python"\nname = "p"\n'
+        'source = "def grade(sample, item):\\n    return 1"\n'
+    )
+    score, python = gw.load_graders(path)
+    assert score.model.model == "smollm2"
+    assert score.model.base_url == "http://127.0.0.1:9/v1"
+    assert score.model.timeout == 5
+    assert python.process_timeout == 3
