@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_support import MlflowServer, migrate_template
+from spill_helpers import Trainer
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -58,3 +59,11 @@ def mlflow_server(
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_trainer_left() -> Iterator[None]:
+    """Kill the training processes a test started and did not end (it failed midway)."""
+    yield
+    for trainer in list(Trainer.alive):
+        trainer.kill()

@@ -1,4 +1,4 @@
-"""The ``gradewire`` command line: ``demo``, ``serve``, ``eval``, ``compare``, ``power``.
+"""The ``gradewire`` command line: demo, serve, eval, compare, power, audit, agreement, sync.
 
 The top layer: it may import every other folder, and nothing imports it.
 """

@@ -37,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
     from gradewire.cli._power_cli import add_power_parser, run_power_command
+    from gradewire.cli._sync_cli import add_sync_parser, run_sync_command
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
 
     add_serve_parser(commands)
@@ -45,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_audit_parser(commands)
     add_agreement_parser(commands)
     add_power_parser(commands)
+    add_sync_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -65,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_agreement_command(args)
     if args.command == "power":
         return run_power_command(args)
+    if args.command == "sync":
+        return run_sync_command(args)
     parser.print_help(sys.stderr)
     return 2
 

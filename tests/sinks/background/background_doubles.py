@@ -7,7 +7,10 @@ MLflow server live with the MLflow integration).
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -137,3 +140,59 @@ def numbers(logs: Mapping[str, Any]) -> dict[str, Any]:
 def on_disk(spill: Path) -> list[int]:
     """The steps in the spill segments under ``spill`` now, in file order."""
     return [step for path in sorted(spill.glob("*.part-*.jsonl")) for step, _ in read_spill(path)]
+
+
+class FileTracker:
+    """A tracker kept in a file, that several processes can deliver to (adoption tests).
+
+    Each step it accepts is a line ``[step, time, x]``; a close is ``["close", ...]``. It
+    is down while the file ``<path>.down`` exists. ``kill_after``: SIGKILL the process
+    right after the call that brings the steps it accepted to that many: a kill between a
+    call that reached the tracker and the record of it, which no timing can aim at.
+    """
+
+    def __init__(self, path: Path, run: str = "run-1", kill_after: int | None = None) -> None:
+        self.path = Path(path)
+        self.run = run
+        self.kill_after = kill_after
+        self.accepted = 0
+        self.closed = False
+
+    @property
+    def down_flag(self) -> Path:
+        return self.path.with_name(self.path.name + ".down")
+
+    def delivery_target(self) -> dict[str, Any]:
+        return {"kind": "file", "run": {"path": str(self.path), "run": self.run}}
+
+    def _write(self, rows: list[list[Any]]) -> None:
+        if self.down_flag.exists():
+            raise ConnectionError("tracker unreachable")
+        with open(self.path, "a") as file:
+            file.write("".join(json.dumps(row) + "\n" for row in rows))
+
+    def log_many_at(
+        self, entries: Sequence[tuple[int, Mapping[str, Any]]], times: Sequence[float]
+    ) -> None:
+        rows = zip(entries, times, strict=True)
+        self._write([[step, at, logs.get("x")] for (step, logs), at in rows])
+        self.accepted += len(entries)
+        if self.kill_after is not None and self.accepted >= self.kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def log(self, logs: Mapping[str, Any], step: int) -> None:
+        self._write([[step, None, logs.get("x")]])
+
+    def log_config(self, config: Mapping[str, Any]) -> None:
+        self._write([["config", None, dict(config)]])
+
+    def close(self) -> None:
+        self.closed = True
+        self._write([["closed", None, self.run]])
+
+    def replay_close(self, target: Mapping[str, Any] | None, closed_at: float) -> None:
+        self._write([["replayed close", closed_at, target]])
+
+
+def tracker_rows(path: Path) -> list[list[Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -27,6 +27,7 @@ def make(tmp_path: Path) -> Iterator[Callable[..., BackgroundSink]]:
     yield build
     for background, sink in made:
         sink.down = False
+        sink.down_after = None  # a close deferred while down goes on until delivered
         if sink.gate is not None:
             sink.gate.set()
         with contextlib.suppress(SinkError):  # a test that wanted it to fail checked that

@@ -215,7 +215,9 @@ def test_close_delivers_everything_then_closes_the_wrapped_sink(make, sink, tmp_
     assert not (tmp_path / "spill").exists()  # never needed, never created
 
 
-def test_close_while_down_keeps_every_undelivered_step_in_one_spill_file(make, sink, caplog):
+def test_close_while_down_keeps_every_undelivered_step_in_one_spill_file_and_goes_on(
+    make, sink, caplog
+):
     background = make(sink, batch_size=3)
     background.log({"step": 0}, 0)
     assert background.flush(timeout=20).ok
@@ -234,18 +236,56 @@ def test_close_while_down_keeps_every_undelivered_step_in_one_spill_file(make, s
     assert report.last_error == "ConnectionError: tracker unreachable"
     assert report.spill_path is not None
     assert report.spill_path.is_file()
-    assert sorted(report.spill_path.parent.iterdir()) == [report.spill_path]
+    assert report.deferred_close
+    stem = report.spill_path.name.removesuffix(".jsonl")
+    owner = [f"{stem}.jsonl", f"{stem}.lock", f"{stem}.owner.json"]
+    assert sorted(p.name for p in report.spill_path.parent.iterdir()) == owner
     kept = read_spill(report.spill_path)
     assert [step for step, _ in kept] == list(range(1, 12))
     assert all(logs == {"step": s, "score/mean": s / 3} for s, logs in kept)
     (kept_config,) = read_spill_configs(report.spill_path)
     expected = {"model": "m", "layers": [1, 2], "note": {"$float": "nan"}, "nan": math.nan}
     assert same(kept_config, expected)
-    assert sink.closed_on is not None  # the wrapped sink was closed anyway
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert any(str(report.spill_path) in r.getMessage() for r in warnings)
     for line in report.spill_path.read_text().splitlines():
         json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} is not strict JSON"))
+    # The wrapped sink is closed only after the steps logged before close(): once the
+    # tracker is back, the worker delivers them, then closes it, then removes the files.
+    assert sink.closed_on is None
+    sink.down = False
+    final = background.flush(timeout=20)
+    assert final.ok
+    assert not final.deferred_close
+    assert background.report == final
+    assert sink.steps == list(range(12))
+    assert sink.events[-1] == "step 11"
+    assert sink.closed_on is not None
+    assert not report.spill_path.parent.exists()  # made by the sink, and empty again
+
+
+def test_a_close_deferred_by_an_outage_never_gets_the_last_step_set_aside(make, sink):
+    """The close entry is never the entry that would tell the last step refused.
+
+    After ``max_attempts`` failures of one entry, the worker sends the entry behind it:
+    if that goes through, the tracker is up and the first is set aside. A close may
+    succeed while the tracker is down, and must come after every entry anyway.
+    """
+    sink.down = True
+    background = make(sink, max_attempts=1)
+    background.log({"x": 1}, 0)
+    background.close(timeout=0.02)
+    report = background.report
+    assert report is not None
+    assert report.deferred_close
+    wait_until(lambda: sink.failures >= 20, "many failed attempts after the close")
+    assert sink.closed_on is None  # not before the step
+    sink.down = False
+    final = background.flush(timeout=20)
+    assert final.ok, final
+    assert final.rejected == 0
+    assert sink.steps == [0]
+    assert sink.closed_on is not None
 
 
 def test_tables_and_non_finite_numbers_survive_the_spill_and_the_replay(make, sink):
@@ -380,11 +420,14 @@ def test_a_sink_stuck_in_a_call_at_close_still_keeps_the_queue_on_disk(make, sin
     # The spill file holds the entry of the hanging call too (it might never return).
     assert report.spill_path is not None
     assert read_spill(report.spill_path) == [(s, {"x": s}) for s in range(4)]
-    sink.gate.set()  # the call returns; the wrapped sink is closed after it
-    (caller,) = (t for t in gradewire_threads() if t.name in sink.threads)
-    caller.join(20)
-    assert sink.steps == [0]
-    assert sink.closed_on == caller.name
+    sink.gate.set()  # the call returns: the rest goes after it, once, then the close
+    final = background.flush(timeout=20)
+    assert final.ok
+    assert final.delivered == 4
+    assert background.report == final
+    assert sink.steps == [0, 1, 2, 3]
+    (caller,) = sink.threads
+    assert sink.closed_on == caller
 
 
 def test_an_inactive_sink_starts_no_thread_and_is_never_called(make):
@@ -455,15 +498,13 @@ def test_a_lower_step_is_refused_at_once_and_nothing_is_enqueued(make, sink):
     assert [(step, logs) for _, step, logs in sink.records] == [(3, {"a": 1}), (3, {"b": 5})]
 
 
-def test_the_default_spill_dir_is_named_after_the_process_and_sink(
+def test_the_default_spill_dir_is_one_per_user_and_private(
     make, sink, tmp_path, monkeypatch, caplog
 ):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     sink.down = True
     background = make(sink, spill_dir=None)
-    assert background.spill_dir.parent == tmp_path
-    assert str(os.getpid()) in background.spill_dir.name
-    assert type(sink).__name__ in background.spill_dir.name
+    assert background.spill_dir == tmp_path / f"gradewire-spill-{os.getuid()}"
     with caplog.at_level(logging.WARNING, logger="gradewire"):
         background.log({"x": 1}, 0)
         background.close(timeout=0.02)
@@ -471,6 +512,25 @@ def test_the_default_spill_dir_is_named_after_the_process_and_sink(
     assert background.report.spill_path is not None
     assert background.report.spill_path.parent == background.spill_dir
     assert any(str(background.spill_dir) in r.getMessage() for r in caplog.records)
+    assert background.spill_dir.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_default_spill_dir_of_another_user_is_not_written_to(make, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    me = os.getuid() + 1000  # the directory below is then another user's
+    monkeypatch.setattr(os, "getuid", lambda: me)
+    theirs = tmp_path / f"gradewire-spill-{me}"
+    theirs.mkdir(mode=0o777)
+    sink = FlakySink()
+    sink.down = True
+    background = make(sink, spill_dir=None, max_queue=3)
+    for step in range(5):
+        background.log({"x": step}, step)
+    report = background.flush(timeout=0.2)
+    assert report.lost == 2  # memory held 3; the disk of another user took none
+    assert report.lost_reason is not None
+    assert "belongs to another user" in report.lost_reason
+    assert list(theirs.iterdir()) == []
 
 
 def test_read_spill_skips_a_line_cut_off_by_a_crash_and_refuses_other_garbage(make, tmp_path):

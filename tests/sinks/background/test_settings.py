@@ -103,6 +103,8 @@ BAD = [
     ("stall_timeout", [], InvalidTypeError),
     ("max_attempts", 0, InvalidInputError),
     ("when_full", "drop_oldest", InvalidInputError),
+    ("max_spill_bytes", 0, InvalidInputError),
+    ("deliver_after_close", 1, InvalidTypeError),
 ]
 
 

@@ -9,7 +9,8 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from gradewire import InvalidInputError, InvalidTypeError
 from gradewire_mlflow._writer import Writer
@@ -17,7 +18,7 @@ from gradewire_mlflow._writer import Writer
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
-__all__ = ["RunTarget", "default_tracking_uri"]
+__all__ = ["RunTarget", "default_tracking_uri", "same_store"]
 
 logger = logging.getLogger("gradewire")
 
@@ -25,6 +26,18 @@ logger = logging.getLogger("gradewire")
 def default_tracking_uri() -> str:
     """MLflow's own default store, made absolute: ``sqlite:///<current dir>/mlflow.db``."""
     return "sqlite:///" + (Path.cwd() / "mlflow.db").as_posix()
+
+
+def same_store(tracking_uri: str) -> str:
+    """``tracking_uri`` spelled one way, so that two spellings of one server name one run.
+
+    A server's scheme and host in lower case, and no trailing ``/``.
+    """
+    parts = urlsplit(tracking_uri)
+    if parts.scheme in ("http", "https"):
+        host = parts.netloc.lower()
+        return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), parts.query, ""))
+    return tracking_uri
 
 
 def ui_command(tracking_uri: str) -> str:
@@ -149,6 +162,30 @@ class RunTarget:
             return tracking_uri
         uri_set: bool = mlflow.is_tracking_uri_set()  # type: ignore[no-untyped-call]
         return fluent_uri if uri_set else default_tracking_uri()
+
+    def spill_target(self, end_status: str) -> dict[str, Any]:
+        """Where the sink delivers, as `gradewire.BackgroundSink` keeps it with its spill files.
+
+        ``run`` names the run once it is known: the next BackgroundSink of the same run
+        adopts the files, and ``gradewire sync`` delivers them there. Before the run
+        exists, ``new_run`` says how to start it. ``ends_run``: the status the sink's
+        ``close()`` ends the run with, when the sink starts the run itself.
+        """
+        run = None
+        if self.run_id is not None:
+            run = {"tracking_uri": same_store(self.tracking_uri), "run_id": self.run_id}
+        target: dict[str, Any] = {"kind": "mlflow", "run": run, "tracking_uri": self.tracking_uri}
+        if self.run_id is None:
+            target["new_run"] = {
+                "experiment_name": self.experiment_name,
+                "experiment_id": self.experiment_id,
+                "run_name": self.run_name,
+                "tags": self.tags,
+                "artifact_location": self.artifact_location,
+            }
+        if self.owns_run or self.run_id is None:
+            target["ends_run"] = end_status
+        return target
 
     def connect(self) -> Writer:
         """Find or start the run; an existing run's params are read into `params`."""

@@ -6,12 +6,12 @@ import importlib.util
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradewire import Histogram, InvalidInputError, InvalidTypeError, MissingDependencyError, Table
 from gradewire.core import LogValue
-from gradewire.sinks import BaseSink, TablePolicy
+from gradewire.sinks import BaseSink, StepLogs, TablePolicy
 from gradewire_mlflow._errors import mlflow_errors
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._params import ConfigBook
@@ -27,6 +27,11 @@ DEFAULT_TABLE_POLICY = TablePolicy()
 """The policy an `MlflowSink` applies unless told otherwise: 100 rows, 2000-char cells."""
 
 _PURPOSE = "log grader output to MLflow"
+
+# log_many_at passes each step's time through BaseSink.log_many (its checks, its table
+# policy) as one more number under this key, which no metric name can be (MLflow refuses
+# NUL), so that it reaches _write_many with exactly the steps whose metrics survive.
+_LOGGED_AT = "\x00gradewire.logged_at"
 
 
 def _as_float(value: int | float) -> float:
@@ -106,6 +111,17 @@ class MlflowSink(BaseSink):
     ``MLFLOW_HTTP_REQUEST_TIMEOUT`` still help: the sink then notices the server is back,
     and `close()` during an outage returns, within seconds instead of minutes.
 
+    **Outages, kills and restarts** (behind `gradewire.BackgroundSink`). The BackgroundSink
+    sends each step with the time it was logged (`log_many_at`): that time is the metrics'
+    timestamp, so a step sent again, by this process or another, is a point MLflow's SQL
+    stores already hold, and is not stored twice. `delivery_target` names the run, so the
+    next BackgroundSink of the same run (``run_id=`` that run, same tracking URI) delivers
+    first what a killed process left in the spill directory, and ``gradewire sync`` does it
+    by hand. Logging tables to a run the sink did not start goes on from the JSON tables
+    already in it (rows of a step sent again are not added twice). A close while MLflow is
+    down ends the run once the steps before it are delivered, with the status it would have
+    had and the time of the close (`replay_close`).
+
     Example:
         >>> from gradewire import BackgroundSink  # doctest: +SKIP
         >>> sink = BackgroundSink(MlflowSink(experiment_name="rl"))  # doctest: +SKIP
@@ -167,6 +183,7 @@ class MlflowSink(BaseSink):
         )
         self._rows_per_file = table_rows_per_file
         self._end_status = "FINISHED"
+        self._ended = False  # replay_close ended the run: close() leaves it
         self._writer: Writer | None = None
         self._metric_keys = KeyCleaner("metric")
         self._table_keys = KeyCleaner("table", allow_colon=False)
@@ -195,6 +212,80 @@ class MlflowSink(BaseSink):
         """Whether the sink started its run (and so ends it on `close`)."""
         return self._target.owns_run
 
+    # -- outages: what a BackgroundSink needs to deliver again -----------------------------
+
+    def delivery_target(self) -> dict[str, Any]:
+        """Where this sink delivers, kept by `gradewire.BackgroundSink` with its spill files.
+
+        ``{"kind": "mlflow", "run": {"tracking_uri": ..., "run_id": ...}, ...}``; ``run``
+        is None until the run exists (a run the sink starts on its first write), and then
+        ``new_run`` says how to start it. ``ends_run``: the status `close` ends the run
+        with, when the sink starts the run.
+        """
+        return self._target.spill_target(self._end_status)
+
+    def log_many_at(self, entries: Sequence[StepLogs], times: Sequence[float]) -> None:
+        """`log_many`, with the time each step was logged (Unix seconds) as its timestamp.
+
+        A step logged with the same time again (a retry, or a replay by another process)
+        is a point MLflow's SQL stores already hold: it is not stored twice.
+
+        Raises:
+            InvalidInputError: ``times`` is not one finite time per entry, or as `log_many`.
+            InvalidTypeError: As `log_many`.
+            SinkError: As `log_many`.
+        """
+        if len(times) != len(entries):
+            raise InvalidInputError(f"{len(times)} times for {len(entries)} entries")
+        stamped: list[StepLogs] = []
+        for i, (entry, at) in enumerate(zip(entries, times, strict=True)):
+            if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+                raise InvalidInputError(f"times[{i}] must be a finite Unix time, not {at!r}")
+            if not isinstance(entry, tuple | list) or len(entry) != 2:
+                self.log_many(entries)  # raises what log_many says of it
+                return
+            step, logs = entry
+            if not isinstance(logs, Mapping):
+                self.log_many(entries)
+                return
+            stamped.append((step, {**logs, _LOGGED_AT: int(at * 1000)}))
+        self.log_many(stamped)
+
+    def replay_close(self, target: Mapping[str, Any] | None, closed_at: float) -> None:
+        """Do what the ``close()`` of the sink that delivered to ``target`` would have done.
+
+        `gradewire.BackgroundSink` calls it once the steps logged before a close are
+        delivered, before it calls `close`: for this sink's own close, or for that of a
+        sink in a process that ended (``target`` is that sink's `delivery_target`). The
+        JSON table rows not written yet are written; then, if that sink started its run
+        (``ends_run``), the run the steps went to (this sink's) is ended with that status
+        and the time of the close (``closed_at``, Unix seconds; a close deferred by an
+        outage is long past), unless it is no longer RUNNING.
+
+        Raises:
+            SinkError: MLflow could not be reached; nothing is ended, so it can be repeated.
+        """
+        status = None if target is None else target.get("ends_run")
+        if target is None and self._target.owns_run:
+            status = self._end_status
+        with self._lock:
+            self._replay_close(status, closed_at)
+
+    def _replay_close(self, status: object, closed_at: float) -> None:
+        if self._writer is None and (status is None or self.run_id is None):
+            return  # nothing written to a run yet: none to touch, none to start
+        writer = self._connect()
+        with mlflow_errors(self.tracking_uri, "write the JSON tables"):
+            self._upload_tables(writer, self._unsent_tables())
+        for state in self._tables.values():
+            state.mark_uploaded()
+        if status not in ("FINISHED", "FAILED", "KILLED"):
+            return
+        with mlflow_errors(self.tracking_uri, f"end the run as {status}"):
+            if writer.status() == "RUNNING":
+                writer.end(str(status), end_time=int(closed_at * 1000))
+        self._ended = True
+
     # -- connecting ------------------------------------------------------------------------
 
     def _connect(self) -> Writer:
@@ -215,10 +306,12 @@ class MlflowSink(BaseSink):
         now = int(time.time() * 1000)
         metrics: list[tuple[str, float, int, int]] = []
         pages: list[tuple[str, str]] = []
-        changed: dict[str, TableState] = {}
+        changed = self._tables_in_run(writer, entries)
         uploads: list[tuple[str, str]] = []
-        for step, logs in entries:
-            timestamp = self._timestamps.setdefault(step, now)
+        for step, stamped in entries:
+            logs = {key: value for key, value in stamped.items() if key != _LOGGED_AT}
+            at = stamped.get(_LOGGED_AT)
+            timestamp = at if isinstance(at, int) else self._timestamps.setdefault(step, now)
             for raw, value in logs.items():
                 # A histogram is a small table of its bins: rows in the key's JSON table
                 # only (an HTML page per step and histogram would crowd the artifacts).
@@ -259,6 +352,42 @@ class MlflowSink(BaseSink):
         last = entries[-1][0]
         self._timestamps = {s: t for s, t in self._timestamps.items() if s >= last}
 
+    def _tables_in_run(
+        self, writer: Writer, entries: list[tuple[int, dict[str, LogValue]]]
+    ) -> dict[str, TableState]:
+        """The JSON tables an earlier process left in a run this sink did not start.
+
+        For each table key of ``entries`` the sink has not written yet: its last part, to
+        go on from (so that writing the file whole keeps the rows already in it).
+        """
+        if self._target.owns_run:
+            return {}
+        keys = {
+            self._table_keys(raw)
+            for _, logs in entries
+            for raw, value in logs.items()
+            if isinstance(value, Table | Histogram)
+        }
+        found: dict[str, TableState] = {}
+        for key in sorted(keys - self._tables.keys()):
+            with mlflow_errors(self.tracking_uri, f"read the JSON table of {key!r}"):
+                part = writer.read_table(key)
+            if part is None:
+                continue
+            try:
+                found[key] = TableState.from_file(key, *part)
+            except ValueError as exc:
+                raise InvalidInputError(
+                    f"run {writer.run_id} holds tables/{key}/ files that this sink cannot go "
+                    f"on from ({exc}); log the table under another key"
+                ) from None
+        return found
+
+    def _unsent_tables(self) -> list[tuple[str, str]]:
+        return [
+            (state.path, state.render()) for state in self._tables.values() if state.unsent_rows
+        ]
+
     def _upload_tables(self, writer: Writer, uploads: list[tuple[str, str]]) -> None:
         for path, text in uploads:
             writer.upload(path, text)
@@ -287,15 +416,13 @@ class MlflowSink(BaseSink):
         writer = self._writer
         if writer is None:
             return  # nothing was ever written: no run was started or touched
-        tables = self._tables.values()
-        uploads = [(state.path, state.render()) for state in tables if state.unsent_rows]
         try:
             with mlflow_errors(self.tracking_uri, "write the JSON tables"):
-                self._upload_tables(writer, uploads)
+                self._upload_tables(writer, self._unsent_tables())
             for state in self._tables.values():
                 state.mark_uploaded()
         finally:
-            if self._target.owns_run:
+            if self._target.owns_run and not self._ended:
                 with mlflow_errors(self.tracking_uri, f"end the run as {self._end_status}"):
                     writer.end(self._end_status)
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -38,6 +41,8 @@ MAX_PARAM_LENGTH = 6000
 
 MAX_TAG_LENGTH = 8000
 """MLflow's longest tag value."""
+
+_PART_NAME = re.compile(r"rows(?:-(\d{4,}))?\.json")
 
 # MLflow refuses a log_batch request body over 1,000,000 bytes; JSON escapes can make a
 # character 6 bytes, so batches are cut by an estimate of their encoded size as well.
@@ -148,6 +153,30 @@ class Writer:
         self._listed.update(new)
         return full
 
-    def end(self, status: str) -> None:
-        """Mark the run terminated with ``status`` (FINISHED, FAILED, KILLED)."""
-        self.client.set_terminated(self.run_id, status)
+    def end(self, status: str, end_time: int | None = None) -> None:
+        """Mark the run terminated with ``status`` (FINISHED, FAILED, KILLED) at ``end_time`` ms."""
+        self.client.set_terminated(self.run_id, status, end_time=end_time)
+
+    def status(self) -> str:
+        """The run's status now (RUNNING, FINISHED, ...)."""
+        status: str = self.client.get_run(self.run_id).info.status
+        return status
+
+    def read_table(self, key: str) -> tuple[int, str] | None:
+        """The last part of the JSON table of ``key`` in the run: (its number, its text).
+
+        None if the run has none (a run this sink did not start may have one, written by
+        an earlier process).
+        """
+        parts: dict[int, str] = {}
+        for item in self.client.list_artifacts(self.run_id, f"tables/{key}"):
+            name = item.path.rsplit("/", 1)[-1]
+            match = _PART_NAME.fullmatch(name)
+            if match is not None and not item.is_dir:
+                parts[int(match.group(1) or 1)] = item.path
+        if not parts:
+            return None
+        part = max(parts)
+        with tempfile.TemporaryDirectory(prefix="gradewire-table-") as scratch:
+            local = self.client.download_artifacts(self.run_id, parts[part], scratch)
+            return part, Path(local).read_text(encoding="utf-8")

@@ -106,7 +106,7 @@ class RunSource:
                 f"{sorted(kwargs)} or drop run="
             )
         self.init_kwargs = kwargs
-        self._given = run
+        self.given = run
         self._config = dict(config) if config is not None else None
         self.module: Any = None
         self.run: wandb.Run | None = None
@@ -117,7 +117,7 @@ class RunSource:
         if self.run is not None:
             return self.run
         module = import_wandb()
-        run: wandb.Run | None = self._given if self._given is not None else module.run
+        run: wandb.Run | None = self.given if self.given is not None else module.run
         started = run is None
         if run is None:
             init = dict(self.init_kwargs)

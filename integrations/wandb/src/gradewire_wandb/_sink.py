@@ -93,6 +93,13 @@ class WandbSink(BaseSink):
         Only rank 0 logs unless ``all_ranks=True``; on other ranks every call is a
         no-op, wandb is not imported and no run is started.
 
+    Outages (behind `gradewire.BackgroundSink`):
+        `delivery_target` names the run, so that the next BackgroundSink of the same run
+        (the same project and ``init_kwargs={"id": ...}``) delivers first what a killed
+        process left in the spill directory (W&B's service died, say), and ``gradewire
+        sync`` does it by hand. W&B keeps no time per step to recognise one sent twice:
+        a step in a call in doubt at a kill may reach the run twice.
+
     `log_many` makes one ``run.log`` per step in order (W&B has no batch call), after
     checking the names of all of them. A name W&B cannot take (a table key with a ``..``
     segment or an absolute start, a NUL in a table key, a lone surrogate in any key) raises
@@ -188,6 +195,42 @@ class WandbSink(BaseSink):
     def started_run(self) -> bool:
         """Whether the sink started its run, and so finishes it on `close`."""
         return self._source.started
+
+    def delivery_target(self) -> dict[str, Any]:
+        """Where this sink delivers, kept by `gradewire.BackgroundSink` with its spill files.
+
+        ``{"kind": "wandb", "run": {"project": ..., "id": ...}, ...}``: the next
+        BackgroundSink whose sink names the same run (``init_kwargs={"id": ...}`` and the
+        same project, or that run given or active) delivers first what a killed process
+        left in the spill directory, and ``gradewire sync`` does it by hand. ``run`` is
+        None while the run id is unknown (a run the sink starts without an ``id``, before
+        its first write). ``init`` (the JSON-able ``wandb.init`` arguments) and ``sink``
+        (prefix, step metric, tables) say how to log the same way again; ``ends_run``:
+        whether `close` finishes the run (the sink starts it).
+        """
+        run = self._source.run
+        init = {
+            key: value
+            for key, value in self._source.init_kwargs.items()
+            if isinstance(value, str | int | float | bool) or value is None
+        }
+        identity: dict[str, Any] | None = None
+        if run is not None:
+            identity = {"project": str(run.project), "id": str(run.id)}
+        elif self._source.given is None and isinstance(init.get("id"), str):
+            identity = {"project": init.get("project"), "id": init["id"]}
+        return {
+            "kind": "wandb",
+            "run": identity,
+            "init": init,
+            "sink": {
+                "prefix": self.prefix,
+                "step_metric": self.step_metric,
+                "html": self.html,
+                "incremental_tables": self._incremental is not None,
+            },
+            "ends_run": self.started_run or (run is None and self._source.given is None),
+        }
 
     def _ensure_run(self) -> wandb.Run:
         run = self._source.get()

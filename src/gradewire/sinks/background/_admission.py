@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -69,7 +70,9 @@ class Admission:
         work: The worker waits on it; `put` wakes it when there is something to do.
         progress: `flush()` and a waiting `put` wait on it; the worker wakes them.
         memory: Pending entries not on disk, oldest first.
-        seq: Entries admitted so far (the sequence number of the newest).
+        seq: The sequence number of the newest entry (adopted entries take the first ones).
+        adopted: Sequence numbers of entries adopted from earlier owners.
+        closes: Close entries admitted (1 once `close` found entries still pending).
         dropped: Entries `put` could not keep (``when_full="drop_newest"``).
         drop_reason: Why the last one was dropped.
         spill_error: Set by the worker while the spill file cannot be written.
@@ -85,6 +88,8 @@ class Admission:
         self.progress = threading.Condition(self.lock)
         self.memory: deque[Entry] = deque()
         self.seq = 0
+        self.adopted = 0
+        self.closes = 0
         self.dropped = 0
         self.drop_reason: str | None = None
         self.spill_error: str | None = None
@@ -102,8 +107,20 @@ class Admission:
 
     @property
     def logged(self) -> int:
-        """Entries `put` accepted: admitted, or dropped after it returned normally."""
-        return self.seq + self.dropped
+        """Entries `put` accepted (admitted, or dropped after it returned normally), and adopted."""
+        return self.seq - self.closes + self.dropped
+
+    def start_after(self, adopted: int) -> None:
+        """Number this sink's entries after the ``adopted`` ones (before any is admitted)."""
+        self.seq = self.adopted = self.flush_target = adopted
+
+    def add_close(self, record: dict[str, Any]) -> int:
+        """Admit the close entry (call with the lock held, after `close`); its number."""
+        self.seq += 1
+        self.closes += 1
+        self.memory.append(Entry(self.seq, None, None, None, time.time(), record))
+        self.work.notify()
+        return self.seq
 
     def unlocked(self, action: Callable[[], _T]) -> _T:
         """Run ``action`` (file I/O) with the lock released; called with the lock held."""
@@ -151,7 +168,7 @@ class Admission:
                 if self._dropping:
                     self._end_dropping()
                 self.seq += 1
-                self.memory.append(Entry(self.seq, step, logs, config))
+                self.memory.append(Entry(self.seq, step, logs, config, time.time()))
                 size = len(self.memory)
                 if size == 1 or size % self._batch_size == 0 or size >= self._high_water:
                     self.work.notify()

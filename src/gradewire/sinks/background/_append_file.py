@@ -13,17 +13,36 @@ _CHUNK = 1 << 20
 
 
 class SpillDir:
-    """The spill directory: made when first needed, removed at the end if it was ours and empty."""
+    """The spill directory: made when first needed, removed at the end if it was ours and empty.
 
-    def __init__(self, path: Path) -> None:
+    ``private``: a directory gradewire chose itself in a shared place (the system temp
+    directory): made readable by its user only, and refused if another user owns it.
+    """
+
+    def __init__(self, path: Path, *, private: bool = False) -> None:
         self.path = path
+        self._private = private
         self._made = False
+        self._checked = False
 
     def ensure(self) -> None:
-        """Create the directory (and its parents) if it does not exist yet."""
+        """Create the directory (and its parents) if it does not exist yet.
+
+        Raises:
+            OSError: It cannot be made, or (``private``) another user owns it.
+        """
         if not self.path.is_dir():
-            self.path.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True, mode=0o700 if self._private else 0o777)
             self._made = True
+        if self._private and not self._checked and hasattr(os, "getuid"):
+            owner = self.path.stat().st_uid
+            if owner != os.getuid():
+                raise OSError(
+                    errno.EPERM,
+                    f"{self.path} belongs to another user (uid {owner}); pass spill_dir= a "
+                    "directory of yours",
+                )
+            self._checked = True
 
     def sync(self) -> None:
         """Make the names of the files created in it durable (a power cut keeps them)."""

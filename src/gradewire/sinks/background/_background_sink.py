@@ -20,6 +20,7 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkErro
 from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._sink import Logs, Sink, StepLogs, check_config
 from gradewire.sinks.background._admission import Admission, step_entries, step_entry
+from gradewire.sinks.background._owner import OwnerFiles, adopt_orphans, describe_target
 from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._settings import (
     DeliveryOptions,
@@ -56,36 +57,63 @@ class BackgroundSink:
     (a random wait in ``[0, min(max_retry_delay, initial_retry_delay * 2**n)]``) and carry
     one entry (a probe); once one succeeds the spill is replayed, oldest first, and removed.
     An entry is written whole or not at all and leaves memory only once delivered or
-    written; spill segments are fsynced as the next one starts and at `close()`.
+    written; spill segments are fsynced as the next one starts and at `close()`. The spill
+    files hold at most ``max_spill_bytes``; past it the disk counts as full (below).
+
+    **Owners and adoption.** The files of one sink are its own: a lock (``fcntl.flock``)
+    held while its process lives, and an owner file with its *delivery target* (the run,
+    from the wrapped sink's optional ``delivery_target()``) and its *watermark*, the last
+    entry delivered, written atomically before any spill segment is removed. A new sink
+    whose wrapped sink names the same run (an ``MlflowSink(run_id=...)`` of that run, same
+    tracking URI), in the same ``spill_dir``, takes over the files that no live process
+    holds, those of a killed process or of a sink closed during an outage, and delivers
+    them first, oldest owner first, from their watermarks (``report.adopted``). A spill of
+    another run is never delivered into this one (a WARNING names ``gradewire sync`` for
+    it), and two live processes never take each other's files.
+
+    **Closing.** `close()` closes the wrapped sink after the entries logged before it. If
+    they cannot all be delivered in time (the tracker is down, a call hangs), `close()`
+    returns with ``report.deferred_close``: what is left is on disk, ending with the close,
+    and the worker goes on while the process lives, then closes the wrapped sink (an
+    ``MlflowSink`` ends its run with the status it would have had, at the time of the
+    close). A process that ends first leaves that to the next sink of the run or to
+    ``gradewire sync``. ``deliver_after_close=False`` stops the worker instead.
 
     **Refusals.** An entry the wrapped sink refuses alone with `InvalidInputError`, or one
     that failed ``max_attempts`` times in a row, fails again, and fails once more right
     after the entry behind it went through, is set aside (``report.rejected_path``,
     ``report.rejections``; never retried) and delivery goes on.
 
-    **A full disk.** Entries that cannot be written stay in memory and are retried; once
-    memory is full too, ``when_full`` applies to each new entry: ``"drop_newest"`` (counted
-    in ``report.lost`` with the reason, and a WARNING), ``"raise"`` (`SinkError` from
-    `log()`) or ``"block"`` (`log()` waits). With a writable disk, a full memory only makes
-    `log()` wait for a disk write, never for the network.
+    **A full disk.** Entries that cannot be written (no space, or ``max_spill_bytes``
+    reached) stay in memory and are retried; once memory is full too, ``when_full``
+    applies to each new entry: ``"drop_newest"`` (counted in ``report.lost`` with the
+    reason, and a WARNING), ``"raise"`` (`SinkError` from `log()`) or ``"block"`` (`log()`
+    waits). With a writable disk, a full memory only makes `log()` wait for a disk write,
+    never for the network.
 
     Guarantees:
         - **Order**: entries reach the wrapped sink in the order `log()`/`log_config()`
-          were called, outage or not (set-aside entries aside). `log()` refuses a step lower
-          than the last one, so that is step order, stable for equal steps.
+          were called, outage or not (set-aside entries aside), after those adopted. `log()`
+          refuses a step lower than the last one, so that is step order, stable for equal
+          steps.
+        - **Training is not held up**: `log()` checks and copies the logs and takes a lock
+          that the worker holds for bookkeeping only, never across a file or network call;
+          it waits for a disk write only when memory holds ``max_queue`` entries.
         - **No silent loss**: once `close()` returns, every entry was delivered, or is in
           ``report.spill_paths`` (normally the one ``report.spill_path``), or set aside, or
           counted in ``report.lost`` with the reason. A killed process (SIGKILL) loses what
           was in memory: while the tracker answers, what is not delivered yet; while it is
           down or hanging, what was logged in the last ``flush_interval`` (in the first
-          ``stall_timeout`` of an outage: since it began). The rest stays in ``spill_dir``
-          as ``<stem>.*.jsonl`` files that `read_spill` reads (a file being replayed may
-          hold entries already delivered).
-        - **Duplicates**: none for a sink whose calls are all-or-nothing (one HTTP request
-          per call, as MLflow's ``log_batch``), but for a call still hanging at `close()`,
-          whose entries are in the spill file too. Otherwise an entry is sent twice only
-          if a call raised after the sink had passed it on: the first call after a failure
-          carries one entry, so at most ``batch_size`` entries (1 without ``log_many``).
+          ``stall_timeout`` of an outage: since it began). The rest is delivered by the
+          next sink of the same run, or by ``gradewire sync``.
+        - **At least once, and once where the tracker can tell**: an entry is sent twice
+          only if the call that carried it raised after the wrapped sink passed it on (the
+          first call after a failure carries one entry: at most ``batch_size`` entries, 1
+          without ``log_many``), or if the process died during that call, before the
+          watermark recorded it (at most one call per kill). Each entry carries the time it
+          was logged, which a sink with ``log_many_at`` sends: MLflow's SQL stores keep a
+          point sent again with the same key, step, value and time once, so with
+          ``MlflowSink`` every step is stored exactly once.
 
     Ranks: if the wrapped sink has a bool attribute ``active`` that is False (a non-zero
     rank), no thread starts and `log`/`log_config`/`flush`/`close` do nothing.
@@ -106,6 +134,7 @@ class BackgroundSink:
         sink: Sink,
         *,
         settings: DeliverySettings | None = None,
+        _adopt: Sequence[OwnerFiles] | None = None,
         **options: Unpack[DeliveryOptions],
     ) -> None:
         """Start the worker (unless the wrapped sink is inactive on this rank).
@@ -121,19 +150,32 @@ class BackgroundSink:
                 has the wrong type.
             InvalidInputError: A setting is out of range, or ``sink`` is a `FanOutSink`.
         """
+        # _adopt (gradewire sync): the owners to deliver first, already locked, whatever
+        # their run, instead of those of the wrapped sink's run.
         _check_wrapped(sink)
         checked = resolve_settings(settings, options)
         self._settings = checked
         self._sink = sink
         active = getattr(sink, "active", True)
         self._active = not (isinstance(active, bool) and not active)
-        self._name, self._store = open_spill_store(sink, checked.spill_dir)
+        self._name, self._store = open_spill_store(
+            sink, checked.spill_dir, max_bytes=checked.max_spill_bytes
+        )
         self._admission = Admission(checked, repr(self), str(self._store.directory))
-        self._worker = Worker(sink, self._admission, self._store, checked, name=self._name)
+        target = _delivery_target(sink) if self._active else None
+        self._worker = Worker(
+            sink, self._admission, self._store, checked, name=self._name, target=target
+        )
         self._report: DeliveryReport | None = None
         self._exit_hook: functools.partial[None] | None = None
         if not self._active:
             return
+        if _adopt is not None:
+            owners = list(_adopt)
+        else:
+            owners, others = adopt_orphans(self._store.directory, target)
+            _warn_other_runs(self._store.directory, others)
+        self._admission.start_after(self._store.adopt(owners))
         self._worker.start()
         if checked.exit_timeout is not None:
             # A strong reference: an instance dropped without close() still has a running
@@ -234,11 +276,21 @@ class BackgroundSink:
 
     @property
     def report(self) -> DeliveryReport | None:
-        """The final `DeliveryReport`, set by `close()` (None before)."""
-        return self._report
+        """The final `DeliveryReport`, set by `close()` (None before).
+
+        After a deferred close (``report.deferred_close``) it is replaced by the final one
+        once the background delivery is done.
+        """
+        report = self._report
+        if report is not None and report.deferred_close and self._worker.finished:
+            report = self._report = self._worker.report(final=True)
+        return report
 
     def flush(self, timeout: float | None = None) -> DeliveryReport:
         """Wait until everything logged so far is delivered, or ``timeout`` seconds pass.
+
+        After a `close()` that deferred the wrapped sink's close, waits for the delivery
+        that goes on in the background, and for that close.
 
         Args:
             timeout: Seconds to wait at most; None waits as long as it takes (which, while
@@ -249,6 +301,11 @@ class BackgroundSink:
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
         if self._report is not None:
+            if self._report.deferred_close:
+                self._worker.wait_finished(seconds)
+                report = self.report
+                assert report is not None
+                return report if not report.deferred_close else self._worker.report(final=True)
             return self._report
         with self._admission.lock:
             target = self._admission.seq
@@ -283,12 +340,26 @@ class BackgroundSink:
             return
         self.flush(delivery_timeout)
         report = self._report = self._worker.stop(stop_timeout)
-        if not report.ok:
+        if report.deferred_close:
+            logger.warning(
+                "%r closed with %d of %d entries undelivered (last error: %s); they are kept "
+                "in %s and delivered in the background while this process lives, and then "
+                "%s is closed; if the process ends first, the next BackgroundSink of the same "
+                "run, or `gradewire sync %s`, delivers them",
+                self,
+                report.pending,
+                self._admission.logged,
+                report.last_error,
+                ", ".join(str(p) for p in report.spill_paths) or "memory",
+                type(self._sink).__name__,
+                self._store.directory,
+            )
+        elif not report.ok:
             where = ", ".join(str(p) for p in report.spill_paths) or "no spill file"
             logger.warning(
                 "%r closed with %d of %d entries undelivered (%d set aside in %s, %d lost%s; "
-                "last error: %s); the rest is kept in %s: read it back with "
-                "gradewire.sinks.read_spill(path)",
+                "last error: %s); the rest is kept in %s for the next BackgroundSink of "
+                "the same run, or `gradewire sync` of that folder, to deliver",
                 self,
                 report.pending,
                 self._admission.logged,
@@ -300,7 +371,7 @@ class BackgroundSink:
                 where,
             )
         failure = self._worker.close_error
-        if failure is not None:
+        if failure is not None and not report.deferred_close:
             error = SinkError(
                 f"{type(self._sink).__name__}.close() raised {failure!r}; "
                 f"{report.delivered} entries were delivered, {report.pending} are pending"
@@ -325,6 +396,38 @@ def _close_at_exit(sink: BackgroundSink, timeout: float) -> None:
         sink._close(timeout, timeout)
     except SinkError:
         logger.exception("closing %r at interpreter exit failed", sink)
+
+
+def _delivery_target(sink: Sink) -> dict[str, Any] | None:
+    """The wrapped sink's delivery target now, if it names one (read before its thread starts)."""
+    method = getattr(sink, "delivery_target", None)
+    if not callable(method):
+        return None
+    try:
+        target = method()
+    except Exception:  # a sink's own helper: never let it stop the sink from starting
+        logger.debug("delivery_target() of %r raised", sink, exc_info=True)
+        return None
+    return dict(target) if isinstance(target, Mapping) else None
+
+
+_warned_dirs: set[Path] = set()
+
+
+def _warn_other_runs(directory: Path, others: Sequence[OwnerFiles]) -> None:
+    """Once per directory: say what other runs left there, and how to deliver it."""
+    if not others or directory in _warned_dirs:
+        return
+    _warned_dirs.add(directory)
+    runs = sorted({describe_target(owner.state.target) for owner in others})
+    logger.warning(
+        "%s holds spill files of %d ended process(es) for other runs (%s); this sink "
+        "delivers only those of its own run: deliver them with `gradewire sync %s`",
+        directory,
+        len(others),
+        "; ".join(runs),
+        directory,
+    )
 
 
 def _check_wrapped(sink: object) -> None:

@@ -3,14 +3,27 @@
 Keeping the calls on a thread of their own leaves the worker free while a call hangs (a
 tracker that retries for minutes inside its own client, a server that accepts connections
 and never answers): the worker keeps moving entries to disk meanwhile.
+
+What it calls, besides ``log``/``log_many``/``log_config``, when the wrapped sink has it:
+
+- ``log_many_at(entries, times)``: steps with the time each was logged (Unix seconds), so
+  that a tracker can recognise a step it already has when it is sent again (MLflow drops a
+  point equal in key, step, value and timestamp);
+- ``delivery_target()``: where the sink delivers (a JSON object, see `_owner`), read after
+  every job, since a sink may only learn its run on its first write;
+- ``replay_close(target, closed_at)``: for a close entry, do to ``target``'s run what the
+  ``close()`` of the sink that delivered to it would have done (end the run), as at
+  ``closed_at``, if it is not done yet. A close entry of this sink's own then calls its
+  ``close()``, once.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +31,10 @@ from gradewire.sinks._sink import Sink, StepLogs
 from gradewire.sinks.background._spill_format import Entry
 
 __all__ = ["Caller", "Job", "Outcome"]
+
+logger = logging.getLogger("gradewire")
+
+Target = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -27,12 +44,12 @@ class Job:
     A suspect job tells a refused entry from an outage: the first entry has failed many
     times, so if it fails again, the entry after it goes through, and the first still
     fails once more after that, it is refused.
-    ``close`` calls the wrapped sink's ``close()`` instead (and ends the thread).
+    ``stop`` ends the thread instead.
     """
 
     entries: tuple[Entry, ...] = ()
     suspect: bool = False
-    close: bool = False
+    stop: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,9 @@ class Outcome:
         refused: For a suspect job: the first entry failed with this error before and
             after the second went through (``done`` is then 0: the second is accepted,
             the first refused).
+        close_error: The wrapped sink's ``close()`` raised this: the close entry is done
+            with regardless (``close()`` is called once).
+        target: The wrapped sink's delivery target after the job (None: it has none).
     """
 
     done: int = 0
@@ -54,6 +74,29 @@ class Outcome:
     call_size: int = 0
     failed_calls: int = 0
     refused: Exception | None = None
+    close_error: Exception | None = None
+    target: Target | None = None
+
+
+def _all_timed(entries: list[Entry]) -> bool:
+    return all(entry.time is not None for entry in entries)
+
+
+def _method(sink: object, name: str) -> Any:
+    method = getattr(sink, name, None)
+    return method if callable(method) else None
+
+
+def _with_target(outcome: Outcome, target: Target | None) -> Outcome:
+    return Outcome(
+        done=outcome.done,
+        error=outcome.error,
+        call_size=outcome.call_size,
+        failed_calls=outcome.failed_calls,
+        refused=outcome.refused,
+        close_error=outcome.close_error,
+        target=target,
+    )
 
 
 def _step_logs(entry: Entry) -> StepLogs:
@@ -70,12 +113,22 @@ class Caller:
         outcome: The outcome of the last job, until the worker takes it.
     """
 
-    def __init__(self, sink: Sink, lock: threading.Lock, done: threading.Condition, name: str):
+    def __init__(
+        self, sink: Sink, lock: threading.Lock, done: threading.Condition, name: str, stem: str
+    ) -> None:
         self._sink = sink
-        log_many = getattr(sink, "log_many", None)
-        self._log_many: Callable[[Sequence[StepLogs]], Any] | None = (
-            log_many if callable(log_many) else None
+        self._log_many: Callable[[Sequence[StepLogs]], Any] | None = _method(sink, "log_many")
+        self._log_many_at: Callable[[Sequence[StepLogs], Sequence[float]], Any] | None = _method(
+            sink, "log_many_at"
         )
+        self._replay_close: Callable[[Target | None, float], Any] | None = _method(
+            sink, "replay_close"
+        )
+        self._target_of: Callable[[], Mapping[str, Any] | None] | None = _method(
+            sink, "delivery_target"
+        )
+        self._stem = stem
+        self._closed = False  # the wrapped sink's close() was called
         self._lock = lock
         self._jobs_ready = threading.Condition(lock)
         self._done = done
@@ -107,24 +160,29 @@ class Caller:
                 while not self._jobs:
                     self._jobs_ready.wait()
                 job = self._jobs.popleft()
+                if job.stop:
+                    return
                 self.busy_since = time.monotonic()
                 self._lock.release()
                 try:
-                    outcome = self._close() if job.close else self._run_job(job)
+                    outcome = self._run_job(job)
+                    outcome = _with_target(outcome, self.target())
                 finally:
                     self._lock.acquire()
                 self.busy_since = None
                 self.outcome = outcome
                 self._done.notify_all()
-                if job.close:
-                    return
 
-    def _close(self) -> Outcome:
+    def target(self) -> Target | None:
+        """The wrapped sink's delivery target now (None: it names none)."""
+        if self._target_of is None:
+            return None
         try:
-            self._sink.close()
-        except Exception as exc:
-            return Outcome(error=exc, failed_calls=1)
-        return Outcome()
+            target = self._target_of()
+        except Exception:  # a sink's own helper: never let it stop the delivery
+            logger.debug("delivery_target() of the wrapped sink raised", exc_info=True)
+            return None
+        return dict(target) if isinstance(target, Mapping) else None
 
     def _run_job(self, job: Job) -> Outcome:
         if not job.suspect:
@@ -144,24 +202,63 @@ class Caller:
         return Outcome(error=first.error, call_size=1, failed_calls=2)
 
     def _send(self, entries: list[Entry]) -> Outcome:
-        """Send ``entries`` in order, configs one per call, runs of steps by ``log_many``."""
+        """Send ``entries`` in order: configs and closes one per call, runs of steps together."""
         done = 0
+        close_error: Exception | None = None
         while done < len(entries):
             entry = entries[done]
             end = done + 1
             try:
-                if entry.config is not None:
+                if entry.close is not None:
+                    close_error = self._close(entry) or close_error
+                elif entry.config is not None:
                     self._sink.log_config(entry.config)
                 else:
-                    while end < len(entries) and entries[end].config is None:
+                    while end < len(entries) and entries[end].logs is not None:
                         end += 1
-                    if self._log_many is not None and end - done > 1:
-                        self._log_many([_step_logs(e) for e in entries[done:end]])
-                    else:
-                        end = done + 1
-                        step, logs = _step_logs(entry)
-                        self._sink.log(logs, step)
+                    timed = self._log_many_at is not None
+                    if self._log_many is None and not (timed and _all_timed(entries[done:end])):
+                        end = done + 1  # one per call: a failure then names its step
+                    self._send_steps(entries[done:end])
             except Exception as exc:
-                return Outcome(done=done, error=exc, call_size=end - done, failed_calls=1)
+                return Outcome(
+                    done=done,
+                    error=exc,
+                    call_size=end - done,
+                    failed_calls=1,
+                    close_error=close_error,
+                )
             done = end
-        return Outcome(done=done)
+        return Outcome(done=done, close_error=close_error)
+
+    def _send_steps(self, run: list[Entry]) -> None:
+        """Send the steps of ``run`` in one call (the first alone if the sink takes one)."""
+        times = [e.time for e in run if e.time is not None]
+        if self._log_many_at is not None and len(times) == len(run):
+            self._log_many_at([_step_logs(e) for e in run], times)
+        elif self._log_many is not None and len(run) > 1:
+            self._log_many([_step_logs(e) for e in run])
+        else:
+            step, logs = _step_logs(run[0])
+            self._sink.log(logs, step)
+
+    def _close(self, entry: Entry) -> Exception | None:
+        """Deliver a close entry; the error of a close that is done with regardless, if any.
+
+        Raises:
+            Exception: The close failed and can be tried again (by ``replay_close``).
+        """
+        record = entry.close or {}
+        target = record.get("target")
+        closed_at = entry.time if entry.time is not None else time.time()
+        if self._replay_close is not None:
+            # What close() does to the run, at the time of the close (a failure is tried
+            # again, as any call): for a close deferred by an outage, that is long ago.
+            self._replay_close(target if isinstance(target, dict) else None, closed_at)
+        if record.get("owner") == self._stem and not self._closed:
+            self._closed = True
+            try:
+                self._sink.close()
+            except Exception as exc:
+                return exc  # done with regardless: a sink's close() is called once
+        return None

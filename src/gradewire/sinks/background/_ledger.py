@@ -2,8 +2,9 @@
 
 Entries settle in order (delivered, set aside or lost), so one sequence number says it all:
 every entry up to `Ledger.settled` is done with. Settling also drops the entries from memory
-and their spill segments once no longer needed, and wakes whoever waits for progress
-(`flush()`, a `log()` waiting for room).
+and wakes whoever waits for progress (`flush()`, a `log()` waiting for room); the worker
+then records the watermark and removes the spill segments no longer needed, with the lock
+released.
 
 A finished call (`Ledger.record`) settles what went through and tells the sink's health
 (`SinkHealth`). An entry refused alone with `InvalidInputError` is set aside at once. One
@@ -119,7 +120,9 @@ class Ledger:
     """The settled prefix of the pending entries, the counts the report gives, the health.
 
     Attributes:
-        delivered: Entries the wrapped sink accepted.
+        delivered: Entries the wrapped sink accepted (close entries aside).
+        adopted_closes: Close entries of adopted owners done with.
+        close_error: The wrapped sink's ``close()`` raised this, for good.
         settled: Every entry up to this sequence number is delivered, set aside or lost.
         lost: Entries found missing from the spill files, or kept nowhere at the end.
         lost_reason: Why the last of them was lost.
@@ -135,20 +138,28 @@ class Ledger:
         self._label = label
         self.health = SinkHealth(label, settings.initial_retry_delay, settings.max_retry_delay)
         self.delivered = 0
+        self.adopted_closes = 0
+        self.close_error: Exception | None = None
         self.settled = 0
         self.lost = 0
         self.lost_reason: str | None = None
+        self._counted: list[tuple[int, int]] = []  # lost ranges counted before they settled
 
     def settle(self, seq: int) -> None:
         self.settled = seq
         memory = self._adm.memory
         while memory and memory[0].seq <= seq:
             memory.popleft()
-        self._store.discard(seq)
         self._adm.progress.notify_all()
 
     def accepted(self, *entries: Entry) -> None:
-        self.delivered += len(entries)
+        for entry in entries:
+            if entry.close is None:
+                self.delivered += 1
+                if any(lo <= entry.seq <= hi for lo, hi in self._counted):
+                    self.lost -= 1  # a call stuck at close() got it through after all
+            elif entry.seq <= self._adm.adopted:
+                self.adopted_closes += 1
         self.settle(entries[-1].seq)
 
     def set_aside(self, entry: Entry, error: Exception) -> None:
@@ -166,30 +177,47 @@ class Ledger:
         )
 
     def lose(self, count: int, reason: str) -> None:
-        """The next ``count`` entries are gone (``reason`` says how); count them, move on."""
-        self.lost += count
-        self.lost_reason = reason
-        logger.error("%s: %s; they are counted as lost", self._label, reason)
-        self.settle(self.settled + count)
+        """The next ``count`` entries are gone (``reason`` says how); count them, move on.
+
+        Entries `lose_memory` counted already are not counted again.
+        """
+        first, last = self.settled + 1, self.settled + count
+        known = sum(max(0, min(last, hi) - max(first, lo) + 1) for lo, hi in self._counted)
+        if count > known:
+            self.lost += count - known
+            self.lost_reason = reason
+            logger.error("%s: %s; they are counted as lost", self._label, reason)
+        self._counted = [(lo, hi) for lo, hi in self._counted if hi > last]
+        self.settle(last)
 
     def lose_memory(self, spill_error: str | None) -> None:
-        """At the end: what is still in memory could not be written anywhere."""
+        """At close: the entries in memory could not be written to disk; count them lost.
+
+        The close entry stays (the sink is closed after the rest all the same); when
+        delivery reaches the gap they leave, it is not counted twice.
+        """
         memory = self._adm.memory
-        if not memory:
+        gone = [entry for entry in memory if entry.close is None]
+        if not gone:
             return
-        count = len(memory)
-        self.lost += count
+        self.lost += len(gone)
         self.lost_reason = (
-            f"{count} entries were still in memory at close() and the spill file in "
+            f"{len(gone)} entries were still in memory at close() and the spill file in "
             f"{self._store.directory} could not be written ({spill_error})"
         )
         logger.error("%s: %s; they are lost", self._label, self.lost_reason)
+        self._counted.append((gone[0].seq, gone[-1].seq))
+        kept = [entry for entry in memory if entry.close is not None]
         memory.clear()
+        memory.extend(kept)
 
     def record(self, outcome: Outcome, entries: tuple[Entry, ...]) -> None:
         """Settle what the call that carried ``entries`` delivered, and note how it went."""
         health = self.health
         backlog = self._store.last_seq > self.settled  # more waits on disk
+        if outcome.close_error is not None:
+            self.close_error = outcome.close_error
+            health.last_error = describe(outcome.close_error)
         if outcome.refused is not None:
             head, after = entries
             health.failed(outcome.refused)

@@ -30,10 +30,12 @@ class Rejection:
 class DeliveryReport:
     """The delivery state of a `BackgroundSink`, from `flush()` or `close()`.
 
-    An *entry* is one `log()` step or one `log_config()` call. Every entry logged is either
-    delivered or pending, and after `close()` every pending entry is in exactly one place:
-    set aside in ``rejected_path``, lost (counted, with the reason), or waiting in
-    ``spill_paths`` (``pending == rejected + lost + entries in the spill files``).
+    An *entry* is one `log()` step or one `log_config()` call (or one an earlier process
+    left for the same run, see ``adopted``). Every entry is either delivered or pending,
+    and after `close()` every pending entry is in exactly one place: set aside in
+    ``rejected_path``, lost (counted, with the reason), or waiting in ``spill_paths``
+    (``pending == rejected + lost + entries in the spill files``; with ``deferred_close``,
+    the worker goes on delivering them, so the files shrink and go).
 
     Attributes:
         delivered: Entries the wrapped sink accepted.
@@ -42,8 +44,10 @@ class DeliveryReport:
             `InvalidInputError` for that entry alone, or it kept failing while the entries
             after it went through (see ``max_attempts``). They are never retried.
         spill_path: Set by `close()` when entries wait on disk: the JSONL file that holds
-            them, oldest first (read it with `read_spill`). It is never deleted. None from
-            `flush()`: while the sink is open, its spill is in use under `spill_dir`.
+            them, oldest first (read it with `read_spill`). It is removed once they are
+            delivered: by this sink's worker while the process lives (``deferred_close``),
+            else by the next `BackgroundSink` of the same run or ``gradewire sync``. None
+            from `flush()`: while the sink is open, its spill is in use under `spill_dir`.
         last_error: The most recent delivery error as ``"Type: message"``, or None if no
             delivery ever failed; a recovered outage leaves it set while ``ok`` is True.
         failed_attempts: Calls to the wrapped sink that raised.
@@ -58,8 +62,15 @@ class DeliveryReport:
             an ``error`` field; `read_spill` reads them), or None if there are none.
         rejections: The set-aside entries (the first 1000), oldest first, with their errors.
         spill_paths: After `close()`, every file that holds waiting entries, in order:
-            ``spill_path`` alone, unless merging the segments into it failed (a full disk),
-            in which case the segments left unmerged follow it.
+            those left by earlier processes and not delivered yet, ``spill_path``, and, if
+            merging the segments into it failed (a full disk), the segments left unmerged.
+        adopted: Entries that earlier processes left on disk for the same run (killed, or
+            closed while the tracker was down), which this sink took over and delivers
+            before its own; they count in ``delivered`` and ``pending`` like its own.
+        deferred_close: `close()` returned with entries pending (the tracker was down, or a
+            call hung): the wrapped sink is closed only after them, by the worker, which
+            goes on delivering in the background while the process lives. `flush()` after
+            `close()` waits for it; ``report`` is replaced by the final one when it is done.
     """
 
     delivered: int
@@ -74,3 +85,5 @@ class DeliveryReport:
     rejected_path: Path | None = None
     rejections: tuple[Rejection, ...] = ()
     spill_paths: tuple[Path, ...] = ()
+    adopted: int = 0
+    deferred_close: bool = False

@@ -45,6 +45,16 @@ def _count(name: str, value: object) -> int:
     return value
 
 
+def _bytes_or_none(name: str, value: object) -> int | None:
+    return None if value is None else _count(name, value)
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
 def _seconds_or_none(name: str, value: object) -> float | None:
     return None if value is None else check_seconds(name, value)
 
@@ -84,8 +94,11 @@ class DeliverySettings:
         batch_size: Most entries per ``log_many`` call.
         flush_interval: Seconds the worker waits for a batch to fill before sending, and,
             while the sink is down, between two writes to the spill file.
-        spill_dir: Directory for spill files (made when needed; may be shared). None: a
-            directory ``gradewire-spill-<pid>-<Sink>-<n>`` in the system temp directory.
+        spill_dir: Directory for spill files (made when needed; may be shared by many sinks
+            and processes). A new sink delivers the files a killed or closed sink left
+            there for the same run first (see `BackgroundSink`). None: one directory per
+            user, ``gradewire-spill-<uid>`` in the system temp directory (which a reboot
+            may empty: give a directory beside your checkpoints to keep spills longer).
         initial_retry_delay: Backoff scale in seconds for the first retry (> 0).
         max_retry_delay: Cap on any single backoff wait, in seconds (at least
             ``initial_retry_delay``).
@@ -100,6 +113,16 @@ class DeliverySettings:
         when_full: What `BackgroundSink.log` does when memory is full and the disk cannot
             be written: ``"drop_newest"`` (counted in the report's ``lost``, with a
             WARNING), ``"raise"`` (`SinkError`) or ``"block"`` (wait for room).
+        max_spill_bytes: Most bytes the sink's own spill files hold at once (>= 1); None:
+            as much as the disk takes. At the cap the disk counts as full: the entries that
+            do not fit stay in memory (up to ``max_queue``), and then ``when_full`` applies,
+            so an entry is never dropped without being counted in the report's ``lost``
+            (with the reason). Files adopted from an earlier process are not counted.
+        deliver_after_close: When `BackgroundSink.close` finds entries it cannot deliver
+            in time (the tracker is down), whether the worker goes on delivering them in
+            the background while the process lives, and then closes the wrapped sink
+            (True); or stops, leaving them and the close on disk for the next
+            `BackgroundSink` of the same run or ``gradewire sync`` (False).
     """
 
     max_queue: int = field(default=10_000, metadata=_check(_count))
@@ -113,6 +136,8 @@ class DeliverySettings:
     stall_timeout: float = field(default=5.0, metadata=_check(check_seconds))
     max_attempts: int = field(default=5, metadata=_check(_count))
     when_full: WhenFull = field(default="drop_newest", metadata=_check(_when_full))
+    max_spill_bytes: int | None = field(default=1 << 30, metadata=_check(_bytes_or_none))
+    deliver_after_close: bool = field(default=True, metadata=_check(_flag))
 
     def __post_init__(self) -> None:
         for each in dataclasses.fields(self):
@@ -139,6 +164,8 @@ class DeliveryOptions(TypedDict, total=False):
     stall_timeout: float
     max_attempts: int
     when_full: WhenFull
+    max_spill_bytes: int | None
+    deliver_after_close: bool
 
 
 def resolve_settings(

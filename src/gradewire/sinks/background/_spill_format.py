@@ -2,13 +2,17 @@
 
 Every line is strict JSON (no NaN tokens), so any JSON reader can open the file:
 
-- a step: ``{"v": 1, "seq": 7, "step": 3, "logs": {"score/mean": 0.5, ...}}``
-- a config: ``{"v": 1, "seq": 2, "config": {...}}``
+- a step: ``{"v": 1, "seq": 7, "t": 1718000000.25, "step": 3, "logs": {"score/mean": 0.5}}``
+- a config: ``{"v": 1, "seq": 2, "t": 1718000000.0, "config": {...}}``
+- a close: ``{"v": 1, "seq": 9, "t": 1718000001.5, "close": {"owner": ..., "target": ...}}``,
+  the last entry of a sink closed while entries were still pending: what its ``close()``
+  would have done (end the run) is done once they are delivered.
 
-``seq`` is the order in which the entries were logged. A value that JSON cannot hold is
-wrapped in a one-key object: ``{"$float": "nan" | "inf" | "-inf"}``, ``{"$table": {"columns":
-[...], "data": [[...]]}}`` (`Table.to_dict`, cells encoded the same way), ``{"$histogram":
-{...}}`` (`Histogram.to_dict`), and in configs
+``seq`` is the order in which the entries were logged, ``t`` the time of the call (Unix
+seconds; older files lack it), which a tracker may use to recognise an entry it already
+has. A value that JSON cannot hold is wrapped in a one-key object: ``{"$float": "nan" |
+"inf" | "-inf"}``, ``{"$table": {"columns": [...], "data": [[...]]}}`` (`Table.to_dict`,
+cells encoded the same way), ``{"$histogram": {...}}`` (`Histogram.to_dict`), and in configs
 ``{"$dict": {...}}`` for a user dict that itself has a single key starting with ``$``.
 """
 
@@ -21,6 +25,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
@@ -28,6 +33,7 @@ from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Cell, Table
 from gradewire.sinks._sink import StepLogs
+from gradewire.sinks.background._owner import read_state, segment_stem, state_path
 
 __all__ = [
     "Entry",
@@ -46,12 +52,18 @@ _VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One `log` or `log_config` call, numbered in the order it was made."""
+    """One `log` or `log_config` call, numbered in the order it was made.
+
+    Or the close of a sink whose entries were still pending (``close``: its owner's stem
+    and delivery target). ``time``: when the call was made (Unix seconds), if known.
+    """
 
     seq: int
     step: int | None
     logs: dict[str, LogValue] | None
     config: dict[str, Any] | None
+    time: float | None = None
+    close: dict[str, Any] | None = None
 
 
 def _plain_scalar(value: object) -> tuple[bool, Any]:
@@ -150,9 +162,13 @@ def _encode_config(value: Any) -> Any:
 def encode_entry(entry: Entry, error: str | None = None) -> bytes:
     """One spill line (UTF-8, ending in a newline) for ``entry``; ``error``: why it was refused."""
     record: dict[str, Any] = {"v": _VERSION, "seq": entry.seq}
+    if entry.time is not None:
+        record["t"] = entry.time
     if error is not None:
         record["error"] = error
-    if entry.config is not None:
+    if entry.close is not None:
+        record["close"] = entry.close
+    elif entry.config is not None:
         record["config"] = _encode_config(entry.config)
     else:
         assert entry.logs is not None
@@ -205,18 +221,39 @@ def decode_entry(line: bytes | str) -> Entry:
     record = json.loads(line, parse_constant=_reject_constant)
     if not isinstance(record, dict) or record.get("v") != _VERSION:
         raise ValueError(f"not a version-{_VERSION} spill record")
-    seq = record["seq"]
-    if not isinstance(seq, int):
+    seq, stamp = record["seq"], record.get("t")
+    if isinstance(seq, bool) or not isinstance(seq, int):
         raise ValueError("'seq' must be an int")
+    if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, int | float)):
+        raise ValueError("'t' must be a number")
+    when = None if stamp is None else float(stamp)
+    if "close" in record:
+        close = record["close"]
+        if not isinstance(close, dict):
+            raise ValueError("'close' must be an object")
+        return Entry(seq, None, None, None, when, close)
     if "config" in record:
-        return Entry(seq, None, None, _decode_config(record["config"]))
+        return Entry(seq, None, None, _decode_config(record["config"]), when)
     step, logs = record["step"], record["logs"]
     if isinstance(step, bool) or not isinstance(step, int) or not isinstance(logs, dict):
         raise ValueError("'step' must be an int and 'logs' an object")
-    return Entry(seq, step, {key: _decode_log_value(value) for key, value in logs.items()}, None)
+    decoded = {key: _decode_log_value(value) for key, value in logs.items()}
+    return Entry(seq, step, decoded, None, when)
+
+
+def _settled(path: Path) -> int:
+    """The watermark of the owner of spill segment ``path`` (0: none beside it)."""
+    stem = segment_stem(path.name)
+    if stem is None:
+        return 0
+    try:
+        return read_state(state_path(path.parent, stem)).settled
+    except (OSError, ValueError):
+        return 0
 
 
 def _entries(path: str | os.PathLike[str]) -> Iterator[Entry]:
+    settled = _settled(Path(path))
     with open(path, "rb") as file:
         lines = file.read().split(b"\n")
     last = len(lines) - 1
@@ -224,7 +261,9 @@ def _entries(path: str | os.PathLike[str]) -> Iterator[Entry]:
         if not line.strip():
             continue
         try:
-            yield decode_entry(line)
+            entry = decode_entry(line)
+            if entry.seq > settled:
+                yield entry
         except (ValueError, KeyError, TypeError) as exc:
             if number - 1 == last:
                 # No newline after it: the process was killed while writing this line.
@@ -246,7 +285,10 @@ def read_spill(path: str | os.PathLike[str]) -> list[StepLogs]:
         ``(step, logs)`` pairs in the order they were logged, with `Table` values and
         non-finite floats restored exactly; ``sink.log_many(read_spill(path))`` or
         ``for step, logs in read_spill(path): sink.log(logs, step)`` delivers them.
-        Configs in the file are left out: `read_spill_configs` returns them.
+        Configs in the file are left out: `read_spill_configs` returns them. Entries its
+        owner already delivered (up to the watermark in the ``<stem>.owner.json`` beside
+        it) are left out too. ``gradewire sync`` replays a whole spill directory into
+        its tracker, which is safer by hand: it skips files a live process still delivers.
 
     Raises:
         InvalidInputError: A line is not a spill record (a last line cut off by a crash is

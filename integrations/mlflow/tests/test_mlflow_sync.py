@@ -1,0 +1,249 @@
+"""``gradewire sync SPILL_DIR``, and runs left RUNNING by a close during an MLflow outage.
+
+The training processes log to MLflow at a URL where no server listens (an outage from the
+start), or to the session's real server, killed mid-run. ``gradewire sync`` then delivers
+what they left, to the run their files name or to one given by hand, and ends a run whose
+sink was closed during the outage with the status and the time of that close.
+
+The ``gradewire.spill_targets`` entry point is read from the installed metadata; these
+tests load what ``pyproject.toml`` declares instead, so that they check the declaration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+from mlflow import MlflowClient
+
+from gradewire import BackgroundSink
+from gradewire.cli import main
+from gradewire.sinks.background import _sync
+from gradewire_mlflow import MlflowSink
+from mlflow_support import MlflowServer, read_run
+from mlflow_trainer import logs
+from spill_helpers import Trainer, check_exactly_once, on_disk, wait_for
+
+PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
+
+
+@pytest.fixture(autouse=True)
+def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
+    declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
+    factories = {}
+    for name, value in declared["gradewire.spill_targets"].items():
+        module, _, attribute = value.partition(":")
+        factories[name] = getattr(importlib.import_module(module), attribute)
+    monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens: MLflow is down from the start."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def sync(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["sync", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_named(client: MlflowClient, experiment: str, name: str) -> Any:
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return None
+    runs = client.search_runs(
+        [found.experiment_id], filter_string=f"attributes.run_name = '{name}'"
+    )
+    return runs[0] if runs else None
+
+
+def test_sync_refuses_a_folder_that_holds_no_spill_files(tmp_path: Path) -> None:
+    code, _, err = sync(str(tmp_path / "nowhere"))
+    assert code == 2
+    assert "is not a directory" in err
+    code, _, err = sync(str(tmp_path))
+    assert code == 2
+    assert "holds no gradewire spill files" in err
+    (tmp_path / "notes.jsonl").write_text('{"a": 1}\n')
+    code, _, err = sync(str(tmp_path))
+    assert code == 2
+    assert "1 .jsonl files without an owner file" in err
+
+
+def test_a_run_never_created_is_listed_then_created_and_ended_as_its_close_would_have(
+    mlflow_server: MlflowServer, tmp_path: Path, dead_url: str
+) -> None:
+    spill = tmp_path / "spill"
+    trainer = Trainer(spill, dead_url, "--experiment", "sync", "--run-name", tmp_path.name)
+    trainer.log(0, 25)
+    before = time.time()
+    report = trainer.report("close 0.2")  # MLflow is down: the close is deferred, and the
+    after = time.time()  # process exits with the entries on disk
+    trainer.process.wait(30)
+    trainer.kill()
+    assert report["deferred_close"]
+    assert report["pending"] == 25
+    files = sorted(spill.iterdir())
+
+    code, out, _ = sync(str(spill), "--dry-run")
+    assert code == 0
+    assert "mlflow (run not created yet)" in out
+    assert "25 steps (0..24)" in out
+    assert "then the close of its sink (ends the run)" in out
+    assert "not sent: dry run" in out
+    assert sorted(spill.iterdir()) == files  # nothing changed
+    client = MlflowClient(mlflow_server.url)
+    assert run_named(client, "sync", tmp_path.name) is None  # nothing sent
+
+    code, out, _ = sync(str(spill), "--tracking-uri", mlflow_server.url)
+    assert code == 0, out
+    assert "delivered 25 of 26 entries; 0 pending, 0 set aside, 0 lost" in out
+    run = run_named(client, "sync", tmp_path.name)
+    assert run is not None
+    contents = read_run(client, run.info.run_id, tmp_path / "readback")
+    check_exactly_once(contents, set(range(25)))
+    assert contents.status == "FINISHED"
+    assert before * 1000 <= run.info.end_time <= after * 1000  # the time of the close
+    assert list(spill.iterdir()) == []
+    code, _, err = sync(str(spill))
+    assert code == 2  # nothing left to sync
+    assert "holds no gradewire spill files" in err
+
+
+def test_a_killed_process_is_delivered_into_a_run_given_by_hand(
+    mlflow_server: MlflowServer, tmp_path: Path, dead_url: str
+) -> None:
+    spill = tmp_path / "spill"
+    trainer = Trainer(spill, dead_url, "--run-id", "0" * 32)  # a run on a server now gone
+    trainer.log(0, 20)
+    wait_for(lambda: on_disk(spill) == set(range(20)), "the steps on disk")
+    trainer.kill()
+    client = MlflowClient(mlflow_server.url)
+    experiment_id = client.create_experiment(f"sync-{tmp_path.name}")
+    run_id = client.create_run(experiment_id).info.run_id
+
+    code, out, err = sync(str(spill), "--timeout", "2")  # the server the files name is gone
+    assert code == 1, err
+    assert "not all delivered" in out
+    assert on_disk(spill) == set(range(20))  # kept for later
+    code, out, err = sync(
+        str(spill), "--tracking-uri", mlflow_server.url, "--mlflow-run-id", run_id
+    )
+    assert code == 0, out + err
+    contents = read_run(client, run_id, tmp_path / "readback")
+    check_exactly_once(contents, set(range(20)))
+    assert contents.status == "RUNNING"  # killed, never closed: the run is left as it was
+    assert not list(spill.glob("*.jsonl"))
+
+
+def test_sync_leaves_the_files_of_a_live_process_alone(
+    mlflow_server: MlflowServer, tmp_path: Path, dead_url: str
+) -> None:
+    spill = tmp_path / "spill"
+    live = Trainer(spill, dead_url, "--run-id", "1" * 32)
+    try:
+        live.log(0, 5)
+        wait_for(lambda: on_disk(spill) == set(range(5)), "the steps on disk")
+        files = sorted(spill.iterdir())
+        code, out, _ = sync(str(spill), "--tracking-uri", mlflow_server.url, "--timeout", "5")
+        assert code == 0  # nothing it may send
+        assert f"held by live process {live.process.pid}" in out
+        assert "not sent: held by a live process" in out
+        assert sorted(spill.iterdir()) == files
+    finally:
+        live.kill()
+
+
+def test_a_run_given_by_hand_is_refused_when_the_folder_holds_several_runs(
+    tmp_path: Path, dead_url: str
+) -> None:
+    spill = tmp_path / "spill"
+    for owners, run_id in enumerate(("1" * 32, "2" * 32), start=1):
+        trainer = Trainer(spill, dead_url, "--run-id", run_id)
+        trainer.log(0, 3)
+        wait_for(lambda n=owners: len(list(spill.glob("*.part-*.jsonl"))) == n, "on disk")
+        trainer.kill()
+    code, _, err = sync(str(spill), "--mlflow-run-id", "3" * 32)
+    assert code == 2
+    assert "holds the spill files of 2 runs" in err
+
+
+def test_a_close_during_an_outage_ends_the_run_when_mlflow_returns(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """Three sinks closed while the server is dead; each run ends once it is back.
+
+    In this process the worker goes on and ends the run itself; of two processes that
+    ended, one is delivered by the next process of its run (adoption), one by sync.
+    """
+    url, client = mlflow_server.url, MlflowClient(mlflow_server.url)
+    here = BackgroundSink(
+        MlflowSink(tracking_uri=url, experiment_name="closing", run_name=f"{tmp_path.name}-a"),
+        spill_dir=tmp_path / "here",
+        flush_interval=0.05,
+        initial_retry_delay=0.05,
+        max_retry_delay=0.5,
+        exit_timeout=None,
+    )
+    adopted = Trainer(tmp_path / "b", url, "--experiment", "closing", "--run-name", "b")
+    synced = Trainer(tmp_path / "c", url, "--experiment", "closing", "--run-name", "c")
+    for step in range(10):
+        here.log(logs(step), step)
+    assert here.flush(timeout=60).ok
+    for trainer in (adopted, synced):
+        trainer.log(0, 10)
+        assert trainer.report("flush")["ok"]
+    run_b = run_named(client, "closing", "b").info.run_id
+    run_c = run_named(client, "closing", "c").info.run_id
+    closes: dict[str, tuple[float, float]] = {}
+    mlflow_server.kill()
+    try:
+        for step in range(10, 20):
+            here.log(logs(step), step)
+        before = time.time()
+        here.close(timeout=0.5)  # returns: the close waits for the tracker, not the caller
+        closes["a"] = (before, time.time())
+        report = here.report
+        assert report is not None
+        assert report.deferred_close
+        assert report.pending == 10
+        for name, trainer in (("b", adopted), ("c", synced)):
+            trainer.log(10, 20)
+            before = time.time()
+            assert trainer.report("close 0.5")["deferred_close"]
+            closes[name] = (before, time.time())
+            trainer.process.wait(30)
+            trainer.kill()
+    finally:
+        mlflow_server.start()
+
+    final = here.flush(timeout=120)  # the worker of this process ends run a
+    assert final.ok, final
+    run_a = here.wrapped.run_id  # type: ignore[attr-defined]
+    resumed = Trainer(tmp_path / "b", url, "--run-id", run_b)  # the next process of run b
+    assert resumed.adopted == 11  # 10 steps and the close
+    assert resumed.report("close 60")["ok"]
+    resumed.kill()
+    code, out, _ = sync(str(tmp_path / "c"))
+    assert code == 0, out
+    for name, run_id in (("a", run_a), ("b", run_b), ("c", run_c)):
+        contents = read_run(client, run_id, tmp_path / f"readback-{name}")
+        check_exactly_once(contents, set(range(20)))
+        assert contents.status == "FINISHED", name
+        end_time = client.get_run(run_id).info.end_time
+        assert closes[name][0] * 1000 <= end_time <= closes[name][1] * 1000, name
+    assert not (tmp_path / "here").exists()
+    assert list((tmp_path / "b").iterdir()) == []
+    assert list((tmp_path / "c").iterdir()) == []

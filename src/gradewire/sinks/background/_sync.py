@@ -1,0 +1,278 @@
+"""Replaying a spill directory by hand: what ``gradewire sync`` does, as ``wandb sync`` does.
+
+`scan_spill` reads a spill directory: its owners (see `_owner`), which process still holds
+each, and what each has pending (steps, configs, a close). `sync_spill` delivers what no
+live process holds, run by run: it makes the tracker's sink for the run (the integration
+of the target's ``kind`` offers a factory under the ``gradewire.spill_targets`` entry
+point group), wraps it in a `BackgroundSink` that adopts exactly those owners, oldest
+first, and waits until they are delivered (or a timeout). The watermarks make it safe to
+run again: what was delivered is not sent again, and a file a live process holds is left
+alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from gradewire.core._errors import GradewireError, InvalidInputError, MissingDependencyError
+from gradewire.sinks._sink import Sink
+from gradewire.sinks.background._background_sink import BackgroundSink
+from gradewire.sinks.background._owner import (
+    OwnerFiles,
+    describe_target,
+    find_owners,
+    probe_owner,
+    same_run,
+    sweep,
+    take_owner,
+)
+from gradewire.sinks.background._report import DeliveryReport
+from gradewire.sinks.background._spill_format import Entry, decode_entry
+
+__all__ = [
+    "SPILL_TARGETS",
+    "SinkFactory",
+    "SpillRun",
+    "SyncResult",
+    "scan_spill",
+    "spill_target_factories",
+    "sync_spill",
+]
+
+logger = logging.getLogger("gradewire")
+
+SPILL_TARGETS = "gradewire.spill_targets"
+
+SinkFactory = Callable[..., Sink]
+"""``factory(target, *, closed, **overrides)``: the sink that delivers to ``target``'s run."""
+
+
+def spill_target_factories() -> dict[str, SinkFactory]:
+    """The sink factories installed integrations offer, by target kind (``mlflow``, ...)."""
+    return {entry.name: entry.load() for entry in metadata.entry_points(group=SPILL_TARGETS)}
+
+
+@dataclass
+class SpillRun:
+    """The owners of one run in a spill directory, and what they hold.
+
+    Attributes:
+        target: Their delivery target (that of the oldest owner).
+        owners: Their owners, oldest first.
+        live: Owners another live process holds (never synced).
+        steps: Steps pending (above the watermarks), in the owners no live process holds.
+        configs: Configs pending there.
+        closed: Whether one of those owners was closed: its run is ended after them.
+        first_step: The lowest step pending, if any.
+        last_step: The highest step pending, if any.
+        bytes: Bytes of their files.
+    """
+
+    target: dict[str, Any] | None
+    owners: list[OwnerFiles] = field(default_factory=list)
+    live: list[OwnerFiles] = field(default_factory=list)
+    steps: int = 0
+    configs: int = 0
+    closed: bool = False
+    first_step: int | None = None
+    last_step: int | None = None
+    bytes: int = 0
+
+    @property
+    def kind(self) -> str:
+        return str((self.target or {}).get("kind", "unknown"))
+
+    @property
+    def name(self) -> str:
+        return describe_target(self.target)
+
+    def add(self, entry: Entry) -> None:
+        if entry.close is not None:
+            self.closed = True
+        elif entry.config is not None:
+            self.configs += 1
+        elif entry.step is not None:
+            self.steps += 1
+            low = entry.step if self.first_step is None else min(self.first_step, entry.step)
+            self.first_step = low
+            self.last_step = max(self.last_step or 0, entry.step)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What `sync_spill` did for one run.
+
+    Attributes:
+        run: The run, as `scan_spill` found it.
+        report: The delivery report (None: not tried, see ``skipped``).
+        skipped: Why nothing was sent, if it was not.
+    """
+
+    run: SpillRun
+    report: DeliveryReport | None = None
+    skipped: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.report is not None and self.report.ok
+
+
+def _pending(owner: OwnerFiles, run: SpillRun) -> None:
+    """Count what ``owner`` holds above its watermark into ``run``."""
+    settled = owner.state.settled
+    for path in owner.segments:
+        with contextlib.suppress(OSError):
+            run.bytes += path.stat().st_size
+            with open(path, "rb") as file:
+                for line in file:
+                    if not line.endswith(b"\n"):
+                        break  # cut off by a crash: never counted as spilled
+                    try:
+                        entry = decode_entry(line)
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    if entry.seq > settled:
+                        run.add(entry)
+    if owner.state.closed:
+        run.closed = True
+
+
+def scan_spill(directory: str | Path) -> list[SpillRun]:
+    """The runs a spill directory holds entries of, oldest owner first.
+
+    Raises:
+        InvalidInputError: ``directory`` is not a directory, or holds no gradewire spill
+            files (no ``<stem>.owner.json``).
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        raise InvalidInputError(
+            f"{path} is not a directory; pass the spill directory of a BackgroundSink "
+            "(its spill_dir, e.g. the folder of DeliveryReport.spill_path)"
+        )
+    sweep(path)
+    owners = find_owners(path)
+    if not owners:
+        loose = sorted(p.name for p in path.glob("*.jsonl"))
+        hint = (
+            f" ({len(loose)} .jsonl files without an owner file: read them with "
+            "gradewire.sinks.read_spill)"
+            if loose
+            else ""
+        )
+        raise InvalidInputError(
+            f"{path} holds no gradewire spill files (<name>.owner.json beside "
+            f"<name>.part-*.jsonl){hint}; pass the spill_dir of a BackgroundSink"
+        )
+    runs: list[SpillRun] = []
+    for owner in owners:
+        probe_owner(owner)
+        run = next((r for r in runs if same_run(r.target, owner.state.target)), None)
+        if run is None:
+            run = SpillRun(owner.state.target)
+            runs.append(run)
+        if owner.live:
+            run.live.append(owner)
+            continue
+        run.owners.append(owner)
+        _pending(owner, run)
+    return runs
+
+
+def sync_spill(
+    directory: str | Path,
+    *,
+    factories: Mapping[str, SinkFactory] | None = None,
+    overrides: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    dry_run: bool = False,
+) -> list[SyncResult]:
+    """Deliver what a spill directory holds to its trackers, run by run.
+
+    Args:
+        directory: The spill directory.
+        factories: Sink factories by target kind (default: `spill_target_factories`).
+        overrides: Passed to every factory as keywords, e.g. ``{"run_id": ...}`` to
+            deliver into another run.
+        timeout: Seconds to wait for each run's delivery (None: as long as it takes).
+        dry_run: Only scan: nothing is sent, nothing is changed.
+
+    Returns:
+        One result per run found; ``report`` is None for a run that was skipped (held by
+        a live process, no factory for its kind, or a dry run).
+
+    Raises:
+        InvalidInputError: As `scan_spill`, or ``overrides`` name a run while the
+            directory holds several.
+    """
+    runs = scan_spill(directory)
+    pending = [run for run in runs if run.owners]
+    if overrides and len(pending) > 1:
+        names = "; ".join(run.name for run in pending)
+        raise InvalidInputError(
+            f"{directory} holds the spill files of {len(pending)} runs ({names}); a target "
+            "given by hand applies to one: move the files of one run to a folder of their own"
+        )
+    if dry_run:
+        return [SyncResult(run, skipped="dry run") for run in runs]
+    found = spill_target_factories() if factories is None else dict(factories)
+    results: list[SyncResult] = []
+    for run in runs:
+        if not run.owners:
+            results.append(SyncResult(run, skipped="held by a live process"))
+            continue
+        factory = found.get(run.kind)
+        if factory is None:
+            results.append(SyncResult(run, skipped=_no_factory(run.kind, found)))
+            continue
+        results.append(_sync_run(Path(directory), run, factory, overrides or {}, timeout))
+    return results
+
+
+def _no_factory(kind: str, found: Mapping[str, SinkFactory]) -> str:
+    if kind in ("mlflow", "wandb"):
+        package = f"gradewire_{kind}"
+        return str(MissingDependencyError(package, extra=kind, purpose=f"deliver to {kind}"))
+    known = ", ".join(sorted(found)) or "none installed"
+    return f"no installed integration delivers to {kind!r} targets ({known})"
+
+
+def _sync_run(
+    directory: Path,
+    run: SpillRun,
+    factory: SinkFactory,
+    overrides: Mapping[str, str],
+    timeout: float | None,
+) -> SyncResult:
+    taken = [owner for owner in run.owners if take_owner(owner)]
+    if not taken:
+        return SyncResult(run, skipped="taken meanwhile by a live process")
+    try:
+        sink = factory(run.target or {}, closed=run.closed, **overrides)
+    except GradewireError as exc:
+        for owner in taken:
+            if owner.lock is not None:
+                owner.lock.release(remove=False)
+        return SyncResult(run, skipped=str(exc))
+    background = BackgroundSink(
+        sink,
+        spill_dir=directory,
+        exit_timeout=None,
+        close_timeout=10.0,
+        deliver_after_close=False,  # what is not delivered in time stays for the next sync
+        _adopt=taken,
+    )
+    background.flush(timeout)
+    try:
+        background.close(timeout=0)
+    except GradewireError as exc:
+        logger.error("closing the sink for %s failed: %s", run.name, exc)
+    report = background.report
+    assert report is not None
+    return SyncResult(run, report=report)
