@@ -7,10 +7,12 @@ error); the statistics as run metrics; the report, config and summary as artifac
 run tagged ``mlflow.runType = genai_evaluate``. MLflow's evaluation views then list the
 samples with their scores, and `mlflow.search_traces` reads them back.
 
-Feedback is attached while each trace is still open, so it is exported with the trace in
-one write (attaching it afterwards costs a request per grade, and only works once the
-asynchronous export has been flushed). Traces are flushed in batches well under the
-export queue's 1,000 entries: past that MLflow drops traces with only a warning.
+Each trace is built on the client with its Feedback inside and written by `TraceWriter`
+(one request per trace for its info and assessments, spans a hundred traces to a
+request), not through MLflow's fluent tracing, whose export queue sends traces one at a
+time, polls once a second and drops what fails with only a warning. A store that takes
+no spans (a server before MLflow 3.4, a file store) gets the traces through the fluent
+API, which keeps spans as artifacts there; so does Databricks.
 Re-running an eval logs traces only for samples whose outcomes changed, and deletes the
 traces they replace; ``mlflow.json`` in the run folder remembers the run and its traces.
 """

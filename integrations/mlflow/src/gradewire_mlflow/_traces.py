@@ -7,7 +7,8 @@ conversation and the completion, the trace info holding the tags, the metadata a
 Feedback) and sent with the two calls MLflow's own exporter makes, on MLflow's
 `TracingClient`: ``start_trace`` (the trace info with its assessments, one transaction
 per trace), several in flight, and ``log_spans`` for a hundred traces at once (one OTLP
-request). The trace info is written first, so the spans only update it. What is written
+request), then links those hundred to the run in one request, as ``mlflow.genai.evaluate``
+does. The trace info is written first, so the spans only update it. What is written
 is what the fluent API writes (the same span attributes, metadata and previews), so
 `mlflow.search_traces` and MLflow's evaluation views read it alike.
 
@@ -35,7 +36,7 @@ INPUT_HASH = "gradewire.input_hash"
 PROMPT_HASH = "gradewire.prompt_hash"
 SPEC_HASH = "gradewire.spec_hash"
 SPAN_NAME = "gradewire_sample"
-SPANS_PER_REQUEST = 100
+SPANS_PER_REQUEST = 100  # also the most traces MLflow links to a run in one request
 IN_FLIGHT = 8  # start_trace requests at once against a tracking server
 _METADATA_CHARS = 250  # what MLflow keeps of the inputs and outputs in a trace's metadata
 _HTTP = ("http", "https")
@@ -73,11 +74,14 @@ class TraceWriter:
             spec_hashes: Each grader's current spec hash.
             sources: Each grader's assessment source type (``CODE`` or ``LLM_JUDGE``).
         """
+        from mlflow import MlflowClient
         from mlflow.tracing.client import TracingClient
         from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY
         from mlflow.tracing.utils.environment import resolve_env_metadata
 
         self._client = TracingClient(tracking_uri)
+        self._runs = MlflowClient(tracking_uri)
+        self.run_id = run_id
         self.experiment_id = experiment_id
         self.spec_hashes = dict(spec_hashes)
         self.sources = dict(sources)
@@ -93,6 +97,7 @@ class TraceWriter:
     def build(self, record: SampleRecord) -> tuple[Any, Any]:
         """The trace info (tags, metadata, Feedback) and root span of one sample."""
         from mlflow.entities import (
+            Assessment,
             AssessmentError,
             AssessmentSource,
             Feedback,
@@ -134,7 +139,7 @@ class TraceWriter:
             }
         )
         tags = {"mlflow.traceName": SPAN_NAME, SAMPLE_TAG: record.id}
-        feedback = []
+        feedback: list[Assessment] = []
         for key, spec in self.spec_hashes.items():
             outcome = record.current(key, spec)
             if outcome is None:
@@ -212,11 +217,12 @@ class TraceWriter:
                         _raise_first(infos)
                         if number == 0:
                             self._first_spans(spans)
+                            self._link(ids)
                     except BaseException:
                         self._delete(ids)
                         raise
                     # The spans of one group are sent while the next group's infos are.
-                    stored = _finished() if number == 0 else pool.submit(self._log_spans, spans)
+                    stored = _finished() if number == 0 else pool.submit(self._store, spans, ids)
                     started.append((stored, group))
             finally:
                 wait([future for future, _ in started])
@@ -234,6 +240,14 @@ class TraceWriter:
 
     def _log_spans(self, spans: list[Any]) -> None:
         self._client.log_spans(self.experiment_id, spans)
+
+    def _link(self, trace_ids: list[str]) -> None:
+        # What genai.evaluate does too: the run's evaluation views list linked traces.
+        self._runs.link_traces_to_run(trace_ids, self.run_id)
+
+    def _store(self, spans: list[Any], trace_ids: list[str]) -> None:
+        self._log_spans(spans)
+        self._link(trace_ids)
 
     def _delete(self, trace_ids: list[str]) -> None:
         with contextlib.suppress(Exception):  # the store is failing already
