@@ -12,9 +12,10 @@ two code graders on each side: an exact numeric match and a length check.
 
 Each side runs ``--repeats`` times, alternating, each time into a new experiment of the
 same store; the figure is the best wall time per sample of each, and their ratio. Every run
-is then read back through ``mlflow.search_traces``: the count of traces and of Feedback per
-trace must be what was logged, or the run fails. ``import mlflow`` is paid once, before
-either side is timed.
+is then read back through ``mlflow.search_traces``: a gradewire trace missing, or missing a
+Feedback, fails the bench; on the MLflow side (whose exporter drops what fails under load
+with only a warning) the traces without all their Feedback are counted and printed.
+``import mlflow`` is paid once, before either side is timed.
 
 Run: ``python integrations/mlflow/bench/eval_vs_genai_evaluate.py [--samples 300]
 [--repeats 3]``. Needs the full ``mlflow`` (for the server). Figures move on a loaded
@@ -108,8 +109,12 @@ def run_mlflow(url: str, table: list[dict[str, Any]], experiment: str) -> str:
     return str(run.info.run_id)
 
 
-def check(url: str, run_id: str, samples: int, feedback: int) -> None:
-    """Every trace of the run, and each one's Feedback, read back through search_traces."""
+def check(url: str, run_id: str, samples: int, feedback: int) -> int:
+    """Every trace of the run, and each one's Feedback, read back through search_traces.
+
+    Returns how many traces came back without all their Feedback (or not at all); a run
+    not marked as an evaluation run fails the bench.
+    """
     import mlflow
     from mlflow import MlflowClient
 
@@ -119,17 +124,13 @@ def check(url: str, run_id: str, samples: int, feedback: int) -> None:
     traces = mlflow.search_traces(
         run_id=run_id, return_type="list", locations=[run.info.experiment_id]
     )
-    counts = sorted(
+    counts = [
         sum(1 for a in t.info.assessments or () if getattr(a, "feedback", None) is not None)
         for t in traces
-    )
-    if len(traces) != samples or counts[0] < feedback:
-        raise SystemExit(
-            f"run {run_id}: {len(traces)} of {samples} traces read back, Feedback per trace "
-            f"{counts[0] if counts else 0}..{counts[-1] if counts else 0} (want {feedback})"
-        )
+    ]
     if run.data.tags.get("mlflow.runType") != "genai_evaluate":
         raise SystemExit(f"run {run_id} is not marked as an evaluation run")
+    return samples - sum(1 for count in counts if count >= feedback)
 
 
 def main() -> None:
@@ -159,6 +160,7 @@ def main() -> None:
             data = root / "data.jsonl"
             data.write_text("".join(json.dumps(r) + "\n" for r in table), encoding="utf-8")
             times: dict[str, list[float]] = {"gradewire": [], "mlflow": []}
+            lost = {"gradewire": 0, "mlflow": 0}
             for repeat in range(args.repeats):
                 for side in ("gradewire", "mlflow"):
                     experiment = f"bench-{side}-{uuid.uuid4().hex[:8]}"
@@ -169,9 +171,13 @@ def main() -> None:
                     else:
                         run_id = run_mlflow(server.url, table, experiment)
                     times[side].append(time.perf_counter() - start)
-                    check(server.url, run_id, args.samples, feedback=2)
+                    incomplete = check(server.url, run_id, args.samples, feedback=2)
+                    if incomplete and side == "gradewire":
+                        raise SystemExit(f"gradewire: {incomplete} trace(s) incomplete")
+                    lost[side] += incomplete
                     print(
-                        f"  {side:<10} repeat {repeat + 1}: {times[side][-1]:6.2f} s",
+                        f"  {side:<10} repeat {repeat + 1}: {times[side][-1]:6.2f} s, "
+                        f"{incomplete} trace(s) without all their Feedback",
                         file=sys.stderr,
                         flush=True,
                     )
@@ -183,8 +189,9 @@ def main() -> None:
     theirs = min(times["mlflow"]) / args.samples * 1e3
     print(
         f"{args.samples} samples, 2 code graders, lean MLflow server on 127.0.0.1 (sqlite); "
-        f"best of {args.repeats}; every trace and Feedback read back through search_traces"
+        f"best of {args.repeats}, alternating; every trace read back through search_traces"
     )
+    print(f"  traces without all their Feedback: gradewire 0, mlflow {lost['mlflow']}")
     print(f"  gradewire eval --sink mlflow   {own:7.1f} ms a sample")
     print(f"  mlflow.genai.evaluate          {theirs:7.1f} ms a sample")
     print(f"  ratio                          {theirs / own:7.1f}x  (target >= 5x)")

@@ -354,3 +354,130 @@ def test_agreement_is_logged_as_its_own_run(tmp_path, mlflow_server, experiment)
     assert logged.data.tags["gradewire.report"] == "agreement"
     artifacts = {a.path for a in client.list_artifacts(run_id, "gradewire")}
     assert artifacts == {"gradewire/agreement.html", "gradewire/agreement.json"}
+
+
+def _search(url: str, run_id: str) -> list:
+    where = [MlflowClient(url).get_run(run_id).info.experiment_id]
+    os.environ["MLFLOW_TRACKING_URI"] = url
+    try:
+        return mlflow.search_traces(run_id=run_id, return_type="list", locations=where)
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
+
+
+async def test_traces_hold_what_mlflows_fluent_tracing_writes(tmp_path, mlflow_server, experiment):
+    # The same sample once through MLflow's own tracing and once through the writer: the
+    # evaluation views read the metadata, tags, previews, span and Feedback of each alike.
+    from gradewire_mlflow._eval import _fluent, _log_trace, _sources
+    from gradewire_mlflow._traces import TraceWriter
+
+    data = write_data(tmp_path / "d.jsonl", 8)
+    run = (await run_eval(data, graders({4}), tmp_path / "run")).run
+    client = MlflowClient(mlflow_server.url)
+    experiment_id = client.create_experiment(experiment)
+    logged: dict[str, str] = {}
+    with _fluent(mlflow_server.url):
+        with mlflow.start_run(experiment_id=experiment_id) as active:
+            run_id = active.info.run_id
+            for record in run.records[3:5]:
+                logged[f"fluent-{record.id}"] = _log_trace(record, run.spec_hashes, _sources(run))
+            mlflow.flush_trace_async_logging()
+        writer = TraceWriter(
+            mlflow_server.url, experiment_id, run_id, run.spec_hashes, _sources(run)
+        )
+        writer.write(run.records[3:5], lambda r, trace_id: logged.update({r.id: trace_id}))
+    traces = {t.info.trace_id: t for t in _search(mlflow_server.url, run_id)}
+    assert set(traces) == set(logged.values())
+    for sample in ("q3", "q4"):
+        ours, theirs = traces[logged[sample]], traces[logged[f"fluent-{sample}"]]
+        sizes = {"mlflow.trace.sizeStats", "mlflow.trace.sizeBytes"}  # the exporter's extra
+        assert set(ours.info.trace_metadata) == set(theirs.info.trace_metadata) - sizes
+        for key, value in theirs.info.trace_metadata.items():
+            if key not in sizes:
+                assert ours.info.trace_metadata[key] == value, key
+        assert set(ours.info.tags) == set(theirs.info.tags)
+        assert ours.info.tags["mlflow.traceName"] == theirs.info.tags["mlflow.traceName"]
+        assert ours.info.tags[SAMPLE_TAG] == sample
+        assert ours.info.request_preview == theirs.info.request_preview
+        assert ours.info.response_preview == theirs.info.response_preview
+        assert ours.info.state == theirs.info.state
+        assert ours.data.request == theirs.data.request
+        assert ours.data.response == theirs.data.response
+        ((span,), (their_span,)) = (ours.data.spans, theirs.data.spans)
+        assert (span.name, span.span_type, span.parent_id) == (
+            their_span.name,
+            their_span.span_type,
+            None,
+        )
+
+        def feedback(trace):
+            root = trace.data.spans[0].span_id
+            return {
+                (a.name, a.value, a.rationale, a.source.source_type, a.source.source_id,
+                 str(a.error), tuple(sorted(a.metadata.items())), a.span_id == root)
+                for a in trace.info.assessments
+            }  # fmt: skip
+
+        assert feedback(ours) == feedback(theirs)
+        assert len(feedback(ours)) == 2
+    q4 = {a.name: a for a in traces[logged["q4"]].info.assessments}
+    assert q4["judge"].feedback.error.error_message == "judge down"
+
+
+async def test_a_failed_trace_write_keeps_what_was_stored_and_a_rerun_completes_it(
+    tmp_path, mlflow_server, experiment, monkeypatch
+):
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracing.client import TracingClient
+
+    data = write_data(tmp_path / "d.jsonl", 250)
+    out = tmp_path / "run"
+    result = await run_eval(data, graders(set()), out)
+    start_trace = TracingClient.start_trace
+    calls = iter(range(10**6))
+
+    def failing(self, trace_info):  # the server refusing from the 131st trace on
+        if next(calls) >= 130:
+            raise MlflowException("the store is full")
+        return start_trace(self, trace_info)
+
+    monkeypatch.setattr(TracingClient, "start_trace", failing)
+    tracker = MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment)
+    with pytest.raises(MlflowException, match="the store is full"):
+        tracker.log_run(result.run, result.summaries)
+    state = json.loads((out / "mlflow.json").read_text())
+    # The first hundred were stored whole; the half-written second hundred was removed.
+    assert len(state["traces"]) == 100
+    traces = _search(mlflow_server.url, state["run_id"])
+    assert {t.info.trace_id for t in traces} == {
+        trace_id for trace_id, _ in state["traces"].values()
+    }
+    assert all(len(t.data.spans) == 1 for t in traces)
+    assert all("judge" in {a.name for a in t.info.assessments} for t in traces)
+
+    monkeypatch.setattr(TracingClient, "start_trace", start_trace)
+    notes = tracker.log_run(result.run, result.summaries)
+    assert "150 trace(s) logged" in notes[0]
+    traces = _search(mlflow_server.url, state["run_id"])
+    assert sorted(t.info.tags[SAMPLE_TAG] for t in traces) == sorted(f"q{i}" for i in range(250))
+
+
+async def test_a_store_without_span_logging_gets_traces_through_mlflows_exporter(
+    tmp_path, experiment, monkeypatch
+):
+    # MLflow's file store takes trace infos but no spans (it keeps them as artifacts).
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = (tmp_path / "mlruns").as_uri()
+    data = write_data(tmp_path / "d.jsonl", 6)
+    out = tmp_path / "run"
+    result = await run_eval(data, graders({2}), out)
+    notes = MlflowEvalTracker(out, tracking_uri=uri, experiment_name=experiment).log_run(
+        result.run, result.summaries
+    )
+    assert "6 trace(s) logged" in notes[0]
+    run_id = json.loads((out / "mlflow.json").read_text())["run_id"]
+    traces = _search(uri, run_id)
+    assert sorted(t.info.tags[SAMPLE_TAG] for t in traces) == [f"q{i}" for i in range(6)]
+    assert all(len(t.data.spans) == 1 for t in traces)
+    q2 = {a.name: a for t in traces if t.info.tags[SAMPLE_TAG] == "q2" for a in t.info.assessments}
+    assert q2["judge"].feedback.error.error_message == "judge down"

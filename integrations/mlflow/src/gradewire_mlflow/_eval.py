@@ -7,10 +7,12 @@ error); the statistics as run metrics; the report, config and summary as artifac
 run tagged ``mlflow.runType = genai_evaluate``. MLflow's evaluation views then list the
 samples with their scores, and `mlflow.search_traces` reads them back.
 
-Feedback is attached while each trace is still open, so it is exported with the trace in
-one write (attaching it afterwards costs a request per grade, and only works once the
-asynchronous export has been flushed). Traces are flushed in batches well under the
-export queue's 1,000 entries: past that MLflow drops traces with only a warning.
+Each trace is built on the client with its Feedback inside and written by `TraceWriter`
+(one request per trace for its info and assessments, spans a hundred traces to a
+request), not through MLflow's fluent tracing, whose export queue sends traces one at a
+time, polls once a second and drops what fails with only a warning. A store that takes
+no spans (a server before MLflow 3.4, a file store) gets the traces through the fluent
+API, which keeps spans as artifacts there; so does Databricks.
 Re-running an eval logs traces only for samples whose outcomes changed, and deletes the
 traces they replace; ``mlflow.json`` in the run folder remembers the run and its traces.
 """
@@ -30,14 +32,18 @@ from gradewire.eval import EvalRun, GraderSummary, SampleRecord
 from gradewire.eval._run_folder import write_json
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
+from gradewire_mlflow._traces import (
+    INPUT_HASH,
+    PROMPT_HASH,
+    SAMPLE_TAG,
+    SPEC_HASH,
+    SpansUnsupportedError,
+    TraceWriter,
+)
 
 __all__ = ["MlflowEvalTracker", "eval_tracker", "metric_names"]
 
 STATE = "mlflow.json"
-SAMPLE_TAG = "gradewire.sample_id"
-INPUT_HASH = "gradewire.input_hash"
-PROMPT_HASH = "gradewire.prompt_hash"
-SPEC_HASH = "gradewire.spec_hash"
 DEFAULT_EXPERIMENT = "gradewire-eval"
 BATCH = 400
 _FLUENT_ENV = ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
@@ -163,13 +169,7 @@ class MlflowEvalTracker:
             stale = [traces[r.id][0] for r, _ in todo if r.id in traces]
             for start in range(0, len(stale), 100):
                 client.delete_traces(experiment.experiment_id, trace_ids=stale[start : start + 100])
-            sources = _sources(run)
-            for start in range(0, len(todo), BATCH):
-                batch = todo[start : start + BATCH]
-                for record, fingerprint in batch:
-                    traces[record.id] = [_log_trace(record, run.spec_hashes, sources), fingerprint]
-                mlflow.flush_trace_async_logging()
-                self._save(state)
+            self._log_traces(todo, traces, state, run, experiment.experiment_id)
             steps = len(run.config.get("invocations", [])) or 1
             mlflow.log_metrics(metric_names(run.metrics(), run.graders), step=steps - 1)
             mlflow.log_params(_params(run))
@@ -185,6 +185,44 @@ class MlflowEvalTracker:
                 else f"  view it: {self.tracking_uri}"
             ),
         ]
+
+    def _log_traces(
+        self,
+        todo: Sequence[tuple[SampleRecord, str]],
+        traces: dict[str, list[str]],
+        state: dict[str, Any],
+        run: EvalRun,
+        experiment_id: str,
+    ) -> None:
+        """One trace per sample of ``todo``, its trace id kept in ``state`` once stored."""
+        import mlflow
+
+        sources = _sources(run)
+        fingerprints = {record.id: fingerprint for record, fingerprint in todo}
+        left = list(todo)
+        if not self.tracking_uri.startswith("databricks"):
+            writer = TraceWriter(
+                self.tracking_uri, experiment_id, state["run_id"], run.spec_hashes, sources
+            )
+
+            def done(record: SampleRecord, trace_id: str) -> None:
+                traces[record.id] = [trace_id, fingerprints[record.id]]
+
+            try:
+                for start in range(0, len(todo), BATCH):
+                    writer.write([record for record, _ in todo[start : start + BATCH]], done)
+                    self._save(state)
+                return
+            except SpansUnsupportedError:
+                # The store keeps spans as artifacts: MLflow's exporter knows how.
+                left = [(r, f) for r, f in todo if traces.get(r.id, [None, None])[1] != f]
+            finally:
+                self._save(state)
+        for start in range(0, len(left), BATCH):
+            for record, fingerprint in left[start : start + BATCH]:
+                traces[record.id] = [_log_trace(record, run.spec_hashes, sources), fingerprint]
+            mlflow.flush_trace_async_logging()
+            self._save(state)
 
     def _experiment(self, client: Any) -> Any:
         """The experiment, made active.

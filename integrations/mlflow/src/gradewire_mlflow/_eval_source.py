@@ -23,8 +23,9 @@ from typing import Any
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
 from gradewire.eval._run_folder import is_run
 from gradewire.eval._samples import prompt_hash
-from gradewire_mlflow._eval import INPUT_HASH, PROMPT_HASH, SAMPLE_TAG, SPEC_HASH, _fluent
+from gradewire_mlflow._eval import _fluent
 from gradewire_mlflow._run import default_tracking_uri
+from gradewire_mlflow._traces import INPUT_HASH, PROMPT_HASH, SAMPLE_TAG, SPEC_HASH
 
 __all__ = ["read_mlflow_run"]
 
