@@ -21,6 +21,11 @@ Clients (all requests are handed over at once; gradewire's own concurrency limit
   dialect ``structured_output="auto"`` settled on during the warm-up: what the dialect
   negotiation costs once it is done; "gradewire + schema, named" sends the same body with
   ``structured_output="json_schema"`` (nothing to negotiate), the reference for that row.
+  The schema is the response model's format, built once per model class; "gradewire +
+  schema as a dict" passes the same format as a plain dict of the caller's (its strict form
+  then looked up by its canonical JSON); "gradewire + schema, no memo" is the client as it
+  was before the per-schema memos (`schema_memo.py`): every call transforms the schema
+  afresh.
 * gradewire, httpx pool: the pure-httpx path it takes when the environment names a proxy.
 * gradewire + own httpx client: ``http_client=httpx.AsyncClient()`` (default limits).
 * httpx: one `httpx.AsyncClient` with default limits.
@@ -45,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import functools
 import json
 import statistics
@@ -64,6 +70,7 @@ from gradewire.models import ChatMessage, _openai_chat
 from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.models._response_format import json_schema_response_format
 from h11_reader import H11Reader
+from schema_memo import without_schema_memo
 
 LATENCY = 0.05
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
@@ -176,6 +183,22 @@ async def run_gradewire_structured_named(
         response_format=RESPONSE_FORMAT,
         structured_output="json_schema",
     )
+
+
+async def run_gradewire_structured_dict(
+    base_url: str, count: int, in_flight: int
+) -> tuple[float, float]:
+    # The caller's own dict: nothing marks it unchanged, so its canonical JSON is the key.
+    plain = copy.deepcopy(RESPONSE_FORMAT)
+    assert type(plain) is dict
+    return await run_gradewire(base_url, count, in_flight, response_format=plain)
+
+
+async def run_gradewire_structured_no_memo(
+    base_url: str, count: int, in_flight: int
+) -> tuple[float, float]:
+    with without_schema_memo():
+        return await run_gradewire_structured(base_url, count, in_flight)
 
 
 async def run_gradewire_httpx_pool(
@@ -304,6 +327,8 @@ def clients_to_run(parsers: list[str]) -> tuple[list[tuple[str, Run]], list[str]
                 clients.append((f"{base} [h11]", functools.partial(run_with_h11, run)))
     clients += [
         ("gradewire + schema, named", run_gradewire_structured_named),
+        ("gradewire + schema as a dict", run_gradewire_structured_dict),
+        ("gradewire + schema, no memo", run_gradewire_structured_no_memo),
         ("gradewire, httpx pool", run_gradewire_httpx_pool),
         ("gradewire + httpx client", run_gradewire_own_client),
         ("httpx", run_httpx),

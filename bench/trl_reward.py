@@ -12,15 +12,17 @@
 2. A judge batch: `BinaryJudgeGrader` through `trl_reward` against a loopback judge that
    answers after 50 ms (``tests/judge_server.py`` in its own process), 256 distinct
    completions at concurrency 64, beside the ideal 256 / 64 x 50 ms = 200 ms.
-   Target: within 1.15x the ideal.
+   Target: within 1.15x the ideal. Beside it, the same batch through the client as it was
+   before its per-schema memos (``schema_memo.py``: every judge call rebuilding the
+   response model's JSON schema, its prompt instruction and the strict schema).
 3. Memory when nothing drains the logs (``trl_reward`` without `GradewireCallback`): 40,000
    completions whose grader logs what a judge does (prompt, completion, reasoning and
    usage: about 2.7 KB a sample), through ``trl_reward`` at its default bound beside the
    same grader set to keep everything (``max_log_records = None``, as before the bound);
    memory still held afterwards (tracemalloc), and the figures of both, which must agree.
 
-Run: ``python bench/trl_reward.py [--rounds 20] [--steps 4]``. Figures move on a loaded
-machine; compare the rows of one run.
+Run: ``python bench/trl_reward.py [--rounds 20] [--steps 4] [--judge-only]``. Figures move
+on a loaded machine; compare the rows of one run.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import Any
 
 from gradewire import BaseGrader, BinaryJudgeGrader, Grade, OpenAIChatModel, StringThread
 from gradewire_transformers import GradewireCallback, trl_reward
+from schema_memo import without_schema_memo
 
 BATCH = 512
 LATENCY = 0.05
@@ -185,8 +188,9 @@ def judge_server() -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def judge_batches(repeats: int) -> tuple[float, float]:
-    """Best seconds for JUDGE_BATCH distinct completions: grade_many, then trl_reward."""
+def judge_batches(repeats: int) -> tuple[float, float, float]:
+    """Best seconds for JUDGE_BATCH distinct completions: grade_many, trl_reward, and
+    trl_reward without the schema memos."""
     with judge_server() as base_url:
         loop = Loop()
         model = OpenAIChatModel("bench", base_url=base_url, api_key="bench")
@@ -194,32 +198,54 @@ def judge_batches(repeats: int) -> tuple[float, float]:
         reward = trl_reward(grader, max_concurrency=CONCURRENCY)
         direct: list[float] = []
         adapter: list[float] = []
+        unmemoised: list[float] = []
+        ways = (("direct", direct), ("trl", adapter), ("trl, no memo", unmemoised))
         for round_ in range(repeats + 1):
-            for times, through_trl in ((direct, False), (adapter, True)):
+            for tag, times in ways:
                 kwargs = batch(round_)
-                tag = "trl" if through_trl else "direct"
                 # Distinct completions: identical ones would share one judge call.
                 kwargs["completions"] = [
                     f"{c} ({tag} {round_})" for c in kwargs["completions"][:JUDGE_BATCH]
                 ]
                 for name in ("prompts", "completion_ids", "answer"):
                     kwargs[name] = kwargs[name][:JUDGE_BATCH]
-                if through_trl:
-                    call = reward(**kwargs)
-                else:
+                if tag == "direct":
                     samples = reward.threads(
                         kwargs["prompts"], kwargs["completions"], {"answer": kwargs["answer"]}
                     )
                     call = grader.grade_many(samples, max_concurrency=CONCURRENCY)
-                start = time.perf_counter()
-                values = loop.run(call)
-                elapsed = time.perf_counter() - start
+                else:
+                    call = reward(**kwargs)
+                memo = without_schema_memo() if tag == "trl, no memo" else contextlib.nullcontext()
+                with memo:
+                    start = time.perf_counter()
+                    values = loop.run(call)
+                    elapsed = time.perf_counter() - start
                 assert len(values) == JUDGE_BATCH
                 assert all(v is not None for v in values)
                 if round_:  # round 0 warms up the connections
                     times.append(elapsed)
         loop.close()
-    return min(direct), min(adapter)
+    return min(direct), min(adapter), min(unmemoised)
+
+
+def report_judge_batch(repeats: int) -> None:
+    ideal = JUDGE_BATCH / CONCURRENCY * LATENCY
+    direct, adapter, unmemoised = judge_batches(repeats)
+    print(
+        f"judge batch: {JUDGE_BATCH} completions, {CONCURRENCY} at once, "
+        f"{LATENCY * 1e3:.0f} ms judge (best of {repeats})"
+    )
+    print(f"  ideal                       {ideal * 1e3:8.1f} ms")
+    print(f"  grader.grade_many           {direct * 1e3:8.1f} ms  = {direct / ideal:.3f}x ideal")
+    print(
+        f"  trl_reward(BinaryJudge)     {adapter * 1e3:8.1f} ms  = {adapter / ideal:.3f}x ideal"
+        "   (target <= 1.15x)"
+    )
+    print(
+        f"  trl_reward, no schema memo  {unmemoised * 1e3:8.1f} ms  = "
+        f"{unmemoised / ideal:.3f}x ideal   (the client before its per-schema memos)"
+    )
 
 
 class JudgeLike(BaseGrader):
@@ -283,9 +309,15 @@ def main() -> None:
     parser.add_argument(
         "--only-memory", action="store_true", help="run section 3 only (no judge server)"
     )
+    parser.add_argument(
+        "--judge-only", action="store_true", help="only the judge batch (no TRL step timing)"
+    )
     args = parser.parse_args()
     if args.only_memory:
         memory(args.memory_samples)
+        return
+    if args.judge_only:
+        report_judge_batch(args.repeats)
         return
 
     plain_us, adapter_us = per_completion(args.rounds)
@@ -298,18 +330,7 @@ def main() -> None:
     print(f"GRPO step of the tiny model   {step * 1e3:8.1f} ms (median of {args.steps})")
     print(f"  adapter's share of a step   {added / step:8.2%}   (target < 1%)")
 
-    ideal = JUDGE_BATCH / CONCURRENCY * LATENCY
-    direct, adapter = judge_batches(args.repeats)
-    print(
-        f"judge batch: {JUDGE_BATCH} completions, {CONCURRENCY} at once, "
-        f"{LATENCY * 1e3:.0f} ms judge (best of {args.repeats})"
-    )
-    print(f"  ideal                       {ideal * 1e3:8.1f} ms")
-    print(f"  grader.grade_many           {direct * 1e3:8.1f} ms  = {direct / ideal:.3f}x ideal")
-    print(
-        f"  trl_reward(BinaryJudge)     {adapter * 1e3:8.1f} ms  = {adapter / ideal:.3f}x ideal"
-        "   (target <= 1.15x)"
-    )
+    report_judge_batch(args.repeats)
     memory(args.memory_samples)
 
 

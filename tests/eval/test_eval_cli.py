@@ -186,7 +186,8 @@ def test_retry_errors_regrades_only_the_failures(tmp_path):
         assert "1 of 6 sample(s) had a grader error" in first.stderr
         errors = [line for line in lines(out) if line["grades"]["helpful"]["status"] == "error"]
         assert [line["id"] for line in errors] == ["q3"]
-        usage = lines(out)[0]["grades"]["helpful"]["usage"]
+        scored = [line for line in lines(out) if line["grades"]["helpful"]["status"] == "ok"]
+        usage = scored[0]["grades"]["helpful"]["usage"]
         assert usage["prompt_tokens"] > 0
         assert usage["judge_calls"] == 1
         assert (
@@ -324,7 +325,7 @@ def test_compare_json_and_html(tmp_path):
     assert html.read_text().count("<script") == 0
     table = run("compare", str(run_a), str(run_b))
     assert "unpaired: 1 sample(s) only in A, 1 only in B" in table.stdout
-    assert "McNemar exact" in table.stdout
+    assert "McNemar test, Tango score interval" in table.stdout
     missing = run("compare", str(run_a), str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert "neither a run folder" in missing.stderr
@@ -504,7 +505,8 @@ def test_a_completion_in_another_column_fails_before_grading_and_the_option_maps
         tmp_path=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    first = lines(out)[0]["input"]["turns"]
+    # Lines are written as samples finish (sync graders run in worker threads): find q0.
+    first = next(line for line in lines(out) if line["id"] == "q0")["input"]["turns"]
     assert first == [
         {"role": "user", "content": "0+0?"},
         {"role": "assistant", "content": "0"},

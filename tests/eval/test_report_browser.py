@@ -151,3 +151,22 @@ def test_comparison_report_draws_intervals(browser, tmp_path):
     assert PAYLOAD in page.text_content("table.changed")
     assert page.evaluate("window.__pwned") is None
     assert problems == []
+
+
+def test_the_agreement_page_shows_untrusted_text_as_text(browser, tmp_path):
+    from gradewire.eval._run_agreement import run_agreement, write_agreement_page
+
+    ids = [f"s{i}" for i in range(6)] + [PAYLOAD]
+    run = make_run(tmp_path, {"judge": [1, 0, 1, 1, 0, 1, 1]}, ids=ids, completions=[PAYLOAD] * 7)
+    labels = dict.fromkeys(ids, 1.0)
+    path = write_agreement_page(run_agreement(run, "judge", labels, n_resamples=200), tmp_path)
+    page, problems = open_page(browser, path)
+    assert page.evaluate("() => window.__pwned === undefined")
+    assert page.locator("h1").text_content() == "Agreement: judge"
+    cells = page.eval_on_selector_all(
+        "h2 + table tbody tr", "trs => trs.map(tr => tr.children[0].textContent)"
+    )
+    assert cells == ["s1", "s4"]
+    assert PAYLOAD in page.locator("h2 + table tbody tr").first.text_content()
+    assert "Cohen" in page.text_content("body")
+    assert problems == []

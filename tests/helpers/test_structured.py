@@ -618,3 +618,34 @@ class _Text(BaseModel):
 def test_lone_surrogate_escapes_are_read(output: str, expected: str) -> None:
     """Half an emoji (valid JSON, refused by pydantic's JSON mode) becomes U+FFFD."""
     assert pydantic_parse(output, _Text).text == expected
+
+
+# -- an answer that is JSON as it stands is read without the candidate scan ---------------
+
+
+class _Judged(BaseModel):
+    reasoning: str
+    score: int
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning"),
+    [
+        ('{"reasoning": "ok", "score": 3}', "ok"),
+        ('  \n{"reasoning": "ok", "score": 3}\n', "ok"),
+        ('{"reasoning": "ok", "score": 3,}', "ok"),  # a trailing comma, repaired
+        ('{"reasoning": "a ``` b", "score": 3}', "a ``` b"),  # a fence run: the whole scan
+        ('<think>{"reasoning": "no", "score": 1}</think>{"reasoning": "ok", "score": 3}', "ok"),
+    ],
+)
+def test_whole_answers_parse_as_through_the_candidates(text, reasoning):
+    assert pydantic_parse(text, _Judged) == _Judged(reasoning=reasoning, score=3)
+    # The same answer after prose goes through the candidate scan: the same value.
+    assert pydantic_parse("Here it is: " + text, _Judged) == pydantic_parse(text, _Judged)
+
+
+def test_a_whole_answer_that_does_not_validate_still_names_the_field():
+    text = '{"reasoning": "ok", "score": "many"}'
+    with pytest.raises(OutputParserException, match="score") as caught:
+        pydantic_parse(text, _Judged)
+    assert caught.value.llm_output == text

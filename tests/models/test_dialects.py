@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from gradewire import BinaryJudgeGrader, RangeJudgeGrader, StringThread
+from gradewire import BinaryJudgeGrader, InvalidTypeError, RangeJudgeGrader, StringThread
 from gradewire.helpers._structured import pydantic_parse
 from gradewire.http import ParameterRefusedError, forget_endpoint_facts
 from gradewire.models import JudgeCache, TruncatedOutputError, complete_structured
+from gradewire.models._dialects import (
+    STRICT_REFUSED,
+    apply_dialect,
+    strict_response_format,
+    without_keywords,
+)
+from gradewire.models._openai_wire import encode_payload
+from gradewire.models._response_format import json_schema_response_format
 from judge_dialects import dialect_handler, length
 from judge_server import Request
 
@@ -22,6 +31,12 @@ THREAD = StringThread([("user", "What is 2+2?"), ("assistant", "4")])
 class Verdict(BaseModel):
     reasoning: str
     verdict: Literal["PASS", "FAIL"]
+
+
+class RangeVerdictLike(BaseModel):
+    reasoning: str
+    score: int = Field(ge=1, le=5)
+    tags: list[str] = Field(min_length=1)
 
 
 def fake_model(request: Request, constrained: Any) -> str:
@@ -201,3 +216,105 @@ def test_fake_model_answers_parse():
 
 def fake_model_text() -> str:
     return json.dumps({"reasoning": "fine", "verdict": "PASS"})
+
+
+# -- the strict form of a JSON-schema response_format, made once per distinct format --------
+
+
+def strict_afresh(response_format: dict[str, Any]) -> dict[str, Any]:
+    """What the json_schema dialect sends, built with no memo."""
+    spec = response_format["json_schema"]
+    schema = without_keywords(spec["schema"], STRICT_REFUSED)
+    return {**response_format, "json_schema": {**spec, "schema": schema}}
+
+
+def user_format(schema: dict[str, Any], name: str = "answer") -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
+BOUNDED = {
+    "type": "object",
+    "properties": {
+        "minimum": {"type": "integer", "minimum": 0, "maximum": 9},  # a field called minimum
+        "items": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        "kind": {"enum": ["A", "B"]},
+    },
+    "required": ["minimum", "items", "kind"],
+}
+
+
+def sent(response_format: Any) -> bytes:
+    payload: dict[str, Any] = {"model": "m"}
+    apply_dialect(payload, "json_schema", response_format)
+    return encode_payload(payload)
+
+
+@pytest.mark.parametrize(
+    "response_format",
+    [
+        user_format(BOUNDED),
+        json_schema_response_format(Verdict),
+        json_schema_response_format(RangeVerdictLike),
+    ],
+)
+def test_the_strict_memo_sends_what_the_uncached_transform_sends(response_format):
+    expected = strict_afresh(copy.deepcopy(response_format))
+    first = strict_response_format(response_format)
+    assert first == expected
+    assert strict_response_format(response_format) is first  # made once
+    assert strict_response_format(copy.deepcopy(response_format)) is first  # equal: shared
+    assert sent(response_format) == encode_payload({"model": "m", "response_format": expected})
+
+
+def test_distinct_schemas_are_not_confused():
+    formats = [
+        user_format({"type": "object", "properties": {"v": {"enum": [1]}}}),
+        user_format({"type": "object", "properties": {"v": {"enum": [True]}}}),  # == [1]
+        user_format({"type": "object", "properties": {"v": {"enum": [1.0]}}}),  # == [1]
+        user_format({"type": "object", "properties": {"v": {"enum": [2]}}}),
+        user_format({"type": "object", "properties": {"v": {"enum": [1]}}}, name="other"),
+    ]
+    bodies = [sent(f) for f in formats]
+    assert len(set(bodies)) == len(formats)
+    for response_format, body in zip(formats, bodies, strict=True):
+        assert json.loads(body)["response_format"] == json.loads(
+            json.dumps(strict_afresh(response_format))
+        )
+
+
+def test_a_user_dict_changed_between_calls_is_not_answered_from_the_memo():
+    response_format = user_format(copy.deepcopy(BOUNDED))
+    before = sent(response_format)
+    schema = response_format["json_schema"]["schema"]
+    schema["properties"]["kind"]["enum"].append("C")  # changed in place, same objects
+    schema["properties"]["extra"] = {"type": "string", "maxLength": 3}
+    after = sent(response_format)
+    assert after != before
+    got = json.loads(after)["response_format"]["json_schema"]["schema"]
+    assert got["properties"]["kind"]["enum"] == ["A", "B", "C"]
+    assert got["properties"]["extra"] == {"type": "string"}  # maxLength left out
+    assert got == strict_afresh(response_format)["json_schema"]["schema"]
+    schema["properties"]["kind"]["enum"].pop()
+    del schema["properties"]["extra"]
+    assert sent(response_format) == before
+
+
+def test_a_schema_that_is_not_json_is_refused_as_before():
+    bad = user_format({"type": "object", "properties": {"v": {"enum": {1, 2}}}})
+    with pytest.raises(InvalidTypeError, match="cannot be sent as JSON"):
+        sent(bad)
+    with pytest.raises(InvalidTypeError, match="'json_schema' object"):
+        sent({"type": "json_schema", "json_schema": None})
+
+
+async def test_a_changed_user_format_reaches_the_server(judge_server, make_judge):
+    judge_server.handler = dialect_handler("openai", fake_model)
+    model = make_judge(structured_output="json_schema")
+    response_format = user_format(copy.deepcopy(BOUNDED))
+    await model.complete(USER, response_format=response_format)
+    response_format["json_schema"]["schema"]["properties"]["kind"]["enum"] = ["X"]
+    await model.complete(USER, response_format=response_format)
+    first, second = (r.json["response_format"] for r in judge_server.chat_requests)
+    assert first["json_schema"]["schema"]["properties"]["kind"]["enum"] == ["A", "B"]
+    assert second["json_schema"]["schema"]["properties"]["kind"]["enum"] == ["X"]
+    assert "minimum" not in second["json_schema"]["schema"]["properties"]["minimum"]

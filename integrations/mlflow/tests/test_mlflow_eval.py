@@ -328,3 +328,29 @@ async def test_a_logged_run_carries_the_hashes_compare_checks(tmp_path, mlflow_s
     changed = (await run_eval(data, renamed, tmp_path / "changed")).run
     with pytest.raises(MismatchedRunsError, match="'correct': function"):
         compare_runs(logged, changed)
+
+
+def test_agreement_is_logged_as_its_own_run(tmp_path, mlflow_server, experiment):
+    from gradewire.eval._run_agreement import run_agreement
+
+    out = tmp_path / "run"
+    data = write_data(tmp_path / "d.jsonl", 8)
+    result = gw.run_sync(run_eval(data, graders(set()), out))
+    labels = {r.id: 1.0 for r in result.run.records}
+    figures = run_agreement(load_run(out), "correct", labels, n_resamples=100)
+    tracker = MlflowEvalTracker(out, tracking_uri=mlflow_server.url, experiment_name=experiment)
+    [note] = tracker.log_report(
+        "agreement",
+        "agreement correct",
+        figures.metrics(),
+        ["correct"],
+        figures.to_html(),
+        figures.to_dict(),
+    )
+    run_id = note.split(" run ")[1].split()[0]
+    client = MlflowClient(mlflow_server.url)
+    logged = client.get_run(run_id)
+    assert logged.data.metrics["agreement/correct/raw_agreement"] == figures.agreement.raw_agreement
+    assert logged.data.tags["gradewire.report"] == "agreement"
+    artifacts = {a.path for a in client.list_artifacts(run_id, "gradewire")}
+    assert artifacts == {"gradewire/agreement.html", "gradewire/agreement.json"}

@@ -75,3 +75,23 @@ async def test_ordinary_grader_keys_keep_their_names(tmp_path: Path):
     assert table["columns"][3:] == [
         column for key in keys for column in (key, f"{key}/outcome", f"{key}/reasoning")
     ]
+
+
+async def test_agreement_is_logged_as_its_own_run(tmp_path: Path):
+    from gradewire.eval._run_agreement import run_agreement
+
+    data = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{i}", "prompt": "p", "completion": str(i % 2)} for i in range(10)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    grader = gw.BaseGrader.from_function("odd", lambda s: float(s.completion() == "1"))
+    result = await run_eval(data, [grader], tmp_path / "run")
+    figures = run_agreement(result.run, "odd", {f"q{i}": 1.0 for i in range(10)}, n_resamples=0)
+    tracker = WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path)
+    [note] = tracker.log_report(
+        "agreement", "agreement odd", figures.metrics(), ["odd"], figures.to_html(), {}
+    )
+    assert note.startswith("W&B: agreement logged to run")
+    (path,) = run_dirs(tmp_path)
+    logged = read_run(path)
+    assert logged.summary["agreement/odd/raw_agreement"] == 0.5
+    assert logged.summary["agreement/odd/n"] == 10

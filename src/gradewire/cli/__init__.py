@@ -1,4 +1,4 @@
-"""The ``gradewire`` command line: ``demo``, ``serve``, ``eval`` and ``compare``.
+"""The ``gradewire`` command line: ``demo``, ``serve``, ``eval``, ``compare``, ``power``.
 
 The top layer: it may import every other folder, and nothing imports it.
 """

@@ -22,16 +22,24 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="compare two eval runs on their paired samples (needs gradewire[eval])",
         description=(
             "Pair the samples of two runs by id and give, per grader, the means, the "
-            "difference B - A with its paired standard error and bootstrap interval, a "
-            "p-value (McNemar for 0/1 graders, else paired t; Holm-adjusted across graders "
-            "as well), and wins/ties/losses. Samples and graders only one run has are "
-            "counted and listed. Pairs whose prompts differ, and graders whose spec "
+            "difference B - A with its paired standard error, an interval and a p-value "
+            "from one method (McNemar with Tango's interval for 0/1 graders, else the "
+            "paired bootstrap; clustered with --cluster-key), the p-values Holm-adjusted "
+            "across graders as well, and wins/ties/losses. Samples and graders only one "
+            "run has are counted and listed. Pairs whose prompts differ, and graders whose spec "
             "differs between the runs, are refused unless allowed."
         ),
     )
     parser.add_argument("run_a", help="run folder (or, with gradewire[mlflow], an MLflow run id)")
     parser.add_argument("run_b", help="the run compared with RUN_A")
     parser.add_argument("--cluster-key", default=None, help="metadata field to cluster by")
+    parser.add_argument(
+        "--by",
+        default=None,
+        metavar="KEY",
+        help="also compare each grader per value of this metadata field (topic, "
+        "difficulty, source); slices that go the other way are pointed out",
+    )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, default=None, help="write the HTML report here")
     parser.add_argument(
@@ -56,6 +64,108 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--judge",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='a grader file with pairwise judges (type = "pairwise_judge"): each judges '
+        "B's completion against A's on every pair; adds B's judged win rate (wins, ties, "
+        "losses, a paired interval) and, with swap = true, the position consistency",
+    )
+    parser.add_argument(
+        "--labels-a",
+        type=Path,
+        default=None,
+        metavar="LABELS",
+        help="human labels of run A's answers (.jsonl/.csv of id, label); with --labels-b "
+        "and --labels-grader, the difference B - A corrected by the labels (paired PPI)",
+    )
+    parser.add_argument(
+        "--labels-b", type=Path, default=None, metavar="LABELS", help="the same for run B"
+    )
+    parser.add_argument(
+        "--labels-grader",
+        default=None,
+        metavar="KEY",
+        help="the grader the labels are of (default: the only grader both runs have)",
+    )
+
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the comparison, say what each statistic means",
+    )
+
+
+def _judged(args: argparse.Namespace, run_a: Any, run_b: Any) -> list[Any]:
+    """Each pairwise judge of ``--judge`` on the runs' pairs."""
+    import asyncio
+
+    from gradewire.eval._judged_pairs import judge_runs
+    from gradewire.judges import PairwiseJudgeGrader
+    from gradewire.specs import load_graders
+
+    if args.judge is None:
+        return []
+    judges = [g for g in load_graders(args.judge) if isinstance(g, PairwiseJudgeGrader)]
+    if not judges:
+        raise GradewireError(
+            f"{args.judge} declares no pairwise judge; --judge takes a grader file with "
+            'type = "pairwise_judge" graders'
+        )
+
+    async def every() -> list[Any]:
+        return [
+            await judge_runs(
+                run_a,
+                run_b,
+                judge,
+                cluster_key=args.cluster_key,
+                n_resamples=args.resamples,
+                seed=args.seed,
+            )
+            for judge in judges
+        ]
+
+    return asyncio.run(every())
+
+
+def _paired_ppi(args: argparse.Namespace, run_a: Any, run_b: Any) -> Any:
+    """The labels-corrected difference B - A of ``--labels-a``/``--labels-b``, or None."""
+    from gradewire.eval._run_agreement import read_labels
+    from gradewire.stats import ppi_mean_difference
+
+    given = (args.labels_a is not None, args.labels_b is not None)
+    if not any(given):
+        if args.labels_grader is not None:
+            raise GradewireError("--labels-grader goes with --labels-a and --labels-b")
+        return None
+    if not all(given):
+        raise GradewireError(
+            "paired PPI needs the labels of both runs' answers: --labels-a and --labels-b"
+        )
+    shared = [key for key in run_a.graders if key in run_b.spec_hashes]
+    key = args.labels_grader
+    if key is None:
+        if len(shared) != 1:
+            raise GradewireError(
+                f"the runs share {len(shared)} graders ({', '.join(shared)}); name the one the "
+                "labels are of with --labels-grader"
+            )
+        key = shared[0]
+    if key not in shared:
+        raise GradewireError(f"--labels-grader {key!r} is not a grader both runs have")
+    return key, ppi_mean_difference(
+        run_a.scores(key),
+        run_b.scores(key),
+        _present(read_labels(args.labels_a)),
+        _present(read_labels(args.labels_b)),
+    )
+
+
+def _present(labels: dict[str, Any]) -> dict[str, float]:
+    return {k: v for k, v in labels.items() if v is not None}
 
 
 def _load(ref: str) -> Any:
@@ -83,16 +193,20 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     try:
         jsonl = _jsonl_path(args.html) if "jsonl" in args.sink else None
+        run_a, run_b = _load(args.run_a), _load(args.run_b)
         comparison = compare_runs(
-            _load(args.run_a),
-            _load(args.run_b),
+            run_a,
+            run_b,
             cluster_key=args.cluster_key,
+            by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,
             allow_mismatched_prompts=args.allow_mismatched_prompts,
             allow_changed_graders=args.allow_changed_graders,
         )
-        html = render_comparison(comparison)
+        paired = _paired_ppi(args, run_a, run_b)
+        judged = _judged(args, run_a, run_b)
+        html = render_comparison(comparison, judged=judged, paired_ppi=paired)
         others = [name for name in args.sink if name != "jsonl"]
         trackers, sinks = sinks_for(others, Path(args.html.parent if args.html else "."))
         if jsonl is not None:
@@ -105,22 +219,83 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if args.html is not None:
         args.html.write_text(html, encoding="utf-8", errors="surrogatepass")
     if args.json:
-        print(json.dumps(comparison.to_dict(), indent=2))
+        data = comparison.to_dict()
+        data["judged"] = [result.to_dict() for result in judged]
+        if paired is not None:
+            data["paired_ppi"] = {"grader": paired[0], **_finite(paired[1].to_dict())}
+        print(json.dumps(data, indent=2))
     else:
-        _print(comparison)
+        _print(comparison, args.explain)
+        for result in judged:
+            print(terminal_safe(str(result), multiline=True))
+        if paired is not None:
+            print(f"{terminal_safe(paired[0])}, corrected by human labels (paired PPI):")
+            print(terminal_safe(str(paired[1]), multiline=True))
         if args.html is not None:
             print(f"report: {terminal_safe(args.html.resolve())}")
     notes = []
     for tracker in trackers:
         notes.extend(tracker.log_comparison(comparison, html))
+    extra = _extra_metrics(judged, paired)
+    for tracker in trackers:
+        if extra:
+            notes.extend(
+                tracker.log_report(
+                    "judged",
+                    f"judged {comparison.run_b} vs {comparison.run_a}",
+                    extra,
+                    [r.judge for r in judged] + ([paired[0]] if paired else []),
+                    html,
+                    {"judged": [r.to_dict() for r in judged]},
+                )
+            )
     for sink in sinks:
         log_comparison_to_sink(comparison, sink)
+        if extra:
+            sink.log(dict(extra), 0)
         sink.close()
     if jsonl is not None:
         notes.append(f"logged to {jsonl.resolve()}")
     for line in notes:
         print(terminal_safe(line), file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _finite(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()
+    }
+
+
+def _extra_metrics(judged: Sequence[Any], paired: Any) -> dict[str, float]:
+    """``judged/<judge>/win_rate`` and the like, ``judged/<grader>/ppi_diff`` (finite only)."""
+    metrics: dict[str, float] = {}
+    for r in judged:
+        figures = {
+            "win_rate": r.win_rate,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "wins": r.wins,
+            "ties": r.ties,
+            "losses": r.losses,
+            "n_pairs": r.n_pairs,
+        }
+        if r.position_consistency is not None:
+            figures["position_consistency"] = r.position_consistency
+        for name, value in figures.items():
+            if math.isfinite(value):
+                metrics[f"judged/{r.judge}/{name}"] = float(value)
+    if paired is not None:
+        key, ppi = paired
+        for name, value in (
+            ("ppi_diff", ppi.estimate),
+            ("ppi_ci_low", ppi.low),
+            ("ppi_ci_high", ppi.high),
+            ("ppi_labels", ppi.n_labels),
+        ):
+            if math.isfinite(value):
+                metrics[f"judged/{key}/{name}"] = float(value)
+    return metrics
 
 
 def _jsonl_path(html: Path | None) -> Path:
@@ -166,11 +341,17 @@ def _f(value: float, digits: int = 4) -> str:
     )
 
 
-def _print(comparison: Any) -> None:
+def _print(comparison: Any, explain: bool = False) -> None:
     from gradewire.eval._terminal import terminal_safe as safe
+    from gradewire.eval._verdict import explain as explanations
+    from gradewire.eval._verdict import format_difference
 
     c = comparison
     print(f"A = {safe(c.run_a)}   B = {safe(c.run_b)}   (differences are B - A)")
+    print()
+    for g in c.graders:
+        print(f"* {safe(g.verdict)}")
+    print()
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
     rows = [
         (
@@ -182,7 +363,7 @@ def _print(comparison: Any) -> None:
             f"{level} interval",
             "p",
             "p (Holm)",
-            "test",
+            "detectable",
             "W/T/L",
         )
     ]
@@ -197,7 +378,7 @@ def _print(comparison: Any) -> None:
                 f"[{_f(g.ci_low)}, {_f(g.ci_high)}]",
                 _f(g.p_value),
                 _f(g.p_value_holm),
-                g.test,
+                format_difference(g.detectable, g.points) + (" pts" if g.points else ""),
                 f"{g.wins}/{g.ties}/{g.losses}",
             )
         )
@@ -205,10 +386,17 @@ def _print(comparison: Any) -> None:
     for row in rows:
         print(
             "  ".join(
-                cell.ljust(w) if i in (0, 8) else cell.rjust(w)
+                cell.ljust(w) if i == 0 else cell.rjust(w)
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    if c.by is not None:
+        _print_slices(c)
+    methods: dict[str, list[str]] = {}
+    for g in c.graders:
+        methods.setdefault(g.method, []).append(g.grader)
+    for method, keys in methods.items():
+        print(f"method ({_listed(keys)}): {method}")
     print(f"unpaired: {len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B (left out)")
     for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
         if ids:
@@ -230,6 +418,44 @@ def _print(comparison: Any) -> None:
         print(f"note: {c.note}")
     if c.cluster_key:
         print(f"clustered by {safe(repr(c.cluster_key))}")
+    if explain:
+        print()
+        print("What each statistic means:")
+        print(explanations())
+    else:
+        print("(--explain says what each statistic means)")
+
+
+def _print_slices(comparison: Any) -> None:
+    from gradewire.eval._terminal import terminal_safe as safe
+
+    c = comparison
+    for g in c.graders:
+        print()
+        print(f"{safe(g.grader)} by {safe(c.by)}:")
+        rows = [("slice", "pairs", "mean A", "mean B", "B - A", "interval", "p", "")]
+        for s in g.slices:
+            rows.append(
+                (
+                    safe(s.value),
+                    str(s.n_pairs),
+                    _f(s.mean_a),
+                    _f(s.mean_b),
+                    _f(s.diff),
+                    f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+                    _f(s.p_value),
+                    "<- goes the other way" if s.flips else "",
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            print(
+                "  "
+                + "  ".join(
+                    cell.ljust(w) if i in (0, 7) else cell.rjust(w)
+                    for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+                ).rstrip()
+            )
 
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:

@@ -125,6 +125,21 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         action="store_true",
         help="re-grade the outcomes that were errors (timeouts included)",
     )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=None,
+        metavar="LABELS",
+        help="human labels of a random subset of the samples (.jsonl/.csv of id, label): "
+        "the judged mean is also given corrected by them (prediction-powered inference), "
+        "beside the judge-only interval",
+    )
+    parser.add_argument(
+        "--labels-grader",
+        default=None,
+        metavar="KEY",
+        help="the grader the labels are of (default: the only grader of the file)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
     parser.add_argument(
         "--force",
@@ -203,6 +218,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         engine = _engine(args)
         display = None if args.no_progress else RichDisplay()
         graders = load_graders(args.graders)
+        labels = _labels(args, graders)
         trackers, sinks = sinks_for(args.sink, out)
         handler = _log_handler(display)
         try:
@@ -232,6 +248,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
+    if labels is not None:
+        try:
+            _print_ppi(result, *labels)
+        except GradewireError as exc:
+            print(
+                f"gradewire eval: --labels: {terminal_safe(exc, multiline=True)}", file=sys.stderr
+            )
+            return 2
     names = [name for name in dict.fromkeys(args.sink) if name not in ("jsonl", "console")]
     notes: list[str] = []
     failed: list[str] = []
@@ -268,6 +292,50 @@ def run_eval_command(args: argparse.Namespace) -> int:
         )
         return 130
     return _gate(args.fail_on_error, result.error_samples, len(result.run.records))
+
+
+def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any] | None:
+    """The grader ``--labels`` are of, and the labels (read before anything is graded)."""
+    from gradewire.eval._run_agreement import read_labels
+
+    if args.labels is None:
+        if args.labels_grader is not None:
+            raise GradewireError("--labels-grader goes with --labels")
+        return None
+    keys = [g.grader_key for g in graders]
+    key = args.labels_grader
+    if key is None:
+        if len(keys) != 1:
+            raise GradewireError(
+                f"the grader file has {len(keys)} graders ({', '.join(keys)}); name the one "
+                "the labels are of with --labels-grader"
+            )
+        key = keys[0]
+    if key not in keys:
+        raise GradewireError(
+            f"--labels-grader {key!r} is not in the grader file ({', '.join(keys)})"
+        )
+    return key, read_labels(args.labels)
+
+
+def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> None:
+    """The judged mean corrected by the labels, beside the judge-only interval."""
+    from gradewire.eval._terminal import terminal_safe
+    from gradewire.stats import ppi_mean_interval
+
+    given = {k: v for k, v in labels.items() if v is not None}
+    scores = result.run.scores(key)
+    unknown = [k for k in given if k not in scores]
+    if unknown:
+        raise GradewireError(
+            f"{len(unknown)} labelled sample(s) have no score of {key!r} in this run "
+            f"({', '.join(map(repr, unknown[:5]))}); PPI needs the judge's score of every "
+            "labelled sample (check the ids, or --retry-errors)"
+        )
+    ppi = ppi_mean_interval(scores, given)
+    print()
+    print(f"{terminal_safe(key)}, corrected by {ppi.n_labels} human labels:")
+    print(terminal_safe(str(ppi), multiline=True))
 
 
 def _engine(args: argparse.Namespace) -> Any:

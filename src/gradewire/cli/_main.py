@@ -32,13 +32,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             "directory for logs.jsonl, summary.json and the HTML tables (default: ./gradewire-demo)"
         ),
     )
+    from gradewire.cli._agreement_cli import add_agreement_parser, run_agreement_command
+    from gradewire.cli._audit_cli import add_audit_parser, run_audit_command
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
+    from gradewire.cli._power_cli import add_power_parser, run_power_command
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
 
     add_serve_parser(commands)
     add_eval_parser(commands)
     add_compare_parser(commands)
+    add_audit_parser(commands)
+    add_agreement_parser(commands)
+    add_power_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -53,6 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_eval_command(args)
     if args.command == "compare":
         return run_compare_command(args)
+    if args.command == "audit":
+        return run_audit_command(args)
+    if args.command == "agreement":
+        return run_agreement_command(args)
+    if args.command == "power":
+        return run_power_command(args)
     parser.print_help(sys.stderr)
     return 2
 

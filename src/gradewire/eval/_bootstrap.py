@@ -4,7 +4,16 @@ Resampling is vectorised with numpy and seeded, so the same data and seed give t
 interval. The interval is BCa (bias-corrected and accelerated, Efron 1987); for a mean the
 jackknife it needs is O(n) (leave-one-out means are ``(S - d_i) / (n - 1)``), where a
 generic implementation (`scipy.stats.bootstrap`) re-evaluates the statistic n times.
-With clusters, whole clusters are resampled and the statistic is the pooled mean.
+With clusters, whole clusters are resampled and the statistic is the pooled mean;
+resampling G clusters spreads the means by ``(G - 1) / G`` of their variance, so the
+resampled means are spread back about the estimate by ``sqrt(G / (G - 1))``, the
+small-sample factor the cluster-robust standard error has (with a few dozen clusters
+the plain cluster bootstrap covers visibly less than its level).
+
+The p-value of "no difference" is the inversion of the same interval (Efron and
+Tibshirani 1993, ch. 15-16): the smallest ``1 - confidence`` at which the BCa interval
+excludes 0. So the interval excludes 0 exactly when the p-value is below
+``1 - confidence``, whatever the data; its resolution is about ``1 / n_resamples``.
 """
 
 from __future__ import annotations
@@ -43,6 +52,8 @@ class BootstrapInterval:
         n_clusters: How many clusters were resampled (None: samples were resampled).
         method: ``"BCa"``, or ``"percentile"`` when BCa is undefined (every resample
             on one side of the estimate).
+        p_value: Two-sided p-value of a difference of 0: the smallest ``1 - level`` at
+            which the interval of that level excludes 0.
     """
 
     estimate: float
@@ -54,6 +65,7 @@ class BootstrapInterval:
     n_pairs: int
     n_clusters: int | None
     method: str
+    p_value: float
 
 
 def paired_bootstrap(
@@ -122,9 +134,10 @@ def paired_bootstrap(
             )
         estimate = float(sums.sum() / sizes.sum())
         boot = _resample_clusters(sums, sizes, n_resamples, rng)
+        boot = estimate + (boot - estimate) * np.sqrt(sums.size / (sums.size - 1))
         jackknife = (sums.sum() - sums) / (sizes.sum() - sizes)
         n_clusters = int(sums.size)
-    low, high, method = _bca(estimate, boot, jackknife, confidence)
+    low, high, method, p_value = _bca(estimate, boot, jackknife, confidence)
     return BootstrapInterval(
         estimate=estimate,
         low=low,
@@ -135,6 +148,7 @@ def paired_bootstrap(
         n_pairs=int(d.size),
         n_clusters=n_clusters,
         method=method,
+        p_value=p_value,
     )
 
 
@@ -177,21 +191,68 @@ def _bca(
     boot: npt.NDArray[np.float64],
     jackknife: npt.NDArray[np.float64],
     confidence: float,
-) -> tuple[float, float, str]:
+) -> tuple[float, float, str, float]:
+    """The interval's ends, its method, and the p-value that inverts it."""
     alpha = (1.0 - confidence) / 2.0
     below = np.count_nonzero(boot < estimate) + 0.5 * np.count_nonzero(boot == estimate)
     share = below / boot.size
     spread = jackknife.mean() - jackknife
     denominator = 6.0 * float(np.sum(spread**2)) ** 1.5
+    ordered = np.sort(boot)
     if not 0.0 < share < 1.0 or denominator == 0.0:
         # Every resample on one side (or all differences equal): BCa is undefined.
-        low, high = np.quantile(boot, [alpha, 1.0 - alpha])
-        return float(low), float(high), "percentile"
+        low, high = np.quantile(ordered, [alpha, 1.0 - alpha])
+        return float(low), float(high), "percentile", _p_value(ordered, 0.0, 0.0)
     z0 = _NORMAL.inv_cdf(share)
     acceleration = float(np.sum(spread**3)) / denominator
-    levels = []
-    for tail in (alpha, 1.0 - alpha):
-        z = z0 + _NORMAL.inv_cdf(tail)
-        levels.append(_NORMAL.cdf(z0 + z / (1.0 - acceleration * z)))
-    low, high = np.quantile(boot, levels)
-    return float(low), float(high), "BCa"
+    levels = [_adjusted(tail, z0, acceleration) for tail in (alpha, 1.0 - alpha)]
+    low, high = np.quantile(ordered, levels)
+    return float(low), float(high), "BCa", _p_value(ordered, z0, acceleration)
+
+
+def _adjusted(level: float, z0: float, acceleration: float) -> float:
+    """The BCa level of the bootstrap quantile that ends an interval at ``level``."""
+    z = z0 + _NORMAL.inv_cdf(level)
+    return _NORMAL.cdf(z0 + z / (1.0 - acceleration * z))
+
+
+def _unadjusted(level: float, z0: float, acceleration: float) -> float:
+    """The inverse of `_adjusted`: the nominal level whose BCa quantile is at ``level``."""
+    if level <= 0.0:
+        return 0.0
+    if level >= 1.0:
+        return 1.0
+    w = _NORMAL.inv_cdf(level) - z0
+    return _NORMAL.cdf(w / (1.0 + acceleration * w) - z0)
+
+
+def _p_value(ordered: npt.NDArray[np.float64], z0: float, acceleration: float) -> float:
+    """The smallest ``1 - level`` at which the interval of that level excludes 0.
+
+    Its lower end is above 0, or its upper end below 0; quantiles are interpolated
+    linearly, as `np.quantile` does.
+    """
+    last = ordered.size - 1
+    # The interval is closed: an end exactly at 0 still includes 0. Above 0 the lower
+    # end leaves 0 once its level passes the highest level whose quantile is <= 0.
+    at_most = int(np.searchsorted(ordered, 0.0, side="right"))
+    if at_most == 0:
+        ceiling = 0.0
+    elif at_most > last:
+        ceiling = 1.0
+    else:
+        left, right = ordered[at_most - 1], ordered[at_most]
+        ceiling = (at_most - 1 + (0.0 - left) / (right - left)) / last
+    # Below 0: the upper end leaves 0 once its level is under the lowest level whose
+    # quantile is >= 0.
+    under = int(np.searchsorted(ordered, 0.0, side="left"))
+    if under == 0:
+        floor = 0.0
+    elif under > last:
+        floor = 1.0
+    else:
+        left, right = ordered[under - 1], ordered[under]
+        floor = (under - 1 + (0.0 - left) / (right - left)) / last
+    p_low = 2.0 * _unadjusted(ceiling, z0, acceleration)
+    p_high = 2.0 * (1.0 - _unadjusted(floor, z0, acceleration))
+    return float(min(1.0, p_low, p_high))

@@ -7,10 +7,10 @@ for (``allow_mismatched_prompts``, ``allow_changed_graders``). Samples and grade
 one run has are listed, never dropped silently.
 
 The difference ``B - A`` of each grader's mean is taken over the samples both runs scored,
-with its paired standard error, a paired bootstrap interval (`paired_bootstrap`, seeded;
-clusters resampled whole when a cluster key is given) and a p-value: McNemar's exact test
-when both runs give only 0/1 scores and samples are independent, else a paired t-test
-(cluster-robust with a cluster key). With several graders the p-values are also given
+with its paired standard error, and an interval and a p-value from one procedure
+(`paired_difference`: McNemar with Tango's interval for 0/1 graders, the paired bootstrap
+with the p-value that inverts its interval otherwise, both clustered with a cluster key),
+so the two never disagree. With several graders the p-values are also given
 Holm-adjusted; the intervals are not adjusted.
 """
 
@@ -24,13 +24,19 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._bootstrap import paired_bootstrap
-from gradewire.eval._comparison import ChangedSample, Comparison, GraderComparison, holm
+from gradewire.eval._comparison import (
+    ChangedSample,
+    Comparison,
+    GraderComparison,
+    SliceComparison,
+    holm,
+)
+from gradewire.eval._paired_difference import paired_difference
+from gradewire.eval._power import minimum_detectable_difference
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._run import EvalRun
 from gradewire.eval._samples import prompt_hash
-from gradewire.eval._scipy import scipy_stats
-from gradewire.eval._statistics import clustered_stderr
+from gradewire.eval._verdict import verdict
 
 __all__ = ["MismatchedRunsError", "compare_runs"]
 
@@ -44,6 +50,7 @@ def compare_runs(
     b: EvalRun,
     *,
     cluster_key: str | None = None,
+    by: str | None = None,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -58,6 +65,9 @@ def compare_runs(
         b: The run compared with it; differences are ``B - A``.
         cluster_key: A metadata field grouping dependent samples: the standard error,
             the interval (whole clusters resampled) and the test are clustered by it.
+        by: A metadata field (topic, difficulty, source): each grader is also compared
+            slice by slice on its values, and a slice whose difference has the other
+            sign than the whole is flagged (`SliceComparison.flips`).
         n_resamples: Bootstrap resamples.
         confidence: Level of the intervals.
         seed: Bootstrap seed: the same runs and seed give the same intervals.
@@ -96,20 +106,23 @@ def compare_runs(
             f"cannot compare {a.name} (A) with {b.name} (B):\n" + "\n".join(problems)
         )
     labels = _labels(pairs, cluster_key) if cluster_key else None
+    slices = [_slice_value(ra, rb, by) for ra, rb in pairs] if by else None
     results = [
-        _compare_grader(key, a, b, pairs, labels, n_resamples, confidence, seed, top)
+        _compare_grader(key, a, b, pairs, labels, slices, n_resamples, confidence, seed, top)
         for key in shared
     ]
     adjusted = holm([r.p_value for r in results])
+    results = [replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)]
     return Comparison(
         run_a=a.name,
         run_b=b.name,
-        graders=tuple(replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)),
+        graders=tuple(replace(r, verdict=verdict(r, len(results))) for r in results),
         only_a=only_a,
         only_b=only_b,
         graders_only_a=tuple(k for k in a.graders if k not in b.spec_hashes),
         graders_only_b=tuple(k for k in b.graders if k not in a.spec_hashes),
         cluster_key=cluster_key,
+        by=by,
         seed=seed,
         n_resamples=n_resamples,
         mismatched_prompts=tuple(ra.id for ra, _ in mismatched),
@@ -206,12 +219,68 @@ def _labels(pairs: Sequence[tuple[SampleRecord, SampleRecord]], key: str) -> lis
     return labels
 
 
+MISSING = "(missing)"
+
+
+def _slice_value(ra: SampleRecord, rb: SampleRecord, by: str) -> str:
+    for record in (ra, rb):
+        if by in record.metadata:
+            return str(record.metadata[by])
+    return MISSING
+
+
+def _slices(
+    x: np.ndarray,
+    y: np.ndarray,
+    values: Sequence[str],
+    groups: Sequence[str] | None,
+    overall: float,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[SliceComparison, ...]:
+    out = []
+    nan = math.nan
+    for value in sorted(set(values)):
+        mask = np.array([v == value for v in values], dtype=bool)
+        xs, ys = x[mask], y[mask]
+        n = int(mask.sum())
+        diff = float((ys - xs).mean())
+        low = high = p = nan
+        sub_groups = [g for g, m in zip(groups, mask, strict=True) if m] if groups else None
+        if n >= 2 and (sub_groups is None or len(set(sub_groups)) >= 2):
+            result = paired_difference(
+                xs,
+                ys,
+                clusters=sub_groups,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+            )
+            low, high, p = result.low, result.high, result.p_value
+        out.append(
+            SliceComparison(
+                value=value,
+                n_pairs=n,
+                mean_a=float(xs.mean()),
+                mean_b=float(ys.mean()),
+                diff=diff,
+                ci_low=low,
+                ci_high=high,
+                p_value=p,
+                flips=diff * overall < 0,
+            )
+        )
+    return tuple(out)
+
+
 def _compare_grader(
     key: str,
     a: EvalRun,
     b: EvalRun,
     pairs: Sequence[tuple[SampleRecord, SampleRecord]],
     labels: Sequence[str] | None,
+    slice_values: Sequence[str] | None,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -224,6 +293,7 @@ def _compare_grader(
     x = np.array([scores_a[ra.id] for _, ra, _ in kept], dtype=np.float64)
     y = np.array([scores_b[rb.id] for _, _, rb in kept], dtype=np.float64)
     groups = [labels[i] for i, _, _ in kept] if labels is not None else None
+    values = [slice_values[i] for i, _, _ in kept] if slice_values is not None else None
     d = y - x
     n = int(d.size)
     nan = math.nan
@@ -257,52 +327,40 @@ def _compare_grader(
         method="none",
         p_value=nan,
         p_value_holm=nan,
-        test="none",
         wins=wins,
         ties=n - wins - losses,
         losses=losses,
         not_scored=len(pairs) - n,
         most_changed=changed,
+        points=bool(n) and bool(np.all((x >= 0) & (x <= 1) & (y >= 0) & (y <= 1))),
     )
+    if values is not None and n:
+        base = replace(
+            base,
+            slices=_slices(x, y, values, groups, float(d.mean()), n_resamples, confidence, seed),
+        )
     if n < 2:
-        return base
-    stderr, n_clusters, dof = float(d.std(ddof=1)) / math.sqrt(n), None, n - 1
-    if groups is not None:
-        stderr, n_clusters = clustered_stderr(d, groups)
-        dof = n_clusters - 1
-        if n_clusters < 2:
-            return replace(base, n_clusters=n_clusters, test="none (one cluster)")
-    interval = paired_bootstrap(
+        return replace(base, warnings=(f"{n} pair(s) scored by both runs: nothing to compare",))
+    if groups is not None and len(set(groups)) < 2:
+        return replace(
+            base,
+            n_clusters=len(set(groups)),
+            warnings=("every pair is in one cluster: a clustered comparison needs two or more",),
+        )
+    result = paired_difference(
         x, y, clusters=groups, n_resamples=n_resamples, confidence=confidence, seed=seed
     )
-    p_value, test = _test(x, y, d, stderr, dof, groups is not None)
     return replace(
         base,
-        stderr=stderr,
-        ci_low=interval.low,
-        ci_high=interval.high,
-        bootstrap_stderr=interval.standard_error,
-        method=interval.method,
-        p_value=p_value,
-        test=test,
-        n_clusters=n_clusters,
+        stderr=result.stderr,
+        ci_low=result.low,
+        ci_high=result.high,
+        bootstrap_stderr=result.bootstrap_stderr,
+        method=result.method,
+        p_value=result.p_value,
+        n_clusters=result.n_clusters,
+        naive_ci_low=result.naive_low,
+        naive_ci_high=result.naive_high,
+        warnings=result.warnings,
+        detectable=minimum_detectable_difference(result.stderr, confidence),
     )
-
-
-def _test(
-    x: np.ndarray, y: np.ndarray, d: np.ndarray, stderr: float, dof: int, clustered: bool
-) -> tuple[float, str]:
-    stats = scipy_stats()
-    binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
-    if binary and not clustered:
-        gained = int(np.count_nonzero(d > 0))
-        lost = int(np.count_nonzero(d < 0))
-        if gained + lost == 0:
-            return 1.0, "McNemar exact"
-        return float(stats.binomtest(gained, gained + lost, 0.5).pvalue), "McNemar exact"
-    name = "paired t, cluster-robust" if clustered else "paired t"
-    mean = float(d.mean())
-    if stderr == 0.0 or not math.isfinite(stderr):
-        return (1.0 if mean == 0.0 else 0.0), name
-    t = mean / stderr
-    return float(2.0 * stats.t.sf(abs(t), dof)), name

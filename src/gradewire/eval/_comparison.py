@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["MULTIPLE_COMPARISONS", "ChangedSample", "Comparison", "GraderComparison", "holm"]
+__all__ = [
+    "MULTIPLE_COMPARISONS",
+    "ChangedSample",
+    "Comparison",
+    "GraderComparison",
+    "SliceComparison",
+    "holm",
+]
 
 MULTIPLE_COMPARISONS = (
     "p_value_holm is Holm-adjusted over the graders compared; intervals are per grader, "
@@ -29,6 +36,33 @@ class ChangedSample:
 
 
 @dataclass(frozen=True)
+class SliceComparison:
+    """One grader compared on the pairs of one slice (a metadata value, ``--by KEY``).
+
+    Attributes:
+        value: The slice's metadata value (``"(missing)"`` for pairs without the field).
+        n_pairs: Pairs in the slice scored by both runs.
+        mean_a: Mean of run A over them.
+        mean_b: Mean of run B.
+        diff: ``mean_b - mean_a``.
+        ci_low: Lower end of the slice's interval (the grader's method, on the slice).
+        ci_high: Upper end.
+        p_value: The slice's p-value (same method; not adjusted across slices).
+        flips: The slice's difference has the opposite sign of the overall one.
+    """
+
+    value: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    flips: bool = False
+
+
+@dataclass(frozen=True)
 class GraderComparison:
     """One grader compared across two runs on their paired samples.
 
@@ -39,20 +73,35 @@ class GraderComparison:
         mean_b: Mean of run B over the pairs.
         diff: ``mean_b - mean_a``.
         stderr: Paired standard error of ``diff`` (cluster-robust with clusters).
-        ci_low: Lower end of the paired bootstrap interval of ``diff``.
+        ci_low: Lower end of the interval of ``diff``.
         ci_high: Upper end.
-        bootstrap_stderr: Standard deviation of the bootstrap distribution.
+        bootstrap_stderr: Standard deviation of the bootstrap distribution (NaN when
+            the method does not resample).
         confidence: The interval's level.
-        method: The bootstrap interval's method (BCa, or percentile when BCa is undefined).
+        method: The one procedure that gave both the interval and the p-value (the
+            names are in `gradewire.eval` as ``BINARY``, ``BOOTSTRAP``, ...): the
+            interval excludes 0 exactly when ``p_value < 1 - confidence``.
         p_value: Two-sided p-value of "no difference".
         p_value_holm: The p-value Holm-adjusted over every grader compared.
-        test: Which test gave the p-value.
         wins: Pairs where B scored higher.
         ties: Pairs with equal scores.
         losses: Pairs where B scored lower.
         not_scored: Paired samples left out because a run did not score them.
         n_clusters: Clusters of the clustered statistics (None: unclustered).
         most_changed: The samples whose score moved most, largest first.
+        naive_ci_low: With a cluster key, the lower end of the unclustered interval
+            (shown beside the clustered one when there are few clusters).
+        naive_ci_high: Its upper end.
+        warnings: What makes this comparison less reliable than its level says (few
+            clusters, few pairs that differ).
+        points: Every score of both runs is within [0, 1], so differences read in
+            points (100 to the range) in the verdict.
+        detectable: The minimum detectable difference: the smallest true difference
+            these pairs find with 80% power at the interval's level (NaN when nothing
+            varies).
+        verdict: The comparison in words (plain text holding the grader key: escape it
+            where it is rendered).
+        slices: With ``by``, the comparison per value of that metadata field.
     """
 
     grader: str
@@ -68,18 +117,25 @@ class GraderComparison:
     method: str
     p_value: float
     p_value_holm: float
-    test: str
     wins: int
     ties: int
     losses: int
     not_scored: int
     n_clusters: int | None = None
     most_changed: tuple[ChangedSample, ...] = ()
+    naive_ci_low: float = math.nan
+    naive_ci_high: float = math.nan
+    warnings: tuple[str, ...] = ()
+    points: bool = False
+    detectable: float = math.nan
+    verdict: str = ""
+    slices: tuple[SliceComparison, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN as None)."""
-        out = asdict(self)
-        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
+        out = _no_nan(asdict(self))
+        assert isinstance(out, dict)
+        return out
 
 
 @dataclass(frozen=True)
@@ -99,6 +155,7 @@ class Comparison:
         changed_graders: Graders whose spec differs between the runs (compared only with
             ``allow_changed_graders``).
         cluster_key: The cluster field, if the statistics are clustered.
+        by: The metadata field the graders are also compared by, slice by slice.
         seed: The bootstrap seed.
         n_resamples: Bootstrap resamples.
         note: What was and was not corrected for multiple comparisons.
@@ -114,6 +171,7 @@ class Comparison:
     mismatched_prompts: tuple[str, ...] = ()
     changed_graders: tuple[str, ...] = ()
     cluster_key: str | None = None
+    by: str | None = None
     seed: int = 0
     n_resamples: int = 2000
     note: str = field(default=MULTIPLE_COMPARISONS)
@@ -138,10 +196,22 @@ class Comparison:
             },
             "changed_graders": list(self.changed_graders),
             "cluster_key": self.cluster_key,
+            "by": self.by,
             "seed": self.seed,
             "n_resamples": self.n_resamples,
             "multiple_comparisons": self.note,
         }
+
+
+def _no_nan(value: Any) -> Any:
+    """NaN as None, at any depth (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -3,7 +3,11 @@
 With a cluster key the standard error is the cluster-robust one (Miller 2024, "Adding
 Error Bars to Evals", eq. 4, with the usual G/(G-1) small-sample factor): questions that
 share a topic or a source document are not independent, and the naive error is too small.
-Intervals use Student's t with n-1 (or G-1 clusters) degrees of freedom.
+Intervals use Student's t with n-1 (or G-1 clusters) degrees of freedom, except for 0/1
+graders: a t interval of a proportion runs past 0 and 1 near the ends, so theirs is
+Wilson's score interval, within [0, 1] (with clusters, over the effective sample size
+``n * naive_variance / clustered_variance``, the design-effect adjustment of Korn and
+Graubard 1998).
 """
 
 from __future__ import annotations
@@ -20,7 +24,14 @@ from gradewire.core import InvalidInputError
 from gradewire.eval._records import SampleRecord
 from gradewire.eval._scipy import scipy_stats
 
-__all__ = ["GraderSummary", "cluster_labels", "clustered_stderr", "summarize", "t_interval"]
+__all__ = [
+    "GraderSummary",
+    "cluster_labels",
+    "clustered_stderr",
+    "summarize",
+    "t_interval",
+    "wilson_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,18 @@ def t_interval(
         return math.nan, math.nan
     half = float(scipy_stats().t.ppf(0.5 + confidence / 2.0, dof)) * stderr
     return mean - half, mean + half
+
+
+def wilson_interval(proportion: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a proportion observed over ``n`` (possibly effective) trials."""
+    if n <= 0.0 or not math.isfinite(n):
+        return math.nan, math.nan
+    z = float(scipy_stats().norm.ppf(0.5 + confidence / 2.0))
+    z2n = z * z / n
+    centre = (proportion + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(proportion * (1.0 - proportion) / n + z2n / (4.0 * n))
+    # Rounding must not leave an observed 0 or 1 just outside its own interval.
+    return max(0.0, min(proportion, centre - half)), min(1.0, max(proportion, centre + half))
 
 
 def clustered_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, int]:
@@ -170,7 +193,13 @@ def _summary(
     if groups is not None:
         stderr, n_clusters = clustered_stderr(x, groups)
         dof = n_clusters - 1
-    low, high = t_interval(mean, stderr, dof, confidence)
+    if bool(np.all((x == 0.0) | (x == 1.0))):
+        effective = float(n)
+        if groups is not None and stderr > 0.0 and naive > 0.0:
+            effective = n * (naive / stderr) ** 2
+        low, high = wilson_interval(mean, effective, confidence)
+    else:
+        low, high = t_interval(mean, stderr, dof, confidence)
     return GraderSummary(
         grader=key,
         n=n,

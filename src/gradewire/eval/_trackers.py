@@ -13,10 +13,10 @@ step, through `log_run_to_sink`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from gradewire.core import LogValue, MissingDependencyError
 from gradewire.eval._comparison import Comparison
@@ -47,6 +47,21 @@ class EvalTracker(Protocol):
 
     def log_comparison(self, comparison: Comparison, html: str) -> list[str]:
         """Log a comparison of two runs, with its HTML report."""
+
+    def log_report(
+        self,
+        kind: str,
+        name: str,
+        metrics: Mapping[str, float],
+        graders: Sequence[str],
+        html: str,
+        data: Mapping[str, Any],
+    ) -> list[str]:
+        """Log figures about a run (``kind``: ``"agreement"``) as a tracker run of their own.
+
+        ``metrics`` are named ``<kind>/<grader>/...`` for the ``graders`` given; ``html``
+        is the report page and ``data`` its JSON form.
+        """
 
 
 def eval_tracker(name: str, folder: Path) -> EvalTracker:
@@ -96,6 +111,7 @@ def comparison_metrics(comparison: Comparison) -> dict[str, float]:
             "ci_high",
             "p_value",
             "p_value_holm",
+            "detectable",
         ):
             value = getattr(result, name)
             if value == value:  # not NaN

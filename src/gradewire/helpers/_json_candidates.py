@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["candidates", "collect", "strip_reasoning"]
+__all__ = ["candidates", "collect", "holds_tags_or_fences", "strip_reasoning"]
 
 # Caps per candidate source; they sum to the ~32 candidates tried at most, which bounds the
 # work on inputs full of brackets or fences.
@@ -32,6 +32,11 @@ _STRUCTURAL = re.compile(r'[\[\]{}"]')
 # The rest of a string after its opening quote. It always matches (at worst up to the end of
 # the text, `end` then unset), so scanning never backtracks into quadratic time.
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*(?:(?P<end>")|\\?\Z)', re.DOTALL)
+
+
+def holds_tags_or_fences(text: str) -> bool:
+    """Whether ``text`` has a reasoning tag or a fence run: else its first candidate is it all."""
+    return _THINK_TAG.search(text) is not None or _FENCE_RUN.search(text) is not None
 
 
 def strip_reasoning(text: str) -> tuple[str, bool]:

@@ -53,7 +53,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, PydanticUserError, RootModel, ValidationError
 
 from gradewire.core._errors import InvalidTypeError, OutputParserException
-from gradewire.helpers._json_candidates import collect, strip_reasoning
+from gradewire.helpers._json_candidates import collect, holds_tags_or_fences, strip_reasoning
 from gradewire.helpers._json_repair import FAILED, loads, python_literal, repairs
 
 __all__ = ["pydantic_parse"]
@@ -107,6 +107,13 @@ def pydantic_parse(text: str, model: type[M]) -> M:
         Verdict(label='B', score=7)
     """
     _check_arguments(text, model)
+    if not holds_tags_or_fences(text):
+        # No reasoning and no fences: the whole text is the first candidate, and an answer
+        # that validates as it stands (what a server constraining the output sends) is
+        # found without scanning for the others.
+        found = _Search(model, text).try_json(text.strip(), record_parse_error=False)
+        if found is not None:
+            return found
     answer, reasoning_only = strip_reasoning(text)
     search = _Search(model, text)
     candidates = collect(answer)

@@ -3,8 +3,10 @@
 A judge builds a prompt from a sample (the material fenced into tagged sections), asks a
 `gradewire.models.ChatModel` for a structured reply (`complete_structured`), turns it into a
 `Grade` and logs the tokens and calls it took. `JudgeGrader` is the base to write one;
-the binary, range, rubric and RAG judges are built on it. Every judge takes the settings of
-`JudgeSettings`. Imports `core`, `helpers` and `models`; each name is imported when first
+the binary, range, rubric and RAG judges are built on it. `JudgePanel` folds several
+judges' verdicts into one grade; `PairwiseJudgeGrader` says which of two completions is
+better, in both orders when asked. Every judge takes the settings of
+`JudgeSettings`. Imports `core`, `helpers`, `models` and `stats`; each name is imported when first
 used.
 """
 
@@ -17,7 +19,9 @@ if TYPE_CHECKING:
     from gradewire.judges._judge_base import JudgeGrader
     from gradewire.judges._judge_context import JudgedSample
     from gradewire.judges._judge_logs import FailedJudgeLog, SuccessJudgeLog
+    from gradewire.judges._judge_panel import JudgePanel
     from gradewire.judges._judge_settings import JudgeSettings
+    from gradewire.judges._pairwise_judge import PairwiseJudgeGrader, pair
     from gradewire.judges._rag_judges import (
         AnswerRelevancyGrader,
         ContextRelevancyGrader,
@@ -34,12 +38,15 @@ __all__ = [
     "FailedJudgeLog",
     "FaithfulnessGrader",
     "JudgeGrader",
+    "JudgePanel",
     "JudgeSettings",
     "JudgeShot",
     "JudgedSample",
+    "PairwiseJudgeGrader",
     "RangeJudgeGrader",
     "RubricJudgeGrader",
     "SuccessJudgeLog",
+    "pair",
 ]
 
 _TO_MODELS = (
@@ -62,7 +69,9 @@ if not TYPE_CHECKING:
             "._judge_base": ["JudgeGrader"],
             "._judge_context": ["JudgedSample"],
             "._judge_logs": ["FailedJudgeLog", "SuccessJudgeLog"],
+            "._judge_panel": ["JudgePanel"],
             "._judge_settings": ["JudgeSettings"],
+            "._pairwise_judge": ["PairwiseJudgeGrader", "pair"],
             "._rag_judges": [
                 "AnswerRelevancyGrader",
                 "ContextRelevancyGrader",

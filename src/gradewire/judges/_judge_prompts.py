@@ -18,6 +18,7 @@ __all__ = [
     "binary_prompt",
     "claims_prompt",
     "context_relevancy_prompt",
+    "pairwise_prompt",
     "range_prompt",
     "rubric_prompt",
     "statements_prompt",
@@ -99,6 +100,25 @@ def range_prompt(sample: JudgedSample, criteria: str, low: int, high: int) -> st
         "object and the score last.\n"
         f'Reply as: {{"reasoning": "<your reasoning>", "score": <a whole number from {low} to '
         f"{high}>}}",
+    )
+
+
+def pairwise_prompt(sample: JudgedSample, criteria: str, first: str, second: str) -> str:
+    """Ask which of two answers to the same conversation is better: A, B or TIE."""
+    return _join(
+        "Two assistants answered the same conversation. Decide which answer better meets the "
+        "criterion below. The order of the answers is arbitrary and says nothing about their "
+        "quality; neither does their length.",
+        section("criterion", criteria),
+        *sample.context_sections(),
+        section("answer", first or "(empty answer)", id="A"),
+        section("answer", second or "(empty answer)", id="B"),
+        "Verdicts:\n"
+        "- A: answer A is better.\n"
+        "- B: answer B is better.\n"
+        "- TIE: they are equally good (or equally bad).\n"
+        + _REASONING_FIRST
+        + '\nReply as: {"reasoning": "<your reasoning>", "verdict": "A" | "B" | "TIE"}',
     )
 
 

@@ -18,10 +18,13 @@ endpoint's dialect decides which request fields carry it:
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.models._response_format import ReadOnlyDict, canonical_json
 
 __all__ = [
     "AUTO_ORDER",
@@ -30,6 +33,7 @@ __all__ = [
     "apply_dialect",
     "dialect_parameters",
     "next_dialect",
+    "strict_response_format",
     "structured_output_setting",
     "without_keywords",
 ]
@@ -52,6 +56,8 @@ _PARAMETERS: dict[str, tuple[str, ...]] = {
     "guided_json": ("guided_json",),
     "prompt": (),
 }
+# Distinct schemas whose strict form is kept; a process seldom sends more than a few.
+_MEMO_SIZE = 256
 # JSON-schema keywords OpenAI's strict mode refuses; grammar engines honour them.
 STRICT_REFUSED = frozenset(
     {
@@ -101,17 +107,50 @@ def apply_dialect(
         if dialect != "prompt":
             payload["response_format"] = response_format
         return
+    if dialect == "json_schema":
+        payload["response_format"] = strict_response_format(response_format)
+        return
     spec = response_format.get("json_schema")
     schema = spec.get("schema") if isinstance(spec, Mapping) else None
-    if dialect == "json_schema":
-        payload["response_format"] = {
-            **response_format,
-            "json_schema": {**spec, "schema": without_keywords(schema, STRICT_REFUSED)},  # type: ignore[dict-item]
-        }
-    elif dialect == "json_object_schema":
+    if dialect == "json_object_schema":
         payload["response_format"] = {"type": "json_object", "schema": schema}
     elif dialect == "guided_json":
         payload["guided_json"] = schema
+
+
+def strict_response_format(response_format: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A JSON-schema ``response_format`` without the keywords strict mode refuses.
+
+    Made once per distinct format, keyed by its canonical JSON: a dict changed between calls
+    is a new format, and equal formats in different objects share one result. A
+    `ReadOnlyDict` (a response model's format) brings its canonical JSON along, so its key
+    costs nothing. The result is shared: it goes into request bodies and nowhere else, and
+    must not be changed (a plain dict, as ``json`` encodes those fastest).
+    """
+    key = getattr(response_format, "canonical", None)
+    if not isinstance(response_format, ReadOnlyDict) or not isinstance(key, str):
+        try:
+            key = canonical_json(response_format)
+        except (TypeError, ValueError):
+            # Not JSON (a set, keys of mixed types...): the request's encoding says so.
+            return _strict_format(response_format)
+    return _strict_from_json(key)
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _strict_from_json(text: str) -> Mapping[str, Any]:
+    return _strict_format(json.loads(text))
+
+
+def _strict_format(response_format: Mapping[str, Any]) -> dict[str, Any]:
+    spec = response_format.get("json_schema")
+    if not isinstance(spec, Mapping):
+        raise InvalidTypeError(
+            "a response_format of type 'json_schema' needs a 'json_schema' object "
+            f"({{'name': ..., 'schema': {{...}}}}), not {spec!r}"
+        )
+    schema = without_keywords(spec.get("schema"), STRICT_REFUSED)
+    return {**response_format, "json_schema": {**spec, "schema": schema}}
 
 
 def without_keywords(node: Any, keywords: frozenset[str]) -> Any:

@@ -30,7 +30,7 @@ from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel,
 from gradewire.models._model_settings import StructuredSettings, call_setting, check_settings
 from gradewire.models._negotiation import StructuredOutputRefusedError
 from gradewire.models._response_format import json_schema_response_format
-from gradewire.models._structured_prompt import format_instruction, repair_request, with_instruction
+from gradewire.models._structured_prompt import instruction_for, repair_request, with_instruction
 from gradewire.models._truncated import TruncatedOutputError
 
 __all__ = [
@@ -143,7 +143,7 @@ async def structured_call(
         if max_tokens is None:
             max_tokens = DEFAULT_MAX_TOKENS
     response_format = json_schema_response_format(schema)
-    instruction = format_instruction(schema.model_json_schema())
+    instruction = instruction_for(schema)
     dialect = _dialect(model)
     prompt_mode = response_format is None or dialect == "prompt"
     calls: list[ChatCompletion] = []

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from gradewire.models._answer_example import answer_example, enum_notes
 from gradewire.models._chat_model import ChatMessage
 
-__all__ = ["format_instruction", "repair_request", "with_instruction"]
+__all__ = ["format_instruction", "instruction_for", "repair_request", "with_instruction"]
+
+# Response model classes whose instructions are kept; a process seldom has more than a few.
+_MEMO_SIZE = 256
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def instruction_for(schema: type[BaseModel]) -> str:
+    """`format_instruction` for a response model, made once per class.
+
+    pydantic builds the JSON schema afresh on every ``model_json_schema()`` call, which
+    would cost more than the rest of a judge call's own work.
+    """
+    return format_instruction(schema.model_json_schema())
+
 
 # The start of the rejected reply shown back to the model: enough to see what it wrote.
 _SHOWN_REPLY_CHARS = 2000

@@ -12,7 +12,9 @@ from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
 from gradewire.judges._rag_judges import (
     AnswerRelevancyGrader,
     ContextRelevancyGrader,
@@ -32,6 +34,8 @@ from gradewire.specs._grader_specs import (
     JudgeDefaults,
     JudgeModelSpec,
     OpenAIDefaults,
+    PairwiseJudgeSpec,
+    PanelSpec,
     PrebuiltJudgeSpec,
     RangeJudgeSpec,
     RubricItemSpec,
@@ -42,7 +46,9 @@ from gradewire.tools._endpoint_grader import EndpointGrader
 
 __all__ = ["Builder", "code_specs", "openai_connection", "refuse_code", "resolve"]
 
-_JudgeSpec = BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec
+_JudgeSpec = (
+    BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
+)
 # What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
@@ -60,6 +66,8 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     """The spec with the ``[judge]`` defaults merged into every judge model, recursively."""
     if isinstance(spec, CombinedSpec):
         return spec.model_copy(update={"graders": [resolve(g, defaults) for g in spec.graders]})
+    if isinstance(spec, PanelSpec):
+        return spec.model_copy(update={"judges": [resolve(g, defaults) for g in spec.judges]})
     if not isinstance(spec, _JudgeSpec):
         return spec
     model = spec.judge_model
@@ -186,6 +194,15 @@ class Builder:
                 on_error=spec.on_error,
                 **_tables(spec),
             )
+        if isinstance(spec, PanelSpec):
+            return JudgePanel(
+                spec.key,
+                [self.build(sub) for sub in spec.judges],
+                aggregate=spec.aggregate,
+                quorum=spec.quorum,
+                tie_break=spec.tie_break,
+                **_tables(spec),
+            )
         raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")
 
     def _judge(self, spec: _JudgeSpec) -> BaseGrader:
@@ -198,6 +215,16 @@ class Builder:
             return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
         if isinstance(spec, PrebuiltJudgeSpec):
             return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
+        if isinstance(spec, PairwiseJudgeSpec):
+            return PairwiseJudgeGrader(
+                spec.key,
+                model,
+                spec.criteria,
+                swap=spec.swap,
+                seed=spec.seed,
+                other_key=spec.other_key,
+                **common,
+            )
         if isinstance(spec, RubricJudgeSpec):
             criteria = [_criterion(c) for c in spec.criteria]
             return RubricJudgeGrader(spec.key, model, criteria, **common)

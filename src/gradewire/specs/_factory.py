@@ -60,11 +60,11 @@ def build_grader(
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
-            ``range_judge``, ``external_endpoint``, ``bash``, ``custom``, ``combined``), a
-            ``key`` and that type's fields; `grader.spec` of a built grader works too. An
-            OpenAI grader object (``string_check``, ..., ``multi``) is built by
-            `gradewire.openai_grader`, its model graders reaching ``judge_defaults``'s
-            ``base_url``.
+            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
+            ``combined``, ``panel``), a ``key`` and that type's fields; `grader.spec` of a
+            built grader works too. An OpenAI grader object (``string_check``, ...,
+            ``multi``) is built by `gradewire.openai_grader`, its model graders reaching
+            ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
         trust_code: Build ``custom`` and ``bash`` specs (anywhere in a ``combined`` one).

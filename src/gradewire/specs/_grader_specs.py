@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.models._model_settings import ModelSettings
@@ -27,6 +27,8 @@ __all__ = [
     "JudgeDefaults",
     "JudgeModelSpec",
     "OpenAIDefaults",
+    "PairwiseJudgeSpec",
+    "PanelSpec",
     "PrebuiltJudgeSpec",
     "RangeJudgeSpec",
     "RubricItemSpec",
@@ -136,6 +138,24 @@ class _Judge(_Base, _JudgeSettingsFields):
     def _model_name(cls, value: object) -> object:
         return {"model": value} if isinstance(value, str) else value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _model_shorthand(cls, data: object) -> object:
+        # ``model = "..."`` and ``base_url = "..."`` beside the judge's other fields are
+        # short for ``judge_model = {model = "...", base_url = "..."}``.
+        if not isinstance(data, dict) or not {"model", "base_url"} & set(data):
+            return data
+        if data.get("judge_model") is not None:
+            raise ValueError(
+                "give the judge model once: either judge_model = {model, base_url, ...} or "
+                "model = ... (and base_url = ...), not both"
+            )
+        fields = dict(data)
+        model = {name: fields.pop(name) for name in ("model", "base_url") if name in fields}
+        if "model" not in model:
+            raise ValueError("base_url needs model = ... beside it (or a judge_model table)")
+        return {**fields, "judge_model": model}
+
 
 class BinaryJudgeSpec(_Judge):
     """``binary_judge``: PASS/FAIL against a natural-language criterion (Adaptive's AI judge)."""
@@ -180,6 +200,16 @@ class RubricJudgeSpec(_Judge):
     type: Literal["rubric_judge"]
     # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
     criteria: list[str | tuple[str, float] | RubricItemSpec] = Field(min_length=1)
+
+
+class PairwiseJudgeSpec(_Judge):
+    """``pairwise_judge``: which of two completions is better (`PairwiseJudgeGrader`)."""
+
+    type: Literal["pairwise_judge"]
+    criteria: str = Field(min_length=1)
+    swap: bool = False
+    seed: int = 0
+    other_key: str = Field(default="other_completion", min_length=1)
 
 
 class RangeJudgeSpec(_Judge):
@@ -259,16 +289,29 @@ class CombinedSpec(_Base):
     on_error: Literal["raise", "skip", "zero", "fail"] = "raise"
 
 
+class PanelSpec(_Base):
+    """``panel``: several judges' verdicts folded into one grade (`JudgePanel`)."""
+
+    type: Literal["panel"]
+    judges: list[GraderSpec] = Field(min_length=2)
+    aggregate: Literal["majority", "mean", "median", "min", "max"] = "majority"
+    # None: a strict majority of the panel.
+    quorum: int | None = Field(default=None, ge=1)
+    tie_break: Literal["abstain", "low", "high", "mean"] = "abstain"
+
+
 GraderSpec = Annotated[
     Union[  # noqa: UP007 - pydantic reads the union at runtime on Python 3.10 too
         BinaryJudgeSpec,
         PrebuiltJudgeSpec,
         RubricJudgeSpec,
         RangeJudgeSpec,
+        PairwiseJudgeSpec,
         ExternalEndpointSpec,
         BashSpec,
         CustomSpec,
         CombinedSpec,
+        PanelSpec,
     ],
     Field(discriminator="type"),
 ]
@@ -279,13 +322,16 @@ SPEC_TYPES: dict[str, type[BaseModel]] = {
     "prebuilt_judge": PrebuiltJudgeSpec,
     "rubric_judge": RubricJudgeSpec,
     "range_judge": RangeJudgeSpec,
+    "pairwise_judge": PairwiseJudgeSpec,
     "external_endpoint": ExternalEndpointSpec,
     "bash": BashSpec,
     "custom": CustomSpec,
     "combined": CombinedSpec,
+    "panel": PanelSpec,
 }
 
 CombinedSpec.model_rebuild()
+PanelSpec.model_rebuild()
 
 
 class GraderFileSpec(_Strict):

@@ -192,7 +192,7 @@ class Agreement:
             )
             note = self.notes.get(name) or self.notes.get(f"{name}_ci") or ""
             rows.append(
-                f"<tr><th style='text-align:left' title='{cell_html(LEGEND[name])}'>"
+                f"<tr><th align='left' title='{cell_html(LEGEND[name])}'>"
                 f"{cell_html(LABELS[name])}</th><td>{format_number(value)}</td>"
                 f"<td>{interval}</td><td>{cell_html(note)}</td></tr>"
             )

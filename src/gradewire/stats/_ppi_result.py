@@ -155,7 +155,7 @@ class PPIInterval:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><th style='text-align:left'>{cell_html(name)}</th>"
+            f"<tr><th align='left'>{cell_html(name)}</th>"
             f"<td>{format_number(estimate)}</td>"
             f"<td>[{format_number(low)}, {format_number(high)}]</td>"
             f"<td>{cell_html(over)}</td></tr>"

@@ -209,6 +209,22 @@ class MlflowEvalTracker:
             self._experiment(MlflowClient(self.tracking_uri))
             return self._log_comparison(comparison, html)
 
+    def log_report(
+        self,
+        kind: str,
+        name: str,
+        metrics: Mapping[str, float],
+        graders: Sequence[str],
+        html: str,
+        data: Mapping[str, Any],
+    ) -> list[str]:
+        """Log figures about a run (an agreement) as an MLflow run: metrics and the page."""
+        from mlflow import MlflowClient
+
+        with _fluent(self.tracking_uri):
+            self._experiment(MlflowClient(self.tracking_uri))
+            return _log_report(self, kind, name, metrics, graders, html, data)
+
     def _log_comparison(self, comparison: Any, html: str) -> list[str]:
         import mlflow
 
@@ -229,6 +245,25 @@ class MlflowEvalTracker:
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
         return [f"MLflow: comparison logged as run {active.info.run_id} at {self.tracking_uri}"]
+
+
+def _log_report(
+    tracker: MlflowEvalTracker,
+    kind: str,
+    name: str,
+    metrics: Mapping[str, float],
+    graders: Sequence[str],
+    html: str,
+    data: Mapping[str, Any],
+) -> list[str]:
+    import mlflow
+
+    with mlflow.start_run(run_name=name[:250]) as active:
+        mlflow.set_tag("gradewire.report", kind)
+        mlflow.log_metrics(metric_names(metrics, graders, prefix=f"{kind}/"))
+        mlflow.log_text(html, f"gradewire/{kind}.html")
+        mlflow.log_dict(dict(data), f"gradewire/{kind}.json")
+    return [f"MLflow: {kind} logged as run {active.info.run_id} at {tracker.tracking_uri}"]
 
 
 def metric_names(

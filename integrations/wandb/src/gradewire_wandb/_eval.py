@@ -12,7 +12,7 @@ table holds the first 10,000 samples and the summary says how many were left out
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,25 @@ class WandbEvalTracker:
         finally:
             active.finish()
         return [f"W&B: comparison logged to run {active.id}"]
+
+    def log_report(
+        self,
+        kind: str,
+        name: str,
+        metrics: Mapping[str, float],
+        graders: Sequence[str],
+        html: str,
+        data: Mapping[str, Any],
+    ) -> list[str]:
+        """Log figures about a run (an agreement) as a W&B run: summary and the page."""
+        del graders  # W&B takes any metric name
+        active = self._init(name, {"report": kind})
+        try:
+            active.log({f"{kind}/report": self._wandb.Html(html, inject=False)})
+            active.summary.update(dict(metrics))
+        finally:
+            active.finish()
+        return [f"W&B: {kind} logged to run {active.id}"]
 
 
 def eval_tracker(folder: Path) -> WandbEvalTracker:
