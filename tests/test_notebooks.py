@@ -8,6 +8,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+# Each notebook starts a kernel of its own: out of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 

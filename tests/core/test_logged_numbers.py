@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from gradewire import BaseGrader, Grade, LogState, StringThread
 from gradewire.core import Stats
 
+# 10,000 examples a property: out of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 MANY = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
 
 
