@@ -106,7 +106,7 @@ def stalls_on_a_worker_node(fn: Fn, marker: Path, head: str, from_answer: int) -
 
 def records_batches(fn: Fn, log: Path, every: int) -> Fn:
     """``fn``, also appending ``ANSWER NODE`` to ``log`` for rows whose answer is a
-    multiple of ``every`` (the first row of each batch): where every attempt ran."""
+    multiple of ``every`` (every row with 1), before grading it: where every attempt ran."""
 
     def recording(sample: gw.StringThread) -> Any:
         answer = sample.metadata["answer"]
