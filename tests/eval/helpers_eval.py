@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gradewire import StringThread
 from gradewire.eval import GradeOutcome, load_run
-from gradewire.eval._run_folder import CONFIG, ResultsWriter, write_json
+from gradewire.eval.runs._folder import CONFIG, ResultsWriter, write_json
 
 
 def make_run(

@@ -3,9 +3,9 @@ import pytest
 from helpers_eval import make_run
 from scipy import stats
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._comparison import holm
-from gradewire.eval._paired_difference import BINARY, BOOTSTRAP, BOOTSTRAP_CLUSTERED
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.comparing._paired_difference import BINARY, BOOTSTRAP, BOOTSTRAP_CLUSTERED
+from gradewire.eval.comparing._results import holm
 
 
 def _continuous(tmp_path, shift, n=300, seed=0):

@@ -8,9 +8,9 @@ from helpers_eval import make_run
 from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._paired_binary import clustered_mcnemar, mcnemar_tango
-from gradewire.eval._paired_difference import (
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.comparing._paired_binary import clustered_mcnemar, mcnemar_tango
+from gradewire.eval.comparing._paired_difference import (
     BINARY,
     BINARY_CLUSTERED,
     BOOTSTRAP,

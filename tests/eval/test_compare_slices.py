@@ -10,9 +10,9 @@ from helpers_eval import make_run
 from test_eval_cli import run
 from test_terminal import ATTACK, assert_inert
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._compare_report import render_comparison
-from gradewire.eval._paired_difference import paired_difference
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.comparing._paired_difference import paired_difference
+from gradewire.eval.reporting._compare_page import render_comparison
 
 
 def _runs(tmp_path, topics=None):

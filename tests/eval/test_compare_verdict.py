@@ -12,9 +12,9 @@ from helpers_eval import make_run
 from test_eval_cli import run
 from test_terminal import ATTACK, assert_inert
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._compare_report import render_comparison
-from gradewire.eval._verdict import EXPLANATIONS, format_p
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.comparing._verdict import EXPLANATIONS, format_p
+from gradewire.eval.reporting._compare_page import render_comparison
 
 
 def _binary(gained, lost, n):

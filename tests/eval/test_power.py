@@ -13,9 +13,9 @@ from statsmodels.stats.power import NormalIndPower, TTestPower
 from test_eval_cli import run
 
 from gradewire import InvalidInputError
-from gradewire.eval._paired_binary import mcnemar_tango
-from gradewire.eval._planning import plan_comparison
-from gradewire.eval._power import (
+from gradewire.eval.comparing._paired_binary import mcnemar_tango
+from gradewire.eval.comparing._planning import plan_comparison
+from gradewire.eval.comparing._power import (
     minimum_detectable_difference,
     paired_t_power,
     plan_from_pilot,

@@ -14,9 +14,9 @@ import pytest
 from helpers_eval import make_run
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._compare_report import render_comparison
-from gradewire.eval._report import write_report
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.reporting._compare_page import render_comparison
+from gradewire.eval.reporting._eval_report import write_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium as root, with no network reachable: no sandbox, no background connections.
@@ -154,7 +154,7 @@ def test_comparison_report_draws_intervals(browser, tmp_path):
 
 
 def test_the_agreement_page_shows_untrusted_text_as_text(browser, tmp_path):
-    from gradewire.eval._run_agreement import run_agreement, write_agreement_page
+    from gradewire.eval.auditing._run_agreement import run_agreement, write_agreement_page
 
     ids = [f"s{i}" for i in range(6)] + [PAYLOAD]
     run = make_run(tmp_path, {"judge": [1, 0, 1, 1, 0, 1, 1]}, ids=ids, completions=[PAYLOAD] * 7)

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from gradewire import InvalidInputError
 from gradewire.cli import main
-from gradewire.eval._run_agreement import read_labels, run_agreement
+from gradewire.eval.auditing._run_agreement import read_labels, run_agreement
 from gradewire.sinks import read_jsonl
 
 RNG = np.random.default_rng(7)

@@ -191,7 +191,7 @@ def test_a_second_eval_into_a_busy_folder_is_refused_and_nothing_is_graded_twice
 
 
 def test_the_lock_in_one_process_and_after_a_kill(tmp_path: Path) -> None:
-    from gradewire.eval._run_folder import LOCK, claim_run_folder
+    from gradewire.eval.runs._folder import LOCK, claim_run_folder
 
     folder = tmp_path / "run"
     with claim_run_folder(folder):
@@ -209,7 +209,7 @@ def test_the_lock_in_one_process_and_after_a_kill(tmp_path: Path) -> None:
 def test_atomic_writes_from_two_processes_never_collide(tmp_path: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from gradewire.eval._run_folder import write_json\n"
+        "from gradewire.eval.runs._folder import write_json\n"
         "for i in range(400):\n"
         "    write_json(Path(sys.argv[1]) / 'config.json', {'writer': sys.argv[2], 'i': i})\n"
     )

@@ -5,7 +5,7 @@ import pytest
 from helpers_eval import make_run
 from scipy import stats
 
-from gradewire.eval._statistics import clustered_stderr, t_interval
+from gradewire.eval.runs._statistics import clustered_stderr, t_interval
 
 
 def test_summary_mean_stderr_and_t_interval(tmp_path):

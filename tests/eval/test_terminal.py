@@ -14,7 +14,7 @@ import pytest
 from helpers_eval import make_run, write_rows
 from test_eval_cli import grader_file, run
 
-from gradewire.eval._terminal import terminal_safe
+from gradewire.eval.reporting._terminal import terminal_safe
 
 ATTACK = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202egnp.exe\x9b1m\r"
 RAW = ("\x1b", "\x07", "\u202e", "\x9b", "\r")

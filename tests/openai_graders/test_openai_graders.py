@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import gradewire as gw
-from gradewire.eval._samples import MESSAGE_FIELDS as EVAL_MESSAGE_FIELDS
+from gradewire.eval.runs._samples import MESSAGE_FIELDS as EVAL_MESSAGE_FIELDS
 from gradewire.openai import (
     FormulaError,
     OpenAIGraderError,

@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from gradewire.eval._trackers import EVAL_SOURCES
+from gradewire.eval.runs._sources import EVAL_SOURCES
 
 READER = "gradewire_inspect._log_source:read_inspect_log"
 

@@ -213,7 +213,7 @@ def test_an_inspect_log_as_a_run(two_logs: tuple[Path, Path]) -> None:
     ]
     assert q1.metadata == {"topic": "odd", "target": "2", "inspect_id": "q1", "epoch": 1}
     # The prompt hash compare checks is gradewire's own over the same turns.
-    from gradewire.eval._samples import prompt_hash
+    from gradewire.eval.runs._samples import prompt_hash
 
     assert q1.prompt_hash == prompt_hash([{"role": "user", "content": "What is 1 + 1?"}])
     correct_q1 = run_a.outcome(q1, "correct")

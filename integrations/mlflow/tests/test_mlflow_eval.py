@@ -15,7 +15,7 @@ from mlflow import MlflowClient
 
 import gradewire as gw
 from gradewire.eval import load_run, run_eval
-from gradewire.eval._compare import compare_runs
+from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire_mlflow._eval import SAMPLE_TAG, MlflowEvalTracker
 from gradewire_mlflow._eval_source import read_mlflow_run
 
@@ -331,7 +331,7 @@ async def test_a_logged_run_carries_the_hashes_compare_checks(tmp_path, mlflow_s
 
 
 def test_agreement_is_logged_as_its_own_run(tmp_path, mlflow_server, experiment):
-    from gradewire.eval._run_agreement import run_agreement
+    from gradewire.eval.auditing._run_agreement import run_agreement
 
     out = tmp_path / "run"
     data = write_data(tmp_path / "d.jsonl", 8)

@@ -9,7 +9,7 @@ import pytest
 
 import gradewire as gw
 from gradewire.eval import run_eval
-from gradewire.eval._compare import compare_runs
+from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire_wandb._eval import TABLE_KEY, WandbEvalTracker
 from wandb_reader import read_run, run_dirs
 
@@ -78,7 +78,7 @@ async def test_ordinary_grader_keys_keep_their_names(tmp_path: Path):
 
 
 async def test_agreement_is_logged_as_its_own_run(tmp_path: Path):
-    from gradewire.eval._run_agreement import run_agreement
+    from gradewire.eval.auditing._run_agreement import run_agreement
 
     data = tmp_path / "d.jsonl"
     rows = [{"id": f"q{i}", "prompt": "p", "completion": str(i % 2)} for i in range(10)]

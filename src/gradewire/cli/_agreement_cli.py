@@ -62,8 +62,12 @@ def run_agreement_command(args: argparse.Namespace) -> int:
     """Run ``gradewire agreement``; returns the exit code."""
     from gradewire.cli._compare_cli import _load
     from gradewire.cli._eval_cli import sinks_for
-    from gradewire.eval._run_agreement import read_labels, run_agreement, write_agreement_page
-    from gradewire.eval._terminal import terminal_safe
+    from gradewire.eval.auditing._run_agreement import (
+        read_labels,
+        run_agreement,
+        write_agreement_page,
+    )
+    from gradewire.eval.reporting._terminal import terminal_safe
 
     try:
         if args.resamples < 0:

@@ -50,7 +50,7 @@ def add_audit_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 def run_audit_command(args: argparse.Namespace) -> int:
     """Run ``gradewire audit``; returns the exit code."""
-    from gradewire.eval._terminal import terminal_safe
+    from gradewire.eval.reporting._terminal import terminal_safe
 
     try:
         if args.concurrency < 1:

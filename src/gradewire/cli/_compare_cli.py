@@ -113,7 +113,7 @@ def _judged(args: argparse.Namespace, run_a: Any, run_b: Any) -> list[Any]:
     """Each pairwise judge of ``--judge`` on the runs' pairs."""
     import asyncio
 
-    from gradewire.eval._judged_pairs import judge_runs
+    from gradewire.eval.comparing._judged_pairs import judge_runs
     from gradewire.judges import PairwiseJudgeGrader
     from gradewire.specs import load_graders
 
@@ -144,7 +144,7 @@ def _judged(args: argparse.Namespace, run_a: Any, run_b: Any) -> list[Any]:
 
 def _paired_ppi(args: argparse.Namespace, run_a: Any, run_b: Any) -> Any:
     """The labels-corrected difference B - A of ``--labels-a``/``--labels-b``, or None."""
-    from gradewire.eval._run_agreement import read_labels
+    from gradewire.eval.auditing._run_agreement import read_labels
     from gradewire.stats import ppi_mean_difference
 
     given = (args.labels_a is not None, args.labels_b is not None)
@@ -194,10 +194,10 @@ def _shared_cluster_key(run_a: Any, run_b: Any) -> str | None:
 def run_compare_command(args: argparse.Namespace) -> int:
     """Run ``gradewire compare``; returns the exit code."""
     from gradewire.cli._eval_cli import sinks_for
-    from gradewire.eval._compare import compare_runs
-    from gradewire.eval._compare_report import render_comparison
-    from gradewire.eval._terminal import terminal_safe
-    from gradewire.eval._trackers import log_comparison_to_sink
+    from gradewire.eval.comparing._compare_runs import compare_runs
+    from gradewire.eval.reporting._compare_page import render_comparison
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.eval.reporting._trackers import log_comparison_to_sink
 
     try:
         jsonl = _jsonl_path(args.html) if "jsonl" in args.sink else None
@@ -350,9 +350,9 @@ def _f(value: float, digits: int = 4) -> str:
 
 
 def _print(comparison: Any, explain: bool = False) -> None:
-    from gradewire.eval._terminal import terminal_safe as safe
-    from gradewire.eval._verdict import explain as explanations
-    from gradewire.eval._verdict import format_difference
+    from gradewire.eval.comparing._verdict import explain as explanations
+    from gradewire.eval.comparing._verdict import format_difference
+    from gradewire.eval.reporting._terminal import terminal_safe as safe
 
     c = comparison
     print(f"A = {safe(c.run_a)}   B = {safe(c.run_b)}   (differences are B - A)")
@@ -435,7 +435,7 @@ def _print(comparison: Any, explain: bool = False) -> None:
 
 
 def _print_slices(comparison: Any) -> None:
-    from gradewire.eval._terminal import terminal_safe as safe
+    from gradewire.eval.reporting._terminal import terminal_safe as safe
 
     c = comparison
     for g in c.graders:
@@ -468,7 +468,7 @@ def _print_slices(comparison: Any) -> None:
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:
     """Names (ids, grader keys) on one line, control characters escaped, the first few."""
-    from gradewire.eval._terminal import terminal_safe
+    from gradewire.eval.reporting._terminal import terminal_safe
 
     text = ", ".join(terminal_safe(name) for name in names[:shown])
     return text + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")

@@ -166,7 +166,7 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 
 def sinks_for(names: Sequence[str], folder: Path) -> tuple[list[Any], list[Any]]:
     """(eval trackers, plain sinks) for the ``--sink`` names; trackers fail early if missing."""
-    from gradewire.eval._trackers import eval_tracker
+    from gradewire.eval.reporting._trackers import eval_tracker
     from gradewire.sinks import ConsoleSink, JsonlSink, Sink
 
     trackers: list[Any] = []
@@ -204,8 +204,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     complete, and the exit code says so (3).
     """
     from gradewire.eval import RichDisplay, run_eval
-    from gradewire.eval._terminal import terminal_safe
-    from gradewire.eval._trackers import log_run_to_sink
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.eval.reporting._trackers import log_run_to_sink
     from gradewire.specs import load_graders
 
     out: Path = args.out or Path("gradewire-eval") / (args.data.stem or "run")
@@ -299,7 +299,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any] | None:
     """The grader ``--labels`` are of, and the labels (read before anything is graded)."""
-    from gradewire.eval._run_agreement import read_labels
+    from gradewire.eval.auditing._run_agreement import read_labels
 
     if args.labels is None:
         if args.labels_grader is not None:
@@ -323,7 +323,7 @@ def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any]
 
 def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> None:
     """The judged mean corrected by the labels, beside the judge-only interval."""
-    from gradewire.eval._terminal import terminal_safe
+    from gradewire.eval.reporting._terminal import terminal_safe
     from gradewire.stats import ppi_mean_interval
 
     given = {k: v for k, v in labels.items() if v is not None}
@@ -343,7 +343,7 @@ def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> None:
 
 def _engine(args: argparse.Namespace) -> Any:
     """The grading engine of ``--engine`` (None: this process)."""
-    from gradewire.eval._engines import eval_engine
+    from gradewire.eval.grading._engines import eval_engine
 
     if args.engine == "local":
         if args.ray_address is not None:
@@ -374,7 +374,7 @@ def _log_handler(display: Any) -> logging.Handler:
 
     A warning can quote a failing sample's text, or a judge's error text.
     """
-    from gradewire.eval._terminal import TerminalSafeFormatter
+    from gradewire.eval.reporting._terminal import TerminalSafeFormatter
 
     handler: logging.Handler
     if display is None:
@@ -392,7 +392,7 @@ def _log_handler(display: Any) -> logging.Handler:
 
 
 def _print_summary(result: Any) -> None:
-    from gradewire.eval._terminal import terminal_safe
+    from gradewire.eval.reporting._terminal import terminal_safe
 
     # Timeouts are among the errors; their column shows when there is one.
     timeouts = any(s.timeouts for s in result.summaries)

@@ -45,8 +45,8 @@ def add_power_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 def run_power_command(args: argparse.Namespace) -> int:
     """Run ``gradewire power``; returns the exit code."""
     from gradewire.eval import load_run
-    from gradewire.eval._planning import plan_comparison
-    from gradewire.eval._terminal import terminal_safe as safe
+    from gradewire.eval.comparing._planning import plan_comparison
+    from gradewire.eval.reporting._terminal import terminal_safe as safe
 
     try:
         plans = plan_comparison(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
-    from gradewire.eval._audit import (
+    from gradewire.eval.auditing._judge_audits import (
         LengthAudit,
         PositionAudit,
         RetestAudit,
@@ -27,28 +27,28 @@ if TYPE_CHECKING:
         audit_position,
         audit_retest,
     )
-    from gradewire.eval._bootstrap import BootstrapInterval, paired_bootstrap
-    from gradewire.eval._compare import MismatchedRunsError, compare_runs
-    from gradewire.eval._compare_report import render_comparison
-    from gradewire.eval._comparison import (
+    from gradewire.eval.comparing._bootstrap import BootstrapInterval, paired_bootstrap
+    from gradewire.eval.comparing._compare_runs import MismatchedRunsError, compare_runs
+    from gradewire.eval.comparing._judged_pairs import JudgedComparison, judge_runs
+    from gradewire.eval.comparing._results import (
         ChangedSample,
         Comparison,
         GraderComparison,
         SliceComparison,
     )
-    from gradewire.eval._data import load_samples
-    from gradewire.eval._display import RichDisplay
-    from gradewire.eval._engines import GradingEngine, eval_engine
-    from gradewire.eval._eval import EvalResult, run_eval
-    from gradewire.eval._judged_pairs import JudgedComparison, judge_runs
-    from gradewire.eval._open_run import open_run
-    from gradewire.eval._records import GradeOutcome, SampleRecord
-    from gradewire.eval._report import render_report, write_report
-    from gradewire.eval._run import EvalRun, load_run
-    from gradewire.eval._run_folder import RunFolderError
-    from gradewire.eval._runner import EvalDisplay, GradingReport
-    from gradewire.eval._samples import DataError, DataOptions, EvalSample
-    from gradewire.eval._statistics import GraderSummary
+    from gradewire.eval.grading._display import RichDisplay
+    from gradewire.eval.grading._engines import GradingEngine, eval_engine
+    from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport
+    from gradewire.eval.grading._run_eval import EvalResult, run_eval
+    from gradewire.eval.reporting._compare_page import render_comparison
+    from gradewire.eval.reporting._eval_report import render_report, write_report
+    from gradewire.eval.runs._data_files import load_samples
+    from gradewire.eval.runs._eval_run import EvalRun, load_run
+    from gradewire.eval.runs._folder import RunFolderError
+    from gradewire.eval.runs._open_run import open_run
+    from gradewire.eval.runs._records import GradeOutcome, SampleRecord
+    from gradewire.eval.runs._samples import DataError, DataOptions, EvalSample
+    from gradewire.eval.runs._statistics import GraderSummary
 
 __all__ = [
     "BootstrapInterval",
@@ -94,7 +94,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
-            "._audit": [
+            ".auditing._judge_audits": [
                 "LengthAudit",
                 "PositionAudit",
                 "RetestAudit",
@@ -102,22 +102,27 @@ if not TYPE_CHECKING:
                 "audit_position",
                 "audit_retest",
             ],
-            "._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
-            "._compare": ["MismatchedRunsError", "compare_runs"],
-            "._compare_report": ["render_comparison"],
-            "._comparison": ["ChangedSample", "Comparison", "GraderComparison", "SliceComparison"],
-            "._data": ["load_samples"],
-            "._display": ["RichDisplay"],
-            "._engines": ["GradingEngine", "eval_engine"],
-            "._eval": ["EvalResult", "run_eval"],
-            "._judged_pairs": ["JudgedComparison", "judge_runs"],
-            "._open_run": ["open_run"],
-            "._records": ["GradeOutcome", "SampleRecord"],
-            "._report": ["render_report", "write_report"],
-            "._run": ["EvalRun", "load_run"],
-            "._run_folder": ["RunFolderError"],
-            "._runner": ["EvalDisplay", "GradingReport"],
-            "._samples": ["DataError", "DataOptions", "EvalSample"],
-            "._statistics": ["GraderSummary"],
+            ".comparing._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
+            ".comparing._compare_runs": ["MismatchedRunsError", "compare_runs"],
+            ".reporting._compare_page": ["render_comparison"],
+            ".comparing._results": [
+                "ChangedSample",
+                "Comparison",
+                "GraderComparison",
+                "SliceComparison",
+            ],
+            ".runs._data_files": ["load_samples"],
+            ".grading._display": ["RichDisplay"],
+            ".grading._engines": ["GradingEngine", "eval_engine"],
+            ".grading._run_eval": ["EvalResult", "run_eval"],
+            ".comparing._judged_pairs": ["JudgedComparison", "judge_runs"],
+            ".runs._open_run": ["open_run"],
+            ".runs._records": ["GradeOutcome", "SampleRecord"],
+            ".reporting._eval_report": ["render_report", "write_report"],
+            ".runs._eval_run": ["EvalRun", "load_run"],
+            ".runs._folder": ["RunFolderError"],
+            ".grading._grading_loop": ["EvalDisplay", "GradingReport"],
+            ".runs._samples": ["DataError", "DataOptions", "EvalSample"],
+            ".runs._statistics": ["GraderSummary"],
         },
     )

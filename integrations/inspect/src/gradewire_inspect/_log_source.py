@@ -29,7 +29,7 @@ from typing import Any
 
 from gradewire import InvalidInputError, MissingDependencyError
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
-from gradewire.eval._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._samples import canonical_json, prompt_hash
 
 __all__ = ["EPOCH_KEY", "ID_KEY", "read_inspect_log"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from gradewire import MissingDependencyError
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
-from gradewire.eval._run_folder import write_json
+from gradewire.eval.runs._folder import write_json
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 from gradewire_mlflow._traces import (
@@ -266,7 +266,7 @@ class MlflowEvalTracker:
     def _log_comparison(self, comparison: Any, html: str) -> list[str]:
         import mlflow
 
-        from gradewire.eval._trackers import comparison_metrics
+        from gradewire.eval.reporting._trackers import comparison_metrics
 
         name = f"compare {comparison.run_b} vs {comparison.run_a}"
         with mlflow.start_run(run_name=name[:250]) as active:

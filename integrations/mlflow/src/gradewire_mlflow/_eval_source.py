@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
-from gradewire.eval._run_folder import is_run
-from gradewire.eval._samples import prompt_hash
+from gradewire.eval.runs._folder import is_run
+from gradewire.eval.runs._samples import prompt_hash
 from gradewire_mlflow._eval import _fluent
 from gradewire_mlflow._run import default_tracking_uri
 from gradewire_mlflow._traces import INPUT_HASH, PROMPT_HASH, SAMPLE_TAG, SPEC_HASH

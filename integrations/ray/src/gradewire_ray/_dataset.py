@@ -15,7 +15,7 @@ from gradewire.core import LogValue
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.core._sample_tables import sample_tables
 from gradewire.eval import DataOptions
-from gradewire.eval._samples import RowShape
+from gradewire.eval.runs._samples import RowShape
 from gradewire.sinks import TablePolicy
 from gradewire_ray._ray import import_ray, pickle
 from gradewire_ray._rows import STATE_COLUMN, RowToThread, default_row_thread

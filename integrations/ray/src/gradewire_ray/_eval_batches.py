@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradewire import BaseGrader, StringThread
-from gradewire.eval._outcomes import grade_outcome
+from gradewire.eval.grading._outcomes import grade_outcome
 from gradewire_ray._ray import unpickle
 
 __all__ = ["EvalBatches"]

@@ -18,8 +18,8 @@ from typing import Any
 
 from gradewire import BaseGrader, InvalidInputError
 from gradewire.eval import EvalDisplay, EvalSample, GradeOutcome, GradingReport
-from gradewire.eval._run_folder import ResultsWriter
-from gradewire.eval._runner import _on_sigint, start_grading
+from gradewire.eval.grading._grading_loop import _on_sigint, start_grading
+from gradewire.eval.runs._folder import ResultsWriter
 from gradewire_ray._ray import import_ray, pickle, quiet_ray_data, start_ray
 
 __all__ = ["RayEngine", "ray_engine"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire import Grade, IgnoreGradeException, StringThread
-from gradewire.eval._samples import RowShape, sample_from_row
+from gradewire.eval.runs._samples import RowShape, sample_from_row
 
 __all__ = ["STATE_COLUMN", "OutcomeColumns", "RowToThread", "column_names", "default_row_thread"]
 

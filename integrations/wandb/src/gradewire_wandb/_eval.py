@@ -105,7 +105,7 @@ class WandbEvalTracker:
 
     def log_comparison(self, comparison: Any, html: str) -> list[str]:
         """Log a comparison as its own W&B run: the figures in its summary, the report."""
-        from gradewire.eval._trackers import comparison_metrics
+        from gradewire.eval.reporting._trackers import comparison_metrics
 
         active = self._init(
             f"compare {comparison.run_b} vs {comparison.run_a}",

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._scipy import scipy_stats
+from gradewire.eval.runs._scipy import scipy_stats
 
 __all__ = ["ScoreInterval", "clustered_mcnemar", "mcnemar_tango"]
 

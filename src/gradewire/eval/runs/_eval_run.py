@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gradewire.core import InvalidInputError, LogState, MissingDependencyError, Stats, Table
-from gradewire.eval._records import GradeOutcome, SampleRecord
-from gradewire.eval._run_folder import CONFIG, is_run, read_config, read_records
-from gradewire.eval._statistics import GraderSummary, summarize
+from gradewire.eval.runs._folder import CONFIG, is_run, read_config, read_records
+from gradewire.eval.runs._records import GradeOutcome, SampleRecord
+from gradewire.eval.runs._statistics import GraderSummary, summarize
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core import MissingDependencyError
-from gradewire.eval._records import GradeOutcome
-from gradewire.eval._terminal import terminal_safe
+from gradewire.eval.reporting._terminal import terminal_safe
+from gradewire.eval.runs._records import GradeOutcome
 
 __all__ = ["RichDisplay"]
 

@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 
 from gradewire.core import InvalidInputError, MissingDependencyError
-from gradewire.eval._lm_eval_log import is_lm_eval_log, read_lm_eval_run
-from gradewire.eval._run import EvalRun, load_run
-from gradewire.eval._run_folder import CONFIG, is_run, read_config
-from gradewire.eval._trackers import find_run
+from gradewire.eval.runs._eval_run import EvalRun, load_run
+from gradewire.eval.runs._folder import CONFIG, is_run, read_config
+from gradewire.eval.runs._lm_eval_log import is_lm_eval_log, read_lm_eval_run
+from gradewire.eval.runs._sources import find_run
 
 __all__ = ["RUN_KINDS", "open_run"]
 

@@ -6,13 +6,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gradewire.eval._comparison import Comparison
-from gradewire.eval._page import escape, page
-from gradewire.eval._svg import intervals
-from gradewire.eval._verdict import EXPLANATIONS
+from gradewire.eval.comparing._results import Comparison
+from gradewire.eval.comparing._verdict import EXPLANATIONS
+from gradewire.eval.reporting._page import escape, page
+from gradewire.eval.reporting._svg import intervals
 
 if TYPE_CHECKING:
-    from gradewire.eval._judged_pairs import JudgedComparison
+    from gradewire.eval.comparing._judged_pairs import JudgedComparison
     from gradewire.stats import PPIInterval
 
 __all__ = ["render_comparison"]

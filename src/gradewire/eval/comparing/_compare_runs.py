@@ -24,19 +24,19 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._comparison import (
+from gradewire.eval.comparing._paired_difference import paired_difference
+from gradewire.eval.comparing._power import minimum_detectable_difference
+from gradewire.eval.comparing._results import (
     ChangedSample,
     Comparison,
     GraderComparison,
     SliceComparison,
     holm,
 )
-from gradewire.eval._paired_difference import paired_difference
-from gradewire.eval._power import minimum_detectable_difference
-from gradewire.eval._records import SampleRecord
-from gradewire.eval._run import EvalRun
-from gradewire.eval._samples import prompt_hash
-from gradewire.eval._verdict import verdict
+from gradewire.eval.comparing._verdict import verdict
+from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._records import SampleRecord
+from gradewire.eval.runs._samples import prompt_hash
 
 __all__ = ["MismatchedRunsError", "compare_runs"]
 

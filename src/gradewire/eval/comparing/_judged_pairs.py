@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import Grade, InvalidInputError, InvalidTypeError, StringThread
-from gradewire.eval._bootstrap import paired_bootstrap
-from gradewire.eval._compare import MismatchedRunsError, _mismatch_message, _prompt
-from gradewire.eval._records import SampleRecord
-from gradewire.eval._run import EvalRun
+from gradewire.eval.comparing._bootstrap import paired_bootstrap
+from gradewire.eval.comparing._compare_runs import MismatchedRunsError, _mismatch_message, _prompt
+from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._records import SampleRecord
 from gradewire.judges import PairwiseJudgeGrader
 
 __all__ = ["JudgedComparison", "judge_runs"]

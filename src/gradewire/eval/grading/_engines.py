@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gradewire.core import BaseGrader, MissingDependencyError
-from gradewire.eval._runner import EvalDisplay, GradingReport
-from gradewire.eval._samples import EvalSample
+from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport
+from gradewire.eval.runs._samples import EvalSample
 
 __all__ = ["EVAL_ENGINES", "GradingEngine", "eval_engine"]
 

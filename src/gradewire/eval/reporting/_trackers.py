@@ -2,10 +2,9 @@
 
 An integration offers an `EvalTracker` factory under the ``gradewire.eval_trackers``
 entry point group (``mlflow``, ``wandb``): ``factory(folder)`` returns a tracker whose
-`EvalTracker.log_run` logs a whole run the way that tracker shows evals. It may also offer
-a reader under ``gradewire.eval_sources``: ``reader(ref)`` returns the `EvalRun` that
-``ref`` names (an MLflow run id), or None when ``ref`` is not one of its runs. The core
-never imports an integration by name.
+`EvalTracker.log_run` logs a whole run the way that tracker shows evals (reading a run
+back from a tracker is `gradewire.eval.runs._sources`). The core never imports an
+integration by name.
 
 Plain sinks (`JsonlSink`, `ConsoleSink`) get the run's metrics and sample tables as one
 step, through `log_run_to_sink`.
@@ -19,24 +18,21 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gradewire.core import LogValue, MissingDependencyError
-from gradewire.eval._comparison import Comparison
-from gradewire.eval._run import EvalRun
-from gradewire.eval._statistics import GraderSummary
+from gradewire.eval.comparing._results import Comparison
+from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._statistics import GraderSummary
 from gradewire.sinks import Sink
 
 __all__ = [
-    "EVAL_SOURCES",
     "EVAL_TRACKERS",
     "EvalTracker",
     "comparison_metrics",
     "eval_tracker",
-    "find_run",
     "log_comparison_to_sink",
     "log_run_to_sink",
 ]
 
 EVAL_TRACKERS = "gradewire.eval_trackers"
-EVAL_SOURCES = "gradewire.eval_sources"
 
 
 class EvalTracker(Protocol):
@@ -76,16 +72,6 @@ def eval_tracker(name: str, folder: Path) -> EvalTracker:
             factory: Callable[[Path], EvalTracker] = entry.load()
             return factory(folder)
     raise MissingDependencyError(f"gradewire[{name}]", extra=name, purpose=f"log evals to {name}")
-
-
-def find_run(ref: str) -> EvalRun | None:
-    """The run an installed integration knows by ``ref`` (an MLflow run id), or None."""
-    for entry in metadata.entry_points(group=EVAL_SOURCES):
-        reader: Callable[[str], EvalRun | None] = entry.load()
-        run = reader(ref)
-        if run is not None:
-            return run
-    return None
 
 
 def log_run_to_sink(run: EvalRun, sink: Sink) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._page import escape, page
-from gradewire.eval._run import EvalRun
+from gradewire.eval.reporting._page import escape, page
+from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.stats import Agreement, agreement
 
 __all__ = ["RunAgreement", "read_labels", "run_agreement", "write_agreement_page"]

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from gradewire.eval._bootstrap import paired_bootstrap
-from gradewire.eval._paired_binary import ScoreInterval, clustered_mcnemar, mcnemar_tango
-from gradewire.eval._statistics import clustered_stderr
+from gradewire.eval.comparing._bootstrap import paired_bootstrap
+from gradewire.eval.comparing._paired_binary import ScoreInterval, clustered_mcnemar, mcnemar_tango
+from gradewire.eval.runs._statistics import clustered_stderr
 
 __all__ = [
     "BINARY",

@@ -17,9 +17,9 @@ from gradewire.core import (
     StringThread,
 )
 from gradewire.core._failure_records import log_fields
-from gradewire.eval._records import GradeOutcome, Status
-from gradewire.eval._samples import canonical_json
-from gradewire.eval._values import ValueRefused, stored_value
+from gradewire.eval.runs._records import GradeOutcome, Status
+from gradewire.eval.runs._samples import canonical_json
+from gradewire.eval.runs._values import ValueRefused, stored_value
 
 __all__ = ["describe", "grade_outcome", "spec_hash"]
 

@@ -16,12 +16,13 @@ from typing_extensions import Unpack
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.core._grader import timeout_setting
-from gradewire.eval._data import data_format, data_hash, read_samples
-from gradewire.eval._engines import GradingEngine
-from gradewire.eval._outcomes import describe, spec_hash
-from gradewire.eval._report import write_report
-from gradewire.eval._run import EvalRun, load_run
-from gradewire.eval._run_folder import (
+from gradewire.eval.grading._engines import GradingEngine
+from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport, grade_samples
+from gradewire.eval.grading._outcomes import describe, spec_hash
+from gradewire.eval.reporting._eval_report import write_report
+from gradewire.eval.runs._data_files import data_format, data_hash, read_samples
+from gradewire.eval.runs._eval_run import EvalRun, load_run
+from gradewire.eval.runs._folder import (
     CONFIG,
     MARKER,
     REPORT,
@@ -30,16 +31,15 @@ from gradewire.eval._run_folder import (
     claim_run_folder,
     write_json,
 )
-from gradewire.eval._runner import EvalDisplay, GradingReport, grade_samples
-from gradewire.eval._samples import (
+from gradewire.eval.runs._samples import (
     DataOptions,
     EvalSample,
     RowShape,
     checked_samples,
     id_problem,
 )
-from gradewire.eval._scipy import scipy_stats
-from gradewire.eval._statistics import GraderSummary, cluster_labels
+from gradewire.eval.runs._scipy import scipy_stats
+from gradewire.eval.runs._statistics import GraderSummary, cluster_labels
 
 __all__ = ["EvalResult", "run_eval"]
 

@@ -24,8 +24,13 @@ escape = html.escape
 
 @cache
 def asset(name: str) -> str:
-    """A bundled file of ``gradewire/eval/_assets``."""
-    return resources.files("gradewire.eval").joinpath("_assets").joinpath(name).read_text("utf-8")
+    """A bundled file of ``gradewire/eval/reporting/_assets``."""
+    return (
+        resources.files("gradewire.eval.reporting")
+        .joinpath("_assets")
+        .joinpath(name)
+        .read_text("utf-8")
+    )
 
 
 def script_json(value: Any) -> str:

@@ -13,12 +13,12 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from gradewire.eval._page import escape, page_parts, script_json, script_safe
-from gradewire.eval._records import JsonMapping
-from gradewire.eval._run import EvalRun
-from gradewire.eval._run_folder import write_atomically
-from gradewire.eval._statistics import GraderSummary
-from gradewire.eval._svg import histogram
+from gradewire.eval.reporting._page import escape, page_parts, script_json, script_safe
+from gradewire.eval.reporting._svg import histogram
+from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._folder import write_atomically
+from gradewire.eval.runs._records import JsonMapping
+from gradewire.eval.runs._statistics import GraderSummary
 
 __all__ = ["render_report", "write_report"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import BaseGrader, Grade, InvalidInputError, InvalidTypeError, StringThread
-from gradewire.eval._bootstrap import paired_bootstrap
+from gradewire.eval.comparing._bootstrap import paired_bootstrap
 from gradewire.judges import JudgedSample, PairwiseJudgeGrader
 from gradewire.stats import agreement
 

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._records import GradeOutcome, JsonMapping, SampleRecord, outcome_map
-from gradewire.eval._samples import prompt_hash
+from gradewire.eval.runs._records import GradeOutcome, JsonMapping, SampleRecord, outcome_map
+from gradewire.eval.runs._samples import prompt_hash
 
 __all__ = [
     "CONFIG",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from gradewire.core import GradewireError, InvalidInputError, InvalidTypeError, StringThread
-from gradewire.eval._values import ValueRefused, stored_value
+from gradewire.eval.runs._values import ValueRefused, stored_value
 
 __all__ = [
     "MESSAGE_FIELDS",
@@ -204,7 +204,7 @@ def sample_from_row(
     ``documents``, ...) becomes metadata, as do the fields of a ``metadata`` object. A
     message's fields beyond role and content (``tool_calls``, ``tool_call_id``, ``name``)
     are kept in ``metadata["message_fields"]``, by the turn's index. Values JSON lacks are
-    mapped as `gradewire.eval._values` says, so the thread holds what the run stores.
+    mapped as `gradewire.eval.runs._values` says, so the thread holds what the run stores.
 
     Raises:
         MissingCompletion: The row has no completion (and prompt-only rows were not asked

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.core import InvalidInputError
-from gradewire.eval._records import GradeOutcome, SampleRecord
-from gradewire.eval._run import EvalRun
-from gradewire.eval._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._records import GradeOutcome, SampleRecord
+from gradewire.eval.runs._samples import canonical_json, prompt_hash
 
 __all__ = ["SAMPLES_FILE", "is_lm_eval_log", "read_lm_eval_run"]
 

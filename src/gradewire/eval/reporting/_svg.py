@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradewire.eval._page import escape
+from gradewire.eval.reporting._page import escape
 
 __all__ = ["histogram", "intervals"]
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from gradewire.core import BaseGrader, InvalidInputError
-from gradewire.eval._outcomes import grade_outcome, spec_hash
-from gradewire.eval._records import GradeOutcome
-from gradewire.eval._run_folder import ResultsWriter, read_lines
-from gradewire.eval._samples import EvalSample
+from gradewire.eval.grading._outcomes import grade_outcome, spec_hash
+from gradewire.eval.runs._folder import ResultsWriter, read_lines
+from gradewire.eval.runs._records import GradeOutcome
+from gradewire.eval.runs._samples import EvalSample
 
 __all__ = ["EvalDisplay", "GradingReport", "GradingStep", "grade_samples", "plan", "start_grading"]
 

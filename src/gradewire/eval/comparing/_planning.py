@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from gradewire.eval._compare import compare_runs
-from gradewire.eval._power import POWER, PowerPlan, plan_from_pilot
-from gradewire.eval._run import EvalRun
+from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire.eval.comparing._power import POWER, PowerPlan, plan_from_pilot
+from gradewire.eval.runs._eval_run import EvalRun
 
 __all__ = ["plan_comparison"]
 

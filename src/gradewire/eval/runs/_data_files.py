@@ -23,7 +23,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gradewire.core import InvalidInputError, MissingDependencyError, StringThread
-from gradewire.eval._samples import (
+from gradewire.eval.runs._samples import (
     DataError,
     DataOptions,
     EvalSample,
@@ -35,8 +35,8 @@ from gradewire.eval._samples import (
     no_completion_advice,
     sample_from_row,
 )
-from gradewire.eval._trackers import find_run
-from gradewire.eval._values import MAX_DEPTH, TooLongInteger
+from gradewire.eval.runs._sources import find_run
+from gradewire.eval.runs._values import MAX_DEPTH, TooLongInteger
 
 __all__ = ["data_format", "data_hash", "load_samples", "read_samples"]
 

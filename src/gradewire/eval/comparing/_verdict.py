@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from gradewire.eval._comparison import GraderComparison
-from gradewire.eval._paired_difference import FEW_CLUSTERS
+from gradewire.eval.comparing._paired_difference import FEW_CLUSTERS
+from gradewire.eval.comparing._results import GraderComparison
 
 __all__ = ["EXPLANATIONS", "explain", "format_difference", "format_p", "verdict"]
 
