@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from gradewire.eval.comparing._bootstrap import paired_bootstrap
+from gradewire.eval.comparing._bootstrap import BootstrapInterval, paired_bootstrap
 from gradewire.eval.comparing._paired_binary import ScoreInterval, clustered_mcnemar, mcnemar_tango
 from gradewire.eval.runs._statistics import clustered_stderr
 
@@ -130,16 +130,7 @@ def paired_difference(
             score = mcnemar_tango(gained, lost, n, confidence)
             return _from_score(score, BINARY, stderr, None, tuple(notes))
         boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        return PairedDifference(
-            estimate=boot.estimate,
-            low=boot.low,
-            high=boot.high,
-            p_value=boot.p_value,
-            method=BOOTSTRAP,
-            stderr=stderr,
-            bootstrap_stderr=boot.standard_error,
-            warnings=tuple(notes),
-        )
+        return _from_bootstrap(boot, BOOTSTRAP, stderr, None, tuple(notes))
     naive = paired_difference(x, y, confidence=confidence, n_resamples=n_resamples, seed=seed)
     clustered_se, n_clusters = clustered_stderr(d, clusters)
     if n_clusters < FEW_CLUSTERS:
@@ -154,17 +145,7 @@ def paired_difference(
         boot = paired_bootstrap(
             x, y, clusters=clusters, n_resamples=n_resamples, confidence=confidence, seed=seed
         )
-        result = PairedDifference(
-            estimate=boot.estimate,
-            low=boot.low,
-            high=boot.high,
-            p_value=boot.p_value,
-            method=BOOTSTRAP_CLUSTERED,
-            stderr=clustered_se,
-            bootstrap_stderr=boot.standard_error,
-            n_clusters=n_clusters,
-            warnings=tuple(notes),
-        )
+        result = _from_bootstrap(boot, BOOTSTRAP_CLUSTERED, clustered_se, n_clusters, tuple(notes))
     return replace(result, naive_low=naive.low, naive_high=naive.high)
 
 
@@ -182,6 +163,26 @@ def _from_score(
         p_value=score.p_value,
         method=method,
         stderr=stderr,
+        n_clusters=n_clusters,
+        warnings=notes,
+    )
+
+
+def _from_bootstrap(
+    boot: BootstrapInterval,
+    method: str,
+    stderr: float,
+    n_clusters: int | None,
+    notes: tuple[str, ...],
+) -> PairedDifference:
+    return PairedDifference(
+        estimate=boot.estimate,
+        low=boot.low,
+        high=boot.high,
+        p_value=boot.p_value,
+        method=method,
+        stderr=stderr,
+        bootstrap_stderr=boot.standard_error,
         n_clusters=n_clusters,
         warnings=notes,
     )
