@@ -61,8 +61,8 @@ demo: $(STAMP)
 		--out gradewire-demo/eval --sink mlflow
 
 # Worker processes for `make test` (pytest-xdist). Each collects the suite again (about
-# 20 s of CPU), and the lanes of conftest.py (Ray, the real model, training, the MLflow
-# server) keep their tests on one worker each; 3 is the fastest on 2 cores.
+# 20 s of CPU), and the lanes of tests/support/lanes.py (Ray, the real model, training,
+# the MLflow server, the wheel build) keep their tests on one worker each.
 TEST_WORKERS ?= 3
 
 ## Run every test (the core's, each integration's, the judges against a real model).
