@@ -10,7 +10,7 @@ import json
 import math
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
@@ -68,10 +68,10 @@ class OfflineRun:
     file: Path
     run_id: str
     project: str
-    history: tuple[Mapping[str, Any], ...]
-    summary: Mapping[str, Any]
-    config: Mapping[str, Any]
-    step_metrics: Mapping[str, str]
+    history: tuple[Mapping[str, Any], ...] = field(repr=False)
+    summary: Mapping[str, Any] = field(repr=False)
+    config: Mapping[str, Any] = field(repr=False)
+    step_metrics: Mapping[str, str] = field(repr=False)
     exit_code: int | None
     problems: tuple[str, ...]
 
