@@ -44,7 +44,9 @@ class OfflineRun:
     Values are JSON values as W&B stored them (numbers, strings, lists, dicts); a media
     value (a table, histogram, HTML page...) is W&B's reference dict, such as
     ``{"_type": "table-file", "path": "media/table/...", ...}``: `tables`, `histograms`
-    and `html` load them, `table` and `media_file` load one.
+    and `html` load them, `table` and `media_file` load one. Numbers come back as wandb's
+    JSON view writes them: NaN and ±inf as floats, a float with no fraction as an int
+    (equal as a number); `steps` gives every number as a float.
 
     Attributes:
         path: The run folder (``.../wandb/offline-run-<time>-<id>``).
@@ -237,8 +239,8 @@ def read_offline_run(path: str | Path, *, partial: bool = False, wait: float = 3
         >>> run.history[-1]["rewards/score/mean"], run.config["lr"]  # doctest: +SKIP
         (0.75, 0.1)
     """
-    file = run_file(path)
     deadline = time.monotonic() + max(wait, 0.0)
+    file = _wait_for_file(Path(path), deadline)
     while True:
         found = read_records(file)
         run = _run(file, found)
@@ -246,6 +248,18 @@ def read_offline_run(path: str | Path, *, partial: bool = False, wait: float = 3
             return run
         if not found.torn_only or time.monotonic() >= deadline:
             raise IncompleteRunError(_incomplete(run, damaged=not found.torn_only))
+        time.sleep(_POLL_SECONDS)
+
+
+def _wait_for_file(path: Path, deadline: float) -> Path:
+    """The run file; W&B's service may create it after ``run.finish()`` has returned."""
+    while True:
+        try:
+            return run_file(path)
+        except OfflineRunError:
+            starting = path.is_dir() and path.name.startswith(("offline-run-", "run-"))
+            if not starting or time.monotonic() >= deadline:
+                raise
         time.sleep(_POLL_SECONDS)
 
 
