@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 import krippendorff
@@ -147,3 +148,17 @@ def test_the_audit_command(judge_server, tmp_path, capsys):
     assert "PairwiseJudgeGrader" in capsys.readouterr().err
     assert main(["audit", "length", str(data), "--graders", str(graders), "--grader", "x"]) == 2
     assert "no grader 'x'" in capsys.readouterr().err
+
+
+def test_both_audits_print_their_interval_one_way():
+    from gradewire.eval.auditing._judge_audits import LengthAudit, RetestAudit
+
+    retest = RetestAudit("g", 4, 0.5, (0.25, 0.75), 0.25, ("1",), -0.25, 0)
+    assert "Krippendorff's α 0.500 (95% interval [0.250, 0.750])" in str(retest)
+    undefined = RetestAudit("g", 4, math.nan, (math.nan, math.nan), 0.0, (), 0.0, 0)
+    assert "α – (no interval)" in str(undefined)
+    length = LengthAudit("g", 4, 3, 0.5, 0.75, 0.25, 0.05, 0.45, 0.9, ("1",), 0)
+    assert "shift +0.250, 90% interval [+0.050, +0.450]" in str(length)
+    assert "rewards length" in str(length)
+    unknown = LengthAudit("g", 1, 3, 0.5, 0.5, 0.0, math.nan, math.nan, 0.95, (), 0)
+    assert "no interval" in str(unknown)

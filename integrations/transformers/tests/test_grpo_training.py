@@ -24,11 +24,11 @@ from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
 from gradewire_transformers import GradewireCallback, trl_reward
+from gradewire_wandb import read_offline_run as read_wandb_run
 from judge_scripts import verdict
 from judge_server import JudgeServer, chat
 from mlflow_support import read_run
 from trl_support import Completions, conversational_dataset, standard_dataset, tiny_model
-from wandb_reader import read_run as read_wandb_run
 
 EDGES = [i / 8 for i in range(9)]
 
@@ -206,7 +206,7 @@ def test_grpo_standard_format(tmp_path, monkeypatch, template_db, logging_steps)
     assert sorted(table_rows) == result["completions"].steps()
     for step, row in table_rows.items():
         assert row["rewards/shape/score/scored_samples"]["_type"] == "incremental-table-file"
-        data = result["wandb"].table_json(row["rewards/shape/score/scored_samples"])
+        data = result["wandb"].table(row["rewards/shape/score/scored_samples"]).to_dict()
         assert data["columns"][0] == "step"
         assert {r[0] for r in data["data"]} == {step}
     mlflow_steps = {at for at, _ in result["mlflow"].tables["rewards/shape/score/scored_samples"]}

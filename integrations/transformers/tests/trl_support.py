@@ -91,7 +91,7 @@ class Completions:
         frames: dict[int, pd.DataFrame] = {}
         for row in run.history:
             if "completions" in row:
-                data = run.table_json(row["completions"])
+                data = run.table(row["completions"]).to_dict()
                 frame = pd.DataFrame(data["data"], columns=data["columns"]).fillna(np.nan)
                 frames[int(row["train/global_step"])] = frame
         return cls(frames)

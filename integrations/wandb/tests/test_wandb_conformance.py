@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gradewire.sinks import Sink
-from gradewire_wandb import WandbSink
+from gradewire_wandb import WandbSink, find_offline_runs, read_offline_run
 from sink_conformance import Readback, SinkConformance
-from wandb_reader import logged, read_run, run_dirs
 
 
 class TestWandbSink(SinkConformance):
@@ -20,9 +19,8 @@ class TestWandbSink(SinkConformance):
         assert isinstance(sink, WandbSink)
         assert sink.closed
         assert sink.started_run
-        (folder,) = run_dirs(tmp_path)
-        run = read_run(folder)
+        (folder,) = find_offline_runs(tmp_path)
+        run = read_offline_run(folder)
         assert run.exit_code == 0, "the sink started the run, so close() finishes it"
-        history = logged(run)
-        pages = [page for _, _, page in history.html]
-        return Readback.from_steps(history.steps, run.config, pages)
+        pages = [page for by_step in run.html.values() for page in by_step.values()]
+        return Readback.from_steps(run.steps(), run.config, pages)

@@ -10,8 +10,8 @@ import pytest
 import gradewire as gw
 from gradewire.eval import run_eval
 from gradewire.eval.comparing._compare_runs import compare_runs
+from gradewire_wandb import find_offline_runs, read_offline_run
 from gradewire_wandb._eval import TABLE_KEY, WandbEvalTracker
-from wandb_reader import read_run, run_dirs
 
 
 async def test_summary_and_typed_table_of_samples(tmp_path: Path):
@@ -33,13 +33,13 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     tracker = WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path)
     notes = tracker.log_run(result.run, result.summaries)
     assert "W&B: summary" in notes[0]
-    (path,) = run_dirs(tmp_path)
-    run = read_run(path)
+    (path,) = find_offline_runs(tmp_path)
+    run = read_offline_run(path)
     for key, value in result.run.metrics().items():
         assert run.summary[key] == pytest.approx(value), key
     assert run.summary["odd/score/error_count"] == 1
     assert run.summary["eval/samples_count"] == 12
-    table = run.table_json(run.summary[TABLE_KEY])
+    table = run.table(run.summary[TABLE_KEY]).to_dict()
     assert table["columns"] == ["id", "prompt", "completion", "odd", "odd/outcome", "odd/reasoning"]
     rows = {row[0]: row for row in table["data"]}
     assert len(rows) == 12
@@ -52,8 +52,8 @@ async def test_summary_and_typed_table_of_samples(tmp_path: Path):
     WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_comparison(
         comparison, "<p>report</p>"
     )
-    (later,) = set(run_dirs(tmp_path)) - {path}  # two runs in one second sort by their random ids
-    compared = read_run(later)
+    (later,) = set(find_offline_runs(tmp_path)) - {path}  # one second: sorted by random id
+    compared = read_offline_run(later)
     assert compared.summary["compare/odd/diff"] == 0.0
     assert compared.summary["compare/odd/n_pairs"] == 11
 
@@ -67,11 +67,11 @@ async def test_ordinary_grader_keys_keep_their_names(tmp_path: Path):
     WandbEvalTracker(tmp_path / "run", project="eval", mode="offline", dir=tmp_path).log_run(
         result.run, result.summaries
     )
-    (path,) = run_dirs(tmp_path)
-    run = read_run(path)
+    (path,) = find_offline_runs(tmp_path)
+    run = read_offline_run(path)
     for n, key in enumerate(keys):
         assert run.summary[f"{key}/score/mean"] == pytest.approx(n / 10)
-    table = run.table_json(run.summary[TABLE_KEY])
+    table = run.table(run.summary[TABLE_KEY]).to_dict()
     assert table["columns"][3:] == [
         column for key in keys for column in (key, f"{key}/outcome", f"{key}/reasoning")
     ]
@@ -91,7 +91,7 @@ async def test_agreement_is_logged_as_its_own_run(tmp_path: Path):
         "agreement", "agreement odd", figures.metrics(), ["odd"], figures.to_html(), {}
     )
     assert note.startswith("W&B: agreement logged to run")
-    (path,) = run_dirs(tmp_path)
-    logged = read_run(path)
+    (path,) = find_offline_runs(tmp_path)
+    logged = read_offline_run(path)
     assert logged.summary["agreement/odd/raw_agreement"] == 0.5
     assert logged.summary["agreement/odd/n"] == 10

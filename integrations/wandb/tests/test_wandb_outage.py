@@ -29,7 +29,7 @@ import tomllib
 from gradewire.cli import main
 from gradewire.sinks import read_spill
 from gradewire.sinks.background import _sync
-from wandb_reader import logged, read_run, run_dirs
+from gradewire_wandb import find_offline_runs, read_offline_run
 from wandb_trainer import make_sink
 
 TRAINER = Path(__file__).with_name("wandb_trainer.py")
@@ -123,13 +123,13 @@ def on_disk(spill: Path) -> list[int]:
 
 def folders_of(directory: Path, run_id: str) -> list[Path]:
     """The offline folders of ``run_id``: one per process that logged to it, oldest first."""
-    return [path for path in run_dirs(directory) if path.name.endswith(f"-{run_id}")]
+    return [path for path in find_offline_runs(directory) if path.name.endswith(f"-{run_id}")]
 
 
 def steps_in(folder: Path) -> list[tuple[int, float]]:
     """Every (step, x) an offline run folder holds, each time it is there."""
     out: list[tuple[int, float]] = []
-    for step, values in logged(read_run(folder, finished=False)).steps:
+    for step, values in read_offline_run(folder, partial=True).steps():
         x = values["x"]
         assert isinstance(x, float)
         out.append((step, x))
@@ -185,7 +185,7 @@ def test_the_next_process_of_the_run_delivers_what_a_killed_one_left(
     assert report.delivered == 15
     killed, resumed = folders_of(directory, run_id)  # one folder per process
     check_killed_run(killed)
-    assert read_run(resumed).exit_code == 0  # finished by this sink's close
+    assert read_offline_run(resumed).exit_code == 0  # finished by this sink's close
     assert steps_in(resumed) == [(step, float(step)) for step in range(10, 25)]
     assert list(spill.iterdir()) == []
 
@@ -211,7 +211,7 @@ def test_sync_delivers_what_a_process_closed_during_the_outage_left(
     assert "delivered 10 of 11 entries; 0 pending, 0 set aside, 0 lost" in out
     killed, synced = folders_of(directory, run_id)
     check_killed_run(killed)
-    assert read_run(synced).exit_code == 0  # the run is finished, as the close would have
+    assert read_offline_run(synced).exit_code == 0  # the run is finished, as the close would have
     assert steps_in(synced) == [(step, float(step)) for step in range(10, 20)]
     assert list(spill.iterdir()) == []
     code, out, err = sync(str(spill), "--mlflow-run-id", "0" * 32)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from wandb_reader import read_run, run_dirs
+from gradewire_wandb import read_offline_run
 
 _ROOT = Path(__file__).resolve().parents[3]
 _READMES = [_ROOT / "README.md", _ROOT / "integrations" / "wandb" / "README.md"]
@@ -73,8 +73,8 @@ def test_every_key_an_example_names_is_logged(where: str, code: str, tmp_path: P
     )
     assert done.returncode == 0, f"{where} failed as a script:\n{done.stderr}"
     logged: set[str] = set()
-    for folder in run_dirs(tmp_path):
-        for row in read_run(folder).history:
+    for folder in sorted(tmp_path.rglob("offline-run-*")):  # under WANDB_DIR or a dir= of its own
+        for row in read_offline_run(folder).history:
             logged.update(row)
     missing = _named_keys(code) - logged
     assert not missing, f"{where} names {sorted(missing)}; its run logged {sorted(logged)}"

@@ -15,8 +15,7 @@ import pytest
 import wandb
 
 from gradewire import BackgroundSink, InvalidInputError, Table
-from gradewire_wandb import HTML_SUFFIX, WandbSink
-from wandb_reader import read_run, run_dirs
+from gradewire_wandb import HTML_SUFFIX, WandbSink, find_offline_runs, read_offline_run
 
 CUT = "cut emoji \ud83d"  # the first half of U+1F600
 
@@ -80,12 +79,13 @@ def test_background_wandb_sink_delivers_every_step_after_a_bad_cell_and_a_bad_ke
     background.close()
     assert background.report is not None
     assert background.report.spill_path is None
-    (path,) = run_dirs(tmp_path)
-    run = read_run(path)
+    (path,) = find_offline_runs(tmp_path)
+    run = read_offline_run(path)
     steps = [row["_step"] for row in run.history]
     assert steps == [s for s in range(20) if s != 2]  # every later step arrived, in order
     (page_ref,) = [row[f"samples{HTML_SUFFIX}"] for row in run.history if row["_step"] == 1]
-    page = run.media(page_ref).read_text(encoding="utf-8")
+    page = run.html[f"samples{HTML_SUFFIX}"][1]
+    assert run.media_file(page_ref).read_text(encoding="utf-8") == page
     assert "cut emoji &#55357;" in page  # the half character as a reference, as MLflow's
     (table_ref,) = [row["samples"] for row in run.history if row["_step"] == 1]
-    assert run.table_json(table_ref)["data"] == [["answer 1"], [CUT]]  # the cell as logged
+    assert run.table(table_ref).to_dict()["data"] == [["answer 1"], [CUT]]  # the cell as logged

@@ -17,10 +17,17 @@ import wandb
 
 import gradewire_wandb
 from gradewire import InvalidInputError, InvalidTypeError, SinkError, Table
+from gradewire.core import LogValue
 from gradewire.sinks import BaseSink, Sink
-from gradewire_wandb import DEFAULT_TABLE_POLICY, HTML_SUFFIX, WandbSink
+from gradewire_wandb import (
+    DEFAULT_TABLE_POLICY,
+    HTML_SUFFIX,
+    OfflineRun,
+    WandbSink,
+    find_offline_runs,
+    read_offline_run,
+)
 from sink_conformance import SCRIPT, assert_table_matches
-from wandb_reader import Logged, OfflineRun, logged, read_run, run_dirs
 
 BIG = wandb.Table.MAX_ROWS + 1
 
@@ -40,7 +47,7 @@ class Captured(logging.Handler):
 @dataclass
 class Recorded:
     run: OfflineRun
-    history: Logged
+    history: list[tuple[int, dict[str, LogValue]]]
     warnings: Captured
     sink: WandbSink
 
@@ -57,9 +64,9 @@ def record(folder: Path, sink: WandbSink, steps: list[tuple[int, dict[str, Any]]
         sink.close()
     finally:
         logger.removeHandler(captured)
-    (path,) = run_dirs(folder)
-    run = read_run(path)
-    history = logged(run, sink.step_metric or "_step")
+    (path,) = find_offline_runs(folder)
+    run = read_offline_run(path)
+    history = run.steps(sink.step_metric or "_step")
     return Recorded(run, history, captured, sink)
 
 
@@ -103,8 +110,9 @@ def test_config_of_init_and_log_config_is_in_the_run(stepped: Recorded) -> None:
 
 
 def test_step_metric_is_defined_and_logged_instead_of_the_step(stepped: Recorded) -> None:
-    defined = {(m.name or m.glob_name): m.step_metric for m in stepped.run.metrics}
-    assert defined == {"grader_step": "", "rewards/*": "grader_step"}
+    assert stepped.run.step_metrics == {"rewards/*": "grader_step"}
+    assert stepped.run.x_axis("rewards/judge/score/mean") == "grader_step"
+    assert stepped.run.x_axis("grader_step") == "_step"
     rows = stepped.run.history
     assert [row["grader_step"] for row in rows] == [3, 7]
     # No step= was passed: W&B numbered the rows itself.
@@ -115,7 +123,7 @@ def test_step_metric_is_defined_and_logged_instead_of_the_step(stepped: Recorded
 def test_a_table_longer_than_max_rows_is_sampled_with_a_warning(stepped: Recorded) -> None:
     (message,) = stepped.warnings.warnings("wandb.Table.MAX_ROWS")
     assert f"{BIG} rows" in message
-    table = dict(stepped.history.steps)[3]["rewards/judge/samples"]
+    table = dict(stepped.history)[3]["rewards/judge/samples"]
     assert isinstance(table, Table)
     assert len(table) == wandb.Table.MAX_ROWS
     completions = table.column("Completion")
@@ -128,7 +136,7 @@ def test_a_table_longer_than_max_rows_is_sampled_with_a_warning(stepped: Recorde
 
 
 def test_a_table_key_logged_at_several_steps_is_readable_per_step(stepped: Recorded) -> None:
-    steps = dict(stepped.history.steps)
+    steps = dict(stepped.history)
     late = steps[7]["rewards/judge/samples"]
     assert isinstance(late, Table)
     assert late.to_dict() == {"columns": ["Completion", "Score"], "data": [["late", 0.5]]}
@@ -156,7 +164,7 @@ def paged(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 
 def test_html_page_is_the_escaped_table_byte_for_byte(paged: Recorded) -> None:
     (ref,) = [row[f"judge/rows{HTML_SUFFIX}"] for row in paged.run.history]
-    written = paged.run.media(ref).read_bytes()
+    written = paged.run.media_file(ref).read_bytes()
     # As logged: the Note column mixes types, so it went to W&B (and to the page) as text.
     expected = Table(initial_headers=["Completion", "Note", "Score"])
     expected.add_row([SCRIPT, "Q&A ✓", 1.0])
@@ -171,7 +179,7 @@ def test_html_page_is_the_escaped_table_byte_for_byte(paged: Recorded) -> None:
 def test_a_column_of_mixed_types_is_logged_as_text(paged: Recorded) -> None:
     (message,) = paged.warnings.warnings("mixes value types")
     assert "'Note'" in message
-    table = dict(paged.history.steps)[1]["judge/rows"]
+    table = dict(paged.history)[1]["judge/rows"]
     assert isinstance(table, Table)
     assert table.column("Note") == ["Q&A ✓", "3", None]
     score = table.column("Score")
@@ -217,7 +225,7 @@ def test_an_existing_run_is_used_and_left_running(
     assert wandb.run is own_run, "close() must not finish a run the sink did not start"
     own_run.log({"train/loss": 3.0}, step=21)
     own_run.finish()
-    run = read_run(run_dirs(tmp_path)[0])
+    run = read_offline_run(find_offline_runs(tmp_path)[0])
     rows = {row["_step"]: row for row in run.history}
     assert sorted(rows) == [10, 20, 21]
     assert rows[10]["judge/score/mean"] == 0.5
@@ -234,18 +242,17 @@ def test_a_step_metric_sink_shares_a_run_with_a_trainer(own_run: wandb.Run, tmp_
     sink.log({"judge/score/mean": 0.75}, step=6)
     sink.close()
     own_run.finish()
-    run = read_run(run_dirs(tmp_path)[0])
+    run = read_offline_run(find_offline_runs(tmp_path)[0])
     rows = run.history
     assert [row.get("train/loss") for row in rows] == [1.0, None, 2.0, None]
     assert [row.get("grader_step") for row in rows] == [None, 3, None, 6]
-    defined = {m.name: m.step_metric for m in run.metrics}
     # Without a prefix, each key the sink logs gets the step metric, and nothing else.
-    assert defined == {
-        "grader_step": "",
+    assert run.step_metrics == {
         "judge/score/mean": "grader_step",
         "judge/samples": "grader_step",
     }
-    table = logged(run, "grader_step").steps[0][1]["judge/samples"]
+    assert run.x_axis("train/loss") == "_step"
+    table = run.steps("grader_step")[0][1]["judge/samples"]
     assert isinstance(table, Table)
     assert_table_matches(table, scored(3))
 
@@ -330,8 +337,13 @@ def test_public_api() -> None:
     assert sorted(gradewire_wandb.__all__) == [
         "DEFAULT_TABLE_POLICY",
         "HTML_SUFFIX",
+        "IncompleteRunError",
+        "OfflineRun",
+        "OfflineRunError",
         "WandbSink",
         "__version__",
+        "find_offline_runs",
+        "read_offline_run",
     ]
     sink = WandbSink(mode="offline")
     assert isinstance(sink, Sink)

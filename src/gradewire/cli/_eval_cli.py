@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gradewire.cli._labels_grader import labels_grader
 from gradewire.core import GradewireError
 
 __all__ = [
@@ -305,19 +306,7 @@ def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any]
         if args.labels_grader is not None:
             raise GradewireError("--labels-grader goes with --labels")
         return None
-    keys = [g.grader_key for g in graders]
-    key = args.labels_grader
-    if key is None:
-        if len(keys) != 1:
-            raise GradewireError(
-                f"the grader file has {len(keys)} graders ({', '.join(keys)}); name the one "
-                "the labels are of with --labels-grader"
-            )
-        key = keys[0]
-    if key not in keys:
-        raise GradewireError(
-            f"--labels-grader {key!r} is not in the grader file ({', '.join(keys)})"
-        )
+    key = labels_grader(args.labels_grader, [g.grader_key for g in graders], "the grader file")
     return key, read_labels(args.labels)
 
 

@@ -38,6 +38,7 @@ PADDING = (
 """The default padding: sentences that add nothing to any answer."""
 
 _SHOWN = 10
+_RETEST_CONFIDENCE = 0.95
 Samples = Sequence[StringThread] | Mapping[str, StringThread]
 
 
@@ -104,8 +105,7 @@ class RetestAudit:
         return _plain(self)
 
     def __str__(self) -> str:
-        low, high = self.alpha_ci
-        interval = f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) else ""
+        interval = _interval(*self.alpha_ci, confidence=_RETEST_CONFIDENCE, sign="")
         advice = (
             "the judge repeats itself: one call per sample is enough"
             if self.flip_rate == 0
@@ -116,7 +116,7 @@ class RetestAudit:
         lines = [
             f"test-retest of {self.grader!r} on {self.n} samples: {len(self.flips)} changed "
             f"score when asked again (flip rate {self.flip_rate:.1%}); Krippendorff's α "
-            f"{_f(self.alpha)}{interval}",
+            f"{_f(self.alpha)} ({interval})",
             f"  {advice}",
         ]
         if self.flips:
@@ -159,6 +159,7 @@ async def audit_retest(
             statistics=["krippendorff_alpha"],
             seed=seed,
             n_resamples=1000,
+            confidence=_RETEST_CONFIDENCE,
         )
         alpha, interval = result.krippendorff_alpha, result.ci("krippendorff_alpha")
     n = len(both)
@@ -315,12 +316,7 @@ class LengthAudit:
         return _plain(self)
 
     def __str__(self) -> str:
-        level = f"{self.confidence:.0%}"
-        interval = (
-            f"{level} interval [{self.ci_low:+.3f}, {self.ci_high:+.3f}]"
-            if math.isfinite(self.ci_low)
-            else "no interval"
-        )
+        interval = _interval(self.ci_low, self.ci_high, confidence=self.confidence, sign="+")
         moved = math.isfinite(self.ci_low) and (self.ci_low > 0 or self.ci_high < 0)
         advice = (
             "the judge rewards length itself: a policy trained on it will learn to pad; "
@@ -397,6 +393,13 @@ async def audit_length(
         changed=tuple(k for k in both if plain[k].value != more[k].value),
         not_scored=len(keyed) - n,
     )
+
+
+def _interval(low: float, high: float, *, confidence: float, sign: str) -> str:
+    """The interval as the audits print it; ``sign="+"`` for a shift, signed both ways."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no interval"
+    return f"{confidence:.0%} interval [{low:{sign}.3f}, {high:{sign}.3f}]"
 
 
 def _f(value: float) -> str:
