@@ -40,7 +40,8 @@ def _signed(value: float) -> str:
 def comparison_line(run_a: str, run_b: str, graders: Sequence[GraderLine]) -> str:
     """The comparison in one line (its text repr): per grader, B − A and its interval."""
     shown = [
-        f"{g.grader}: {_signed(g.diff)} [{_signed(g.ci_low)}, {_signed(g.ci_high)}]"
+        # repr's escapes without its quotes: a key's control characters never reach a terminal
+        f"{repr(g.grader)[1:-1]}: {_signed(g.diff)} [{_signed(g.ci_low)}, {_signed(g.ci_high)}]"
         for g in graders[:8]
     ]
     if len(graders) > 8:
