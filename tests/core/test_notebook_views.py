@@ -34,9 +34,12 @@ def test_a_10000_row_table_shows_head_and_tail_in_a_few_kilobytes():
     assert len(table.to_html().encode()) > 4_000_000
     body = _rows(view.split("<tbody>")[1])
     assert len(body) == 11  # five, the ellipsis row, five
-    assert "row 0 " in body[0] and "row 4 " in body[4]
-    assert 'class="gap"' in body[5] and "row 5 " not in view
-    assert "row 9995 " in body[6] and "row 9999 " in body[10]
+    assert "row 0 " in body[0]
+    assert "row 4 " in body[4]
+    assert 'class="gap"' in body[5]
+    assert "row 5 " not in view
+    assert "row 9995 " in body[6]
+    assert "row 9999 " in body[10]
     assert "10,000 rows × 3 columns" in view
     # pandas' own notebook view keeps the same shape: 5 + 5 rows of a long frame.
     assert "10000 rows × 3 columns" in table.to_pandas()._repr_html_()
@@ -78,7 +81,8 @@ def test_untrusted_text_is_escaped_in_the_view(where):
             text = "&" * 299 + PAYLOAD  # the cut falls inside what would be an entity
         table.add_row([f"s{i}", text])
     view = table._repr_html_()
-    assert "<script" not in view and "<img" not in view
+    assert "<script" not in view
+    assert "<img" not in view
     if where != "cut":
         assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=&quot;" in view
 
@@ -90,7 +94,8 @@ def test_to_pandas_keeps_headers_order_and_values():
     frame = table.to_pandas()
     assert list(frame.columns) == ["Id", "Score", "Ok"]
     assert frame["Id"].tolist() == ["a", "b"]
-    assert frame["Score"].iloc[0] == 0.5 and pd.isna(frame["Score"].iloc[1])
+    assert frame["Score"].iloc[0] == 0.5
+    assert pd.isna(frame["Score"].iloc[1])
 
 
 def test_to_pandas_without_pandas_says_how_to_install_it(monkeypatch):
@@ -105,7 +110,8 @@ def test_a_histogram_is_an_svg_bar_per_bin_with_its_outside_counts():
     bars = re.findall(r'<rect class="bar"[^>]*height="([\d.]+)"', view)
     assert len(bars) == 3
     heights = [float(b) for b in bars]
-    assert heights[1] == 0 and heights[2] > heights[0] > 0  # counts 2, 0, 3
+    assert heights[1] == 0
+    assert heights[2] > heights[0] > 0
     assert heights[0] / heights[2] == pytest.approx(2 / 3, abs=0.01)  # drawn to 0.1 px
     assert "<title>[0.5, 1]: 3</title>" in view
     assert "8 values; 1 below, 1 above, 1 NaN" in view
