@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -58,3 +59,15 @@ def test_explore_grades_shows_escaped_tables_and_merged_totals(tmp_path, monkeyp
     # brevity counts (renormalised): 1.0.
     assert "[1.0, 1.0, 0.2, 1.0]" in text
     assert "(6, 0.7333)" in text  # three steps of two samples, merged into one figure
+    # The notebook views: a 10,000-row table as its head and tail, a run's summary with
+    # histograms, a comparison's verdict and forest plot; two matplotlib figures.
+    assert "10,000 rows × 3 columns" in html
+    view_bytes, whole_bytes = map(int, re.findall(r"\((\d+), (\d+)\)", "\n".join(text))[0])
+    assert view_bytes < 10_000 < 5_000_000 < whole_bytes
+    assert "EvalRun a</b>: 60 samples" in html
+    assert html.count('<svg class="hist"') >= 3  # two graders of the run, a Histogram
+    assert "B is better than A on correct" in html
+    assert '<svg class="forest"' in html
+    assert '<svg class="lines"' in html  # the sink's means over steps
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in html
+    assert len(outputs(notebook, "image/png")) == 2  # steps; a histogram beside a comparison

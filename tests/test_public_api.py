@@ -31,6 +31,7 @@ STAGES = (
     "server",
     "train",
     "eval",
+    "plot",
 )
 PACKAGES = ("gradewire", *(f"gradewire.{stage}" for stage in (*STAGES, "hud", "cli")))
 

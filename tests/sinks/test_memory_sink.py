@@ -78,7 +78,8 @@ def test_html_shows_the_last_step_escaped() -> None:
     table = Table().add_column("Q&A", ["<script>alert(1)</script>", "x" * 2000])
     sink.log({"<b>key</b>": 0.123456789, "count": 7, "samples<i>": table}, 4)
     page = sink._repr_html_()
-    assert "last step 4" in page
+    assert "steps 0 to 4" in page
+    assert "The last step (4)" in page
     assert "2 logged" in page
     assert "old" not in page
     assert "<script" not in page

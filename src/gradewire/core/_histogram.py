@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._svg import bars
 from gradewire.core._table import Table
 
 __all__ = ["DEFAULT_EDGES", "MAX_BINS", "Histogram", "check_edges"]
@@ -177,4 +178,31 @@ class Histogram:
         return (
             f"Histogram({len(self.counts)} bins over [{self.edges[0]:g}, {self.edges[-1]:g}], "
             f"total={self.total})"
+        )
+
+    def _repr_html_(self) -> str:
+        # The notebook view: the bars, and what fell outside them said in words.
+        titles = [f"[{a:g}, {b:g})" for a, b in itertools.pairwise(self.edges)]
+        titles[-1] = titles[-1][:-1] + "]"
+        chart = bars(
+            "histogram",
+            self.counts,
+            titles,
+            ends=(f"{self.edges[0]:g}", f"{self.edges[-1]:g}"),
+            width=360,
+        )
+        outside = [
+            f"{count:,} {name}"
+            for name, count in (
+                ("below", self.below),
+                ("above", self.above),
+                ("NaN", self.nonfinite),
+            )
+            if count
+        ]
+        note = f"; {', '.join(outside)}" if outside else ""
+        return (
+            f'<div><div>{chart}</div><p style="font-family: sans-serif; font-size: 12px; '
+            f'color: #555">{len(self.counts)} bins over [{self.edges[0]:g}, '
+            f"{self.edges[-1]:g}], {self.total:,} values{note}</p></div>"
         )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, TypedDict, TypeVar
 
 from gradewire.core._cells import Cell, as_list, same_cell, to_cell, type_name
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from gradewire.core._table_html import render_html
+from gradewire.core._table_html import PREVIEW_COLUMNS, PREVIEW_EDGE, render_html, render_preview
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -234,10 +234,21 @@ class Table:
         return copy.deepcopy(self)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(headers={self._headers!r}, rows={len(self._rows)})"
+        headers = self._headers
+        if len(headers) > PREVIEW_COLUMNS:  # a wide table's repr stays one short line
+            head = ", ".join(map(repr, headers[:PREVIEW_EDGE]))
+            tail = ", ".join(map(repr, headers[-PREVIEW_EDGE:]))
+            shown = f"[{head}, ..., {tail}] ({len(headers)} columns)"
+        else:
+            shown = repr(headers)
+        return f"{type(self).__name__}(headers={shown}, rows={len(self._rows)})"
 
     def to_pandas(self) -> pd.DataFrame:
-        """Return a pandas DataFrame with the headers as columns (needs `gradewire[pandas]`)."""
+        """Return a pandas DataFrame with the headers as columns (needs `gradewire[pandas]`).
+
+        Raises:
+            MissingDependencyError: pandas is not installed (the message has the pip command).
+        """
         try:
             import pandas as pd
         except ImportError as exc:
@@ -274,4 +285,6 @@ class Table:
         return self.to_html()
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        # The notebook view: a long table shows its head and tail, as pandas does, so that
+        # displaying a table of 100,000 completions stays a few kilobytes. to_html() is whole.
+        return render_preview(self._headers, self._rows)

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import copy
-import html
 from typing import Any
 
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 from gradewire.sinks._base_sink import BaseSink
-from gradewire.sinks._console_sink import format_value
 from gradewire.sinks._step_history import StepHistory
 from gradewire.sinks._table_policy import TablePolicy
 
 __all__ = ["MemorySink"]
-
-_HTML_CELL_CHARS = 500
 
 
 class MemorySink(BaseSink, StepHistory):
@@ -56,29 +52,6 @@ class MemorySink(BaseSink, StepHistory):
                 self.config[key] = copy.deepcopy(value)
             except Exception:
                 self.config[key] = value  # not copyable (a lock, a client): keep the object
-
-    def _repr_html_(self) -> str:
-        if not self.steps:
-            return f"<p>{html.escape(type(self).__name__)}: nothing logged yet</p>"
-        step, logs = self.steps[-1]
-        parts = [
-            f"<p><b>{html.escape(type(self).__name__)}</b>: {len(self.steps)} logged, "
-            f"last step {step}</p>",
-            '<table style="border-collapse: collapse; font-family: sans-serif; font-size: 13px">',
-        ]
-        for key, value in logs.items():
-            if not isinstance(value, Table):
-                parts.append(
-                    f'<tr><td style="padding: 2px 8px">{html.escape(key)}</td>'
-                    f'<td style="padding: 2px 8px; text-align: right">'
-                    f"{html.escape(format_value(value))}</td></tr>"
-                )
-        parts.append("</table>")
-        for key, value in logs.items():
-            if isinstance(value, Table):
-                parts.append(f"<p><b>{html.escape(key)}</b> ({len(value)} rows)</p>")
-                parts.append(value.to_html(max_cell_chars=_HTML_CELL_CHARS))
-        return "\n".join(parts)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(steps={len(self.steps)}, closed={self.closed})"

@@ -7,6 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gradewire.eval.comparing._comparison_view import (
+    GraderLine,
+    comparison_line,
+    render_comparison_view,
+)
+
 __all__ = [
     "MULTIPLE_COMPARISONS",
     "ChangedSample",
@@ -138,7 +144,7 @@ class GraderComparison:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Comparison:
     """Two runs compared: a `GraderComparison` per grader both runs have, and what did not pair.
 
@@ -201,6 +207,32 @@ class Comparison:
             "n_resamples": self.n_resamples,
             "multiple_comparisons": self.note,
         }
+
+    def _lines(self) -> list[GraderLine]:
+        return [
+            GraderLine(
+                g.grader,
+                g.diff,
+                g.ci_low,
+                g.ci_high,
+                g.p_value,
+                g.n_pairs,
+                g.verdict,
+                g.method,
+                g.warnings,
+            )
+            for g in self.graders
+        ]
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print every changed sample's completions in full.
+        return comparison_line(self.run_a, self.run_b, self._lines())
+
+    def _repr_html_(self) -> str:
+        confidence = self.graders[0].confidence if self.graders else 0.95
+        return render_comparison_view(
+            self.run_a, self.run_b, self._lines(), confidence=confidence, note=self.note
+        )
 
 
 def _no_nan(value: Any) -> Any:

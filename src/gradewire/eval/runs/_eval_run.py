@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from gradewire.core import InvalidInputError, LogState, MissingDependencyError, Stats, Table
 from gradewire.eval.runs._folder import CONFIG, is_run, read_config, read_records
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
+from gradewire.eval.runs._run_view import render_run, run_line
 from gradewire.eval.runs._statistics import GraderSummary, summarize
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["EvalRun", "load_run"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EvalRun:
     """An eval run: its samples in data order and each grader's latest outcome on them.
 
@@ -161,7 +162,18 @@ class EvalRun:
         return tables
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per sample: id, prompt, completion, then each grader's score and status."""
+        """One row per sample: its id, prompt, completion and metadata, then each grader's.
+
+        Columns: ``id``, ``prompt``, ``completion``; one ``metadata.<field>`` per metadata
+        field of any sample (nested fields flattened as ``metadata.<field>.<inner>``, so
+        ``frame.groupby("metadata.topic")`` works; empty where a sample lacks it); then per
+        grader ``<key>`` (the score), ``<key>/status`` (``ok``, ``error``, ``abstained``
+        or ``missing``), ``<key>/reasoning`` and ``<key>/message`` (the error or
+        abstention message). Only current outcomes count (see `outcome`).
+
+        Raises:
+            MissingDependencyError: pandas is not installed (the message has the pip command).
+        """
         try:
             import pandas
         except ImportError:
@@ -177,11 +189,38 @@ class EvalRun:
             }
             for key in self.spec_hashes:
                 outcome = self.outcome(record, key)
+                grade = outcome.grade if outcome is not None else None
                 row[key] = outcome.value if outcome is not None else None
                 row[f"{key}/status"] = outcome.status if outcome is not None else "missing"
+                row[f"{key}/reasoning"] = grade.get("reasoning") if grade is not None else None
+                row[f"{key}/message"] = outcome.message if outcome is not None else None
             rows.append(row)
-        frame: pd.DataFrame = pandas.DataFrame(rows)
+        columns = ["id", "prompt", "completion"]
+        graded: pd.DataFrame = pandas.DataFrame(
+            rows,
+            columns=columns
+            + [
+                f"{key}{part}"
+                for key in self.spec_hashes
+                for part in ("", "/status", "/reasoning", "/message")
+            ],
+        )
+        metadata = pandas.json_normalize([dict(r.metadata) for r in self.records], sep=".")
+        if metadata.columns.empty:
+            return graded
+        metadata = metadata.add_prefix("metadata.").set_index(graded.index)
+        frame: pd.DataFrame = pandas.concat(
+            [graded[columns], metadata, graded.drop(columns=columns)], axis=1
+        )
         return frame
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print every record: 158 KB for 200 samples.
+        return run_line(self.name, len(self.records), self.graders, self.complete)
+
+    def _repr_html_(self) -> str:
+        scores = {key: list(self.scores(key).values()) for key in self.spec_hashes}
+        return render_run(self.name, len(self.records), self.complete, self.summaries(), scores)
 
 
 def _walk(grade: Mapping[str, Any], path: str, values: dict[str, list[float]]) -> None:
