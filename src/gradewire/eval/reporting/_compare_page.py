@@ -107,7 +107,7 @@ def _slices(c: Comparison, level: str) -> str:
     """Per grader, its slices (``by``) drawn and tabled, those going the other way called out."""
     if c.by is None:
         return ""
-    parts = [f'<h2 id="gw-slices">By {escape(c.by)}</h2>']
+    parts = [f'<section id="gw-slices"><h2>By {escape(c.by)}</h2>']
     for g in c.graders:
         parts.append(f"<h3>{escape(g.grader)}</h3>")
         flipped = [s for s in g.slices if s.flips]
@@ -154,6 +154,7 @@ def _slices(c: Comparison, level: str) -> str:
                 f"<td class=num>{_n(s.p_value)}</td><td>{flag}</td></tr>"
             )
         parts.append("</tbody></table>")
+    parts.append("</section>")
     return "".join(parts)
 
 
