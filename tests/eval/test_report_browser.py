@@ -223,7 +223,8 @@ def test_the_compare_page_of_10000_pairs_opens_small_verdict_first(browser, comp
     forest = page.locator("#gw-forest svg.forest")
     assert forest.locator("line.ci").count() == 2
     ticks = forest.locator("text.tick-label").all_text_contents()
-    assert "0" in ticks and len(ticks) >= 3
+    assert "0" in ticks
+    assert len(ticks) >= 3
     assert all(t == "0" or t[0] in "+−" for t in ticks)
     assert "B − A (points)" in forest.text_content()
     assert "95% interval" in forest.locator("g.legend").text_content()
@@ -279,18 +280,14 @@ def test_similar_completions_show_a_word_diff_and_payloads_stay_text(browser, co
     path, (comparison, _, _) = compared
     page, problems = open_page(browser, path)
     page.wait_for_selector("body[data-ready='1']")
-    changed = [
-        s for s in comparison.samples if "five" in s.completion_b and PAYLOAD not in s.id
-    ]
+    changed = [s for s in comparison.samples if "five" in s.completion_b and PAYLOAD not in s.id]
     assert changed
     card = page.locator("article.pair", has=page.locator(f"b.id:text-is('{changed[0].id}')"))
     assert card.locator(".side.a del").all_text_contents() == ["four"]
     assert card.locator(".side.b ins").all_text_contents() == ["five"]
     assert card.locator(".side.a pre").text_content() == changed[0].completion_a
     assert card.locator(".side.b pre").text_content() == changed[0].completion_b
-    attacked = [
-        s for s in comparison.samples if PAYLOAD in (s.completion_b + s.id + str(s.slice))
-    ]
+    attacked = [s for s in comparison.samples if PAYLOAD in (s.completion_b + s.id + str(s.slice))]
     assert attacked
     text = page.text_content("#gw-pairs")
     for sample in attacked:

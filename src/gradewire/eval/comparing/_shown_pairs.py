@@ -60,8 +60,8 @@ def shown_pairs(
         for key, (x, y) in both.items():
             outcome = _outcome(x, y)
             kinds.update({(key, None), (key, outcome), (None, outcome)})
-        for (key, outcome), where in product(kinds, {None, value}):
-            counts[(key, outcome, where)] += 1
+        for (grader, kind), where in product(kinds, {None, value}):
+            counts[(grader, kind, where)] += 1
     groups = _groups(pairs, items, graders, slices)
     chosen: list[int] = []
     taken: set[int] = set()
@@ -130,6 +130,8 @@ def _groups(
         if outcome == "tied":
             ranked = sorted(members[name], key=lambda i: (-text_change(i), i))
         else:
-            ranked = sorted(members[name], key=lambda i: (-abs(items[i][key][1] - items[i][key][0]), i))
+            ranked = sorted(
+                members[name], key=lambda i: (-abs(items[i][key][1] - items[i][key][0]), i)
+            )
         groups.append(ranked[::-1])
     return groups

@@ -146,7 +146,7 @@ def _slices(c: Comparison, level: str) -> str:
         for s in g.slices:
             flag = "<b>goes the other way</b>" if s.flips else ""
             parts.append(
-                f'<tr{" class=flipped" if s.flips else ""}><td>{escape(s.value)}</td>'
+                f"<tr{' class=flipped' if s.flips else ''}><td>{escape(s.value)}</td>"
                 f"<td class=num>{s.n_pairs}</td>"
                 f"<td class=num>{_n(s.mean_a)}</td><td class=num>{_n(s.mean_b)}</td>"
                 f"<td class=num>{_n(s.diff)}</td>"
@@ -280,7 +280,9 @@ def _samples(c: Comparison) -> str:
     index = {s: i for i, s in enumerate(slices)}
     controls = (
         '<div class="controls" id="gw-filters">'
-        + _select("gw-grader", "grader", [("", "any"), *((str(i), g) for i, g in enumerate(graders))])
+        + _select(
+            "gw-grader", "grader", [("", "any"), *((str(i), g) for i, g in enumerate(graders))]
+        )
         + _select(
             "gw-outcome",
             "outcome",

@@ -179,11 +179,17 @@ def _legend(y: float, level: str) -> str:
     """What the marks and colours of the forest plot mean, in one line under it."""
     items = [
         (f'<circle cx="6" cy="0" r="4" fill="{_GREY}"/>', "B − A"),
-        (f'<line x1="0" y1="0" x2="18" y2="0" stroke="{_GREY}" stroke-width="2"/>', f"{level} interval"),
+        (
+            f'<line x1="0" y1="0" x2="18" y2="0" stroke="{_GREY}" stroke-width="2"/>',
+            f"{level} interval",
+        ),
         (f'<rect x="0" y="-5" width="12" height="10" fill="{_GREEN}"/>', "B better"),
         (f'<rect x="0" y="-5" width="12" height="10" fill="{_RED}"/>', "A better"),
         (f'<rect x="0" y="-5" width="12" height="10" fill="{_GREY}"/>', "no detectable difference"),
-        ('<line x1="0" y1="-6" x2="0" y2="6" stroke="#777" stroke-dasharray="4 3"/>', "no difference"),
+        (
+            '<line x1="0" y1="-6" x2="0" y2="6" stroke="#777" stroke-dasharray="4 3"/>',
+            "no difference",
+        ),
     ]
     parts = [f'<g class="legend" transform="translate(10 {y:.0f})" font-size="11">']
     x = 0
