@@ -292,7 +292,9 @@ class MlflowEvalTracker:
             )
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
-            tables = {"gradewire/verdicts.json": (VERDICT_COLUMNS, comparison_verdicts(comparison))}
+            tables: dict[str, tuple[Sequence[str], list[list[Any]]]] = {
+                "gradewire/verdicts.json": (VERDICT_COLUMNS, comparison_verdicts(comparison))
+            }
             if comparison.by is not None:
                 tables["gradewire/slices.json"] = (SLICE_COLUMNS, comparison_slices(comparison))
             for path, (columns, rows) in tables.items():

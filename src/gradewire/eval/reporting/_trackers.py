@@ -25,9 +25,9 @@ from gradewire.sinks import Sink
 
 __all__ = [
     "EVAL_TRACKERS",
-    "EvalTracker",
     "SLICE_COLUMNS",
     "VERDICT_COLUMNS",
+    "EvalTracker",
     "comparison_metrics",
     "comparison_slices",
     "comparison_verdicts",
@@ -152,9 +152,7 @@ def comparison_verdicts(comparison: Comparison) -> list[list[Any]]:
     The verdict holds the grader key as plain text: a tracker that renders it as markup
     escapes it.
     """
-    return [
-        [_cell(getattr(g, name)) for name in VERDICT_COLUMNS] for g in comparison.graders
-    ]
+    return [[_cell(getattr(g, name)) for name in VERDICT_COLUMNS] for g in comparison.graders]
 
 
 def comparison_slices(comparison: Comparison) -> list[list[Any]]:
