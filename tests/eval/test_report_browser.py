@@ -9,7 +9,9 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from helpers_eval import make_run
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -141,15 +143,163 @@ def test_a_script_in_a_completion_is_text_and_never_runs(browser, report):
     assert problems == []
 
 
-def test_comparison_report_draws_intervals(browser, tmp_path):
-    a = make_run(tmp_path / "a", {"g": [0.1, 0.2, 0.3, 0.4] * 10}, completions=[PAYLOAD] * 40)
-    b = make_run(tmp_path / "b", {"g": [0.3, 0.2, 0.5, 0.4] * 10})
-    path = tmp_path / "compare.html"
-    path.write_text(render_comparison(compare_runs(a, b)), encoding="utf-8")
+N_PAIRS = 10_000
+TOPICS = ["math", "code", PAYLOAD]
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """A 10,000-pair comparison by topic, with script payloads in ids, completions, topics."""
+    folder = tmp_path_factory.mktemp("compare")
+    rng = np.random.default_rng(1)
+    ids = [PAYLOAD + "id" if i == 5 else f"s{i}" for i in range(N_PAIRS)]
+    topics = [TOPICS[i % 3] for i in range(N_PAIRS)]
+    completions_a = [f"The answer is {i} because two and two make four." for i in range(N_PAIRS)]
+    completions_b = [
+        PAYLOAD if i % 400 == 3 else text.replace("four", "five") if i % 2 else text
+        for i, text in enumerate(completions_a)
+    ]
+    correct_a = (rng.random(N_PAIRS) < 0.6).astype(float)
+    correct_b = np.where(rng.random(N_PAIRS) < 0.2, 1.0 - correct_a, correct_a)
+    quality_a = rng.random(N_PAIRS).round(3)
+    quality_b = np.clip(quality_a + rng.normal(0.02, 0.1, N_PAIRS), 0, 1).round(3)
+    a = make_run(
+        folder / "a",
+        {"correct": list(correct_a), "quality": list(quality_a)},
+        ids=ids,
+        topics=topics,
+        completions=completions_a,
+    )
+    b = make_run(
+        folder / "b",
+        {"correct": list(correct_b), "quality": list(quality_b)},
+        ids=ids,
+        topics=topics,
+        completions=completions_b,
+    )
+    comparison = compare_runs(a, b, by="topic", n_resamples=200)
+    path = folder / "compare.html"
+    path.write_text(render_comparison(comparison), encoding="utf-8")
+    reference = {
+        "correct": (correct_a, correct_b),
+        "quality": (quality_a, quality_b),
+    }
+    return path, (comparison, reference, topics)
+
+
+def cards(page: Page) -> list[dict[str, Any]]:
+    """The pairs the page shows now: their outcomes per grader and slice index."""
+    return page.eval_on_selector_all(
+        "#gw-pairs article.pair:not([hidden])",
+        "cs => cs.map(c => ({...c.dataset, id: c.querySelector('.id').textContent}))",
+    )
+
+
+def expected(reference: Any, topics: list[str], grader: str, outcome: str, topic: str) -> int:
+    """Pairs of that kind, counted here from the scores themselves."""
+    a, b = reference[grader]
+    kind = {"gained": b > a, "lost": b < a, "tied": b == a}[outcome]
+    return int(np.count_nonzero(kind & (np.array(topics) == topic)))
+
+
+def test_the_compare_page_of_10000_pairs_opens_small_verdict_first(browser, compared):
+    path, (comparison, _, _) = compared
+    size = path.stat().st_size
+    assert size < 400_000, size  # the pairs kept are capped; 10,000 would be megabytes
     page, problems = open_page(browser, path)
-    assert page.locator("svg.forest line.ci").count() == 1
-    assert PAYLOAD in page.text_content("table.changed")
+    page.wait_for_selector("body[data-ready='1']")
+    headings = page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
+    assert headings[0] == "Verdict"
+    assert page.locator("#gw-verdict li").count() == 2
+    assert page.text_content("#gw-verdict li").startswith(comparison.graders[0].verdict)
+    kept = len(comparison.samples)
+    assert 0 < kept <= 100
+    assert f"{kept} of {N_PAIRS} pairs are on this page" in page.text_content("#gw-kept")
+    assert f"{N_PAIRS - kept} pairs were left out" in page.text_content("#gw-kept")
+    assert page.text_content("#gw-count") == f"{kept} shown of {N_PAIRS} such pairs" + (
+        f" ({N_PAIRS - kept} left out of this page)"
+    )
+    # the forest plot: one interval per grader, ticks in points, a legend
+    forest = page.locator("#gw-forest svg.forest")
+    assert forest.locator("line.ci").count() == 2
+    ticks = forest.locator("text.tick-label").all_text_contents()
+    assert "0" in ticks
+    assert len(ticks) >= 3
+    assert all(t == "0" or t[0] in "+−" for t in ticks)
+    assert "B − A (points)" in forest.text_content()
+    assert "95% interval" in forest.locator("g.legend").text_content()
+    assert "no detectable difference" in forest.locator("g.legend").text_content()
+    # slices drawn, each with its interval, and the meaning of gained/lost/tied given
+    assert page.locator("#gw-slices svg.forest").count() == 2
+    assert "B scored this pair higher than A" in page.text_content("#gw-outcomes")
+    page.screenshot(path=str(path.with_name("compare-top.png")))
+    assert problems == []
+
+
+def test_the_filters_show_only_pairs_of_that_grader_outcome_and_slice(browser, compared):
+    path, (comparison, reference, topics) = compared
+    page, problems = open_page(browser, path)
+    page.wait_for_selector("body[data-ready='1']")
+    every = cards(page)
+    graders = [g.grader for g in comparison.graders]
+    slices = [o.text_content() for o in page.locator("#gw-slice option").all()][1:]
+    assert sorted(slices) == sorted(TOPICS)
+    for grader in graders:
+        g = str(graders.index(grader))
+        for outcome in ("gained", "lost", "tied"):
+            for s, topic in enumerate(slices):
+                page.select_option("#gw-grader", g)
+                page.select_option("#gw-outcome", outcome)
+                page.select_option("#gw-slice", str(s))
+                shown = cards(page)
+                kept = [
+                    c
+                    for c in comparison.samples
+                    if c.slice == topic and c.outcome(grader) == outcome
+                ]
+                # every kind is represented among the pairs kept
+                assert shown, (grader, outcome, topic)
+                assert sorted(c["id"] for c in shown) == sorted(c.id for c in kept)
+                assert all(c["o" + g] == outcome and c["s"] == str(s) for c in shown)
+                changes = [float(c["d" + g]) for c in shown]
+                assert changes == sorted(changes, reverse=True)
+                total = expected(reference, topics, grader, outcome, topic)
+                assert page.text_content("#gw-count").startswith(
+                    f"{len(shown)} shown of {total} such pairs"
+                )
+    page.select_option("#gw-grader", "")
+    page.select_option("#gw-slice", "")
+    page.select_option("#gw-outcome", "lost")
+    lost = cards(page)
+    assert 0 < len(lost) < len(every)
+    assert all(any(c.get(f"o{i}") == "lost" for i in range(2)) for c in lost)
+    assert problems == []
+
+
+def test_similar_completions_show_a_word_diff_and_payloads_stay_text(browser, compared):
+    path, (comparison, _, _) = compared
+    page, problems = open_page(browser, path)
+    page.wait_for_selector("body[data-ready='1']")
+    changed = [s for s in comparison.samples if "five" in s.completion_b and PAYLOAD not in s.id]
+    assert changed
+    card = page.locator("article.pair", has=page.locator(f"b.id:text-is('{changed[0].id}')"))
+    assert card.locator(".side.a del").all_text_contents() == ["four"]
+    assert card.locator(".side.b ins").all_text_contents() == ["five"]
+    assert card.locator(".side.a pre").text_content() == changed[0].completion_a
+    assert card.locator(".side.b pre").text_content() == changed[0].completion_b
+    attacked = [s for s in comparison.samples if PAYLOAD in (s.completion_b + s.id + str(s.slice))]
+    assert attacked
+    text = page.text_content("#gw-pairs")
+    for sample in attacked:
+        assert sample.id in text
+    assert PAYLOAD in page.text_content("#gw-slices")
+    assert page.locator("#gw-slice option", has_text=PAYLOAD).count() == 1
     assert page.evaluate("window.__pwned") is None
+    assert page.locator("body img").count() == 0
+    assert page.locator("body script").count() == 2  # the page's data and its own script
+    page.select_option("#gw-outcome", "tied")
+    page.locator("#gw-pairs article.pair:not([hidden])").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(path.with_name("compare-pairs.png")))
     assert problems == []
 
 

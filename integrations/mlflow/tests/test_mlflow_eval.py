@@ -8,6 +8,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import mlflow
 import pytest
@@ -481,3 +482,82 @@ async def test_a_store_without_span_logging_gets_traces_through_mlflows_exporter
     assert all(len(t.data.spans) == 1 for t in traces)
     q2 = {a.name: a for t in traces if t.info.tags[SAMPLE_TAG] == "q2" for a in t.info.assessments}
     assert q2["judge"].feedback.error.error_message == "judge down"
+
+
+def two_runs(tmp_path: Path, key: str) -> tuple[Any, Any]:
+    """Two runs of one grader on the same 40 questions, by topic; B answers more right."""
+
+    def rows(wrong_every: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": f"q{i}",
+                "prompt": f"What is {i} + {i}?",
+                "completion": str(2 * i + (i % wrong_every == 0)),
+                "answer": 2 * i,
+                "topic": ["easy", "hard <i>"][i % 2],
+            }
+            for i in range(40)
+        ]
+
+    grader = gw.BaseGrader.from_function(
+        key, lambda s: float(s.completion() == str(s.metadata["answer"]))
+    )
+    runs = []
+    for name, every in (("a", 2), ("b", 5)):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows(every)), encoding="utf-8")
+        runs.append(gw.run_sync(run_eval(data, [grader], tmp_path / name)).run)
+    return runs[0], runs[1]
+
+
+def test_a_comparison_logs_its_verdicts_its_slices_and_its_page(
+    tmp_path, mlflow_server, experiment
+):
+    from gradewire.eval.reporting._compare_page import render_comparison
+    from gradewire_mlflow._eval import NOTE_TAG
+
+    key = "c*<b>_[x]"
+    run_a, run_b = two_runs(tmp_path, key)
+    comparison = compare_runs(run_a, run_b, by="topic", n_resamples=200)
+    page = render_comparison(comparison)
+    tracker = MlflowEvalTracker(
+        tmp_path / "b", tracking_uri=mlflow_server.url, experiment_name=experiment
+    )
+    [note] = tracker.log_comparison(comparison, page)
+    run_id = note.split(" run ")[1].split()[0]
+    client = MlflowClient(mlflow_server.url)
+    logged = client.get_run(run_id)
+    (g,) = comparison.graders
+    assert g.verdict.startswith("B is better than A on c*<b>_[x]")
+    description = logged.data.tags[NOTE_TAG]
+    bullet = description.splitlines()[-1]
+    assert bullet.startswith("- B is better than A on c\\*&lt;b&gt;\\_\\[x\\] by ")
+    assert "<b>" not in description
+    folder = Path(client.download_artifacts(run_id, "gradewire", str(tmp_path / "got")))
+    assert (folder / "compare.html").read_text(encoding="utf-8") == page
+    verdicts = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
+    assert verdicts["columns"][:2] == ["grader", "verdict"]
+    assert [row[:4] for row in verdicts["data"]] == [[key, g.verdict, g.n_pairs, g.diff]]
+    slices = json.loads((folder / "slices.json").read_text(encoding="utf-8"))
+    assert slices["columns"] == [
+        "grader",
+        "slice",
+        "n_pairs",
+        "mean_a",
+        "mean_b",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "flips",
+    ]
+    assert [row[:6] for row in slices["data"]] == [
+        [key, s.value, s.n_pairs, s.mean_a, s.mean_b, s.diff] for s in g.slices
+    ]
+    assert {row[1] for row in slices["data"]} == {"easy", "hard <i>"}
+    # MLflow's own reader takes them as the tables `mlflow.log_table` writes
+    shown = json.loads(logged.data.tags["mlflow.loggedArtifacts"])
+    assert shown == [
+        {"path": "gradewire/verdicts.json", "type": "table"},
+        {"path": "gradewire/slices.json", "type": "table"},
+    ]

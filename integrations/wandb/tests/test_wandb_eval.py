@@ -95,3 +95,65 @@ async def test_agreement_is_logged_as_its_own_run(tmp_path: Path):
     logged = read_offline_run(path)
     assert logged.summary["agreement/odd/raw_agreement"] == 0.5
     assert logged.summary["agreement/odd/n"] == 10
+
+
+async def test_a_comparison_logs_its_verdicts_slices_and_page_and_a_run_its_report(
+    tmp_path: Path,
+):
+    from gradewire.eval.reporting._compare_page import render_comparison
+    from gradewire.eval.reporting._trackers import SLICE_COLUMNS, VERDICT_COLUMNS
+    from gradewire_wandb._eval import REPORT_KEY, SLICES_KEY, VERDICTS_KEY
+
+    key = "c*<b>_[x]"
+    grader = gw.BaseGrader.from_function(
+        key, lambda s: float(s.completion() == str(s.metadata["answer"]))
+    )
+    runs = []
+    for name, every in (("a", 2), ("b", 5)):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "prompt": f"What is {i} + {i}?",
+                        "completion": str(2 * i + (i % every == 0)),
+                        "answer": 2 * i,
+                        "topic": ["easy", "hard <i>"][i % 2],
+                    }
+                )
+                + "\n"
+                for i in range(40)
+            ),
+            encoding="utf-8",
+        )
+        runs.append((await run_eval(data, [grader], tmp_path / name)).run)
+    tracker = WandbEvalTracker(tmp_path / "b", project="eval", mode="offline", dir=tmp_path)
+    tracker.log_run(runs[1], runs[1].summaries())
+    (first,) = find_offline_runs(tmp_path)
+    logged_run = read_offline_run(first)
+    report = logged_run.media_file(logged_run.summary[REPORT_KEY])
+    assert report.read_text(encoding="utf-8") == (tmp_path / "b" / "report.html").read_text(
+        encoding="utf-8"
+    )
+
+    comparison = compare_runs(runs[0], runs[1], by="topic", n_resamples=200)
+    page = render_comparison(comparison)
+    tracker.log_comparison(comparison, page)
+    (later,) = set(find_offline_runs(tmp_path)) - {first}
+    compared = read_offline_run(later)
+    (g,) = comparison.graders
+    assert compared.summary[f"compare/{key}/verdict"] == g.verdict
+    assert g.verdict.startswith(f"B is better than A on {key}")
+    assert (
+        compared.media_file(compared.summary["compare/report"]).read_text(encoding="utf-8") == page
+    )
+    verdicts = compared.table(compared.summary[VERDICTS_KEY]).to_dict()
+    assert verdicts["columns"] == list(VERDICT_COLUMNS)
+    assert [row[:4] for row in verdicts["data"]] == [[key, g.verdict, g.n_pairs, g.diff]]
+    slices = compared.table(compared.summary[SLICES_KEY]).to_dict()
+    assert slices["columns"] == list(SLICE_COLUMNS)
+    assert [row[:6] for row in slices["data"]] == [
+        [key, s.value, s.n_pairs, s.mean_a, s.mean_b, s.diff] for s in g.slices
+    ]
+    assert compared.config["by"] == "topic"

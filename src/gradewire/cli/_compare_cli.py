@@ -53,7 +53,21 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "difficulty, source); slices that go the other way are pointed out",
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument("--html", type=Path, default=None, help="write the HTML report here")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        help="write the compare page here: verdict, intervals, slices, and the pairs that "
+        "changed most side by side, filtered by grader, outcome and slice",
+    )
+    parser.add_argument(
+        "--pairs-shown",
+        type=int,
+        default=None,
+        metavar="N",
+        help="pairs the page keeps (default: 100): the largest change of each grader, "
+        "outcome and slice in turn; the page counts the rest",
+    )
     parser.add_argument(
         "--sink",
         action="append",
@@ -201,6 +215,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,
+            **({} if args.pairs_shown is None else {"shown": args.pairs_shown}),
             allow_mismatched_prompts=args.allow_mismatched_prompts,
             allow_changed_graders=args.allow_changed_graders,
         )

@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bars", "histogram", "intervals", "lines"]
+__all__ = ["bars", "histogram", "intervals", "lines", "ticks"]
 
 _BAR = "#4c78a8"
 # Tableau's ten, the colours people know from matplotlib's default cycle.
@@ -112,55 +112,136 @@ def histogram(label: str, values: Sequence[float], *, width: int = 320, height: 
     return bars(label, counts, labels, ends=ends, width=width, height=height)
 
 
-def intervals(rows: Sequence[tuple[str, float, float, float]], *, width: int = 560) -> str:
-    """A forest plot: per label, an estimate and its interval, beside a line at zero."""
+def ticks(low: float, high: float, most: int = 7) -> list[float]:
+    """Round values (steps of 1, 2 or 5 times a power of ten) spanning ``[low, high]``."""
+    span = high - low
+    if not (math.isfinite(span) and span > 0):
+        return [low]
+    raw = span / max(most - 1, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw)
+    first = math.ceil(low / step - 1e-9)
+    out = []
+    k = first
+    while k * step <= high + step * 1e-9:
+        out.append(0.0 if abs(k) < 1e-12 else k * step)
+        k += 1
+    return out
+
+
+_GREEN, _RED, _GREY = "#2e7d32", "#c62828", "#555"
+
+
+def intervals(
+    rows: Sequence[tuple[str, float, float, float]],
+    *,
+    points: bool = False,
+    level: str = "95%",
+    width: int = 640,
+    label_width: int = 170,
+) -> str:
+    """A forest plot: per label, an estimate and its interval, beside a line at zero.
+
+    Args:
+        rows: ``(label, estimate, low, high)`` per row (non-finite ones drawn empty).
+        points: The values are differences of scores within [0, 1]: the axis reads in
+            points (100 to the range).
+        level: The intervals' level, for the legend.
+        width: Width of the plot.
+        label_width: Width kept for the labels on the left.
+    """
     finite = [r for r in rows if all(math.isfinite(v) for v in r[1:])]
-    row_h, left, right = 28, 170, 20
-    height = row_h * max(len(rows), 1) + 30
+    row_h, left, right = 26, label_width, 24
+    plot_bottom = 10 + row_h * max(len(rows), 1)
+    height = plot_bottom + 76
+    unit = "points" if points else "score"
     head = (
-        f'<svg class="forest" role="img" aria-label="differences with intervals" '
+        f'<svg class="forest" role="img" aria-label="B − A with {level} intervals, in {unit}" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
     )
     if not finite:
         return head + '<text x="10" y="20" font-size="12">no intervals</text></svg>'
+    scale = 100.0 if points else 1.0
     low = min(0.0, *(r[2] for r in finite))
     high = max(0.0, *(r[3] for r in finite))
     span = (high - low) or 1.0
     low, high = low - span * 0.05, high + span * 0.05
+    marks = ticks(low * scale, high * scale)
+    low, high = min(low, marks[0] / scale), max(high, marks[-1] / scale)
 
     def at(value: float) -> float:
         return left + (value - low) / (high - low) * (width - left - right)
 
+    def shown(value: float) -> str:
+        text = f"{value * scale:+.4g}" if value else "0"
+        return text.replace("-", "−")
+
     parts = [head]
+    for mark in marks:
+        x = at(mark / scale)
+        parts.append(
+            f'<line class="tick" x1="{x:.1f}" y1="6" x2="{x:.1f}" y2="{plot_bottom}" '
+            'stroke="#e4e4e4"/>'
+            f'<line x1="{x:.1f}" y1="{plot_bottom}" x2="{x:.1f}" y2="{plot_bottom + 4}" '
+            'stroke="#333"/>'
+            f'<text class="tick-label" x="{x:.1f}" y="{plot_bottom + 16}" font-size="11" '
+            f'text-anchor="middle">{shown(mark / scale)}</text>'
+        )
     zero = at(0.0)
     parts.append(
-        f'<line x1="{zero:.1f}" y1="4" x2="{zero:.1f}" y2="{height - 24}" stroke="#999" '
-        'stroke-dasharray="4 3"/>'
+        f'<line class="zero" x1="{zero:.1f}" y1="4" x2="{zero:.1f}" y2="{plot_bottom}" '
+        'stroke="#777" stroke-dasharray="4 3"/>'
+        f'<line x1="{left}" y1="{plot_bottom}" x2="{width - right}" y2="{plot_bottom}" '
+        'stroke="#333"/>'
+        f'<text x="{(left + width - right) / 2:.1f}" y="{plot_bottom + 32}" font-size="11" '
+        f'text-anchor="middle">B − A ({"points" if points else "score units"}): '
+        "left of the dashed line A scored higher, right of it B did</text>"
     )
     for i, (label, estimate, ci_low, ci_high) in enumerate(rows):
-        y = 16 + i * row_h
+        y = 10 + row_h * i + row_h / 2
         parts.append(
-            f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
+            f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end">'
             f"{escape(label)}</text>"
         )
         if not all(math.isfinite(v) for v in (estimate, ci_low, ci_high)):
             continue
-        colour = "#2e7d32" if ci_low > 0 else "#c62828" if ci_high < 0 else "#555"
+        colour = _GREEN if ci_low > 0 else _RED if ci_high < 0 else _GREY
+        tip = escape(f"{label}: B − A {shown(estimate)}, {level} interval {shown(ci_low)} to ")
         parts.append(
-            f'<line class="ci" x1="{at(ci_low):.1f}" y1="{y}" x2="{at(ci_high):.1f}" y2="{y}" '
-            f'stroke="{colour}" stroke-width="2">'
-            f"<title>{ci_low:.4g} to {ci_high:.4g}</title></line>"
+            f'<g class="row"><title>{tip}{shown(ci_high)}</title>'
+            f'<line class="ci" x1="{at(ci_low):.1f}" y1="{y:.1f}" x2="{at(ci_high):.1f}" '
+            f'y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>'
+            f'<circle cx="{at(estimate):.1f}" cy="{y:.1f}" r="4" fill="{colour}"/></g>'
         )
-        parts.append(f'<circle cx="{at(estimate):.1f}" cy="{y}" r="4" fill="{colour}"/>')
-    parts.append(f'<text x="{at(low):.1f}" y="{height - 6}" font-size="11">{low:.3g}</text>')
-    parts.append(
-        f'<text x="{zero:.1f}" y="{height - 6}" font-size="11" text-anchor="middle">0</text>'
-    )
-    parts.append(
-        f'<text x="{at(high):.1f}" y="{height - 6}" font-size="11" text-anchor="end">'
-        f"{high:.3g}</text>"
-    )
+    parts.append(_legend(plot_bottom + 50, level))
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def _legend(y: float, level: str) -> str:
+    """What the marks and colours of the forest plot mean, in one line under it."""
+    items = [
+        (f'<circle cx="6" cy="0" r="4" fill="{_GREY}"/>', "B − A"),
+        (
+            f'<line x1="0" y1="0" x2="18" y2="0" stroke="{_GREY}" stroke-width="2"/>',
+            f"{level} interval",
+        ),
+        (f'<rect x="0" y="-5" width="12" height="10" fill="{_GREEN}"/>', "B better"),
+        (f'<rect x="0" y="-5" width="12" height="10" fill="{_RED}"/>', "A better"),
+        (f'<rect x="0" y="-5" width="12" height="10" fill="{_GREY}"/>', "no detectable difference"),
+        (
+            '<line x1="0" y1="-6" x2="0" y2="6" stroke="#777" stroke-dasharray="4 3"/>',
+            "no difference",
+        ),
+    ]
+    parts = [f'<g class="legend" transform="translate(10 {y:.0f})" font-size="11">']
+    x = 0
+    for mark, text in items:
+        parts.append(
+            f'<g transform="translate({x} 0)">{mark}<text x="22" y="4">{escape(text)}</text></g>'
+        )
+        x += 30 + 6 * len(text)
+    parts.append("</g>")
     return "".join(parts)
 
 

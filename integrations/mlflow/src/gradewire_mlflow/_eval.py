@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -266,7 +268,13 @@ class MlflowEvalTracker:
     def _log_comparison(self, comparison: Any, html: str) -> list[str]:
         import mlflow
 
-        from gradewire.eval.reporting._trackers import comparison_metrics
+        from gradewire.eval.reporting._trackers import (
+            SLICE_COLUMNS,
+            VERDICT_COLUMNS,
+            comparison_metrics,
+            comparison_slices,
+            comparison_verdicts,
+        )
 
         name = f"compare {comparison.run_b} vs {comparison.run_a}"
         with mlflow.start_run(run_name=name[:250]) as active:
@@ -274,6 +282,8 @@ class MlflowEvalTracker:
                 {
                     "gradewire.compare.run_a": comparison.run_a[:5000],
                     "gradewire.compare.run_b": comparison.run_b[:5000],
+                    # The run's description in MLflow's UI (Markdown): the verdicts first.
+                    NOTE_TAG: _verdict_note(comparison),
                 }
             )
             graders = [result.grader for result in comparison.graders]
@@ -282,7 +292,39 @@ class MlflowEvalTracker:
             )
             mlflow.log_text(html, "gradewire/compare.html")
             mlflow.log_dict(comparison.to_dict(), "gradewire/compare.json")
+            tables: dict[str, tuple[Sequence[str], list[list[Any]]]] = {
+                "gradewire/verdicts.json": (VERDICT_COLUMNS, comparison_verdicts(comparison))
+            }
+            if comparison.by is not None:
+                tables["gradewire/slices.json"] = (SLICE_COLUMNS, comparison_slices(comparison))
+            for path, (columns, rows) in tables.items():
+                # What `mlflow.log_table` writes (pandas' "split" form) and the tag by which
+                # MLflow's UI shows it as a table, without pandas.
+                mlflow.log_dict({"columns": list(columns), "data": rows}, path)
+            mlflow.set_tag(
+                LOGGED_ARTIFACTS, json.dumps([{"path": p, "type": "table"} for p in tables])
+            )
         return [f"MLflow: comparison logged as run {active.info.run_id} at {self.tracking_uri}"]
+
+
+NOTE_TAG = "mlflow.note.content"
+LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
+
+
+def _verdict_note(comparison: Any) -> str:
+    """The verdicts as a Markdown list, escaped (grader keys are untrusted text)."""
+    lines = [
+        f"**{html.escape(comparison.run_b)}** (B) against **{html.escape(comparison.run_a)}** "
+        "(A); the compare page is the artifact gradewire/compare.html.",
+        "",
+    ]
+    lines += [f"- {_markdown_text(g.verdict)}" for g in comparison.graders]
+    return "\n".join(lines)[:5000]
+
+
+def _markdown_text(text: str) -> str:
+    """Plain text that Markdown shows as it is: HTML escaped, Markdown's marks backslashed."""
+    return re.sub(r"([\\`*_\[\]#|~])", r"\\\1", html.escape(text, quote=False))
 
 
 def _log_report(

@@ -22,6 +22,9 @@ from gradewire_wandb._run_source import import_wandb
 __all__ = ["WandbEvalTracker", "eval_tracker"]
 
 TABLE_KEY = "eval/samples"
+REPORT_KEY = "eval/report"
+VERDICTS_KEY = "compare/verdicts"
+SLICES_KEY = "compare/slices"
 DEFAULT_PROJECT = "gradewire-eval"
 
 
@@ -92,7 +95,11 @@ class WandbEvalTracker:
                         row += [None, outcome.status, outcome.message or ""]
                 rows.append(row)
             table = wandb.Table(columns=columns, data=rows)
-            active.log({TABLE_KEY: table})
+            logs: dict[str, Any] = {TABLE_KEY: table}
+            report = run.folder / "report.html" if run.folder is not None else None
+            if report is not None and report.is_file():
+                logs[REPORT_KEY] = wandb.Html(report.read_text("utf-8"), inject=False)
+            active.log(logs)
             summary = dict(run.metrics())
             summary["eval/samples_count"] = len(run.records)
             summary["eval/samples_left_out_of_table"] = max(0, len(run.records) - limit)
@@ -104,16 +111,41 @@ class WandbEvalTracker:
         return [f"W&B: summary and {TABLE_KEY!r} table logged to run {active.id} ({where})"]
 
     def log_comparison(self, comparison: Any, html: str) -> list[str]:
-        """Log a comparison as its own W&B run: the figures in its summary, the report."""
-        from gradewire.eval.reporting._trackers import comparison_metrics
+        """Log a comparison as its own W&B run.
 
+        The figures go in its summary with each grader's verdict in words
+        (``compare/<grader>/verdict``); the verdicts and, with ``by``, the slices as tables
+        (``compare/verdicts``, ``compare/slices``); the compare page as HTML
+        (``compare/report``).
+        """
+        from gradewire.eval.reporting._trackers import (
+            SLICE_COLUMNS,
+            VERDICT_COLUMNS,
+            comparison_metrics,
+            comparison_slices,
+            comparison_verdicts,
+        )
+
+        wandb = self._wandb
         active = self._init(
             f"compare {comparison.run_b} vs {comparison.run_a}",
-            {"run_a": comparison.run_a, "run_b": comparison.run_b},
+            {"run_a": comparison.run_a, "run_b": comparison.run_b, "by": comparison.by},
         )
         try:
-            active.log({"compare/report": self._wandb.Html(html, inject=False)})
-            active.summary.update(comparison_metrics(comparison))
+            logs: dict[str, Any] = {
+                "compare/report": wandb.Html(html, inject=False),
+                VERDICTS_KEY: wandb.Table(
+                    columns=list(VERDICT_COLUMNS), data=comparison_verdicts(comparison)
+                ),
+            }
+            if comparison.by is not None:
+                logs[SLICES_KEY] = wandb.Table(
+                    columns=list(SLICE_COLUMNS), data=comparison_slices(comparison)
+                )
+            active.log(logs)
+            summary: dict[str, Any] = dict(comparison_metrics(comparison))
+            summary.update({f"compare/{g.grader}/verdict": g.verdict for g in comparison.graders})
+            active.summary.update(summary)
         finally:
             active.finish()
         return [f"W&B: comparison logged to run {active.id}"]

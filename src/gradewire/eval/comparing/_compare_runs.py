@@ -33,6 +33,7 @@ from gradewire.eval.comparing._results import (
     SliceComparison,
     holm,
 )
+from gradewire.eval.comparing._shown_pairs import SHOWN_PAIRS, shown_pairs
 from gradewire.eval.comparing._verdict import verdict
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._records import SampleRecord
@@ -55,6 +56,7 @@ def compare_runs(
     confidence: float = 0.95,
     seed: int = 0,
     top: int = 10,
+    shown: int = SHOWN_PAIRS,
     allow_mismatched_prompts: bool = False,
     allow_changed_graders: bool = False,
 ) -> Comparison:
@@ -72,6 +74,8 @@ def compare_runs(
         confidence: Level of the intervals.
         seed: Bootstrap seed: the same runs and seed give the same intervals.
         top: How many most-changed samples to keep per grader.
+        shown: How many pairs to keep for a reader in `Comparison.samples` (the compare
+            page): the largest changes of each grader, outcome and slice in turn.
         allow_mismatched_prompts: Pair samples by id even where their prompts differ
             (listed in `Comparison.mismatched_prompts`); else such pairs are refused.
         allow_changed_graders: Compare a grader whose spec differs between the runs
@@ -111,6 +115,11 @@ def compare_runs(
         _compare_grader(key, a, b, pairs, labels, slices, n_resamples, confidence, seed, top)
         for key in shared
     ]
+    if shown < 0:
+        raise InvalidInputError(f"shown={shown}: the pairs to show are 0 or more")
+    samples, counts = shown_pairs(
+        pairs, {key: (a.scores(key), b.scores(key)) for key in shared}, slices, limit=shown
+    )
     adjusted = holm([r.p_value for r in results])
     results = [replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)]
     return Comparison(
@@ -127,6 +136,8 @@ def compare_runs(
         n_resamples=n_resamples,
         mismatched_prompts=tuple(ra.id for ra, _ in mismatched),
         changed_graders=tuple(changed),
+        samples=samples,
+        sample_counts=counts,
     )
 
 

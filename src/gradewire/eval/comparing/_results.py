@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gradewire.eval.comparing._comparison_view import (
     GraderLine,
@@ -18,6 +18,9 @@ __all__ = [
     "ChangedSample",
     "Comparison",
     "GraderComparison",
+    "Outcome",
+    "PairedSample",
+    "SampleCounts",
     "SliceComparison",
     "holm",
 ]
@@ -39,6 +42,43 @@ class ChangedSample:
     prompt: str
     completion_a: str
     completion_b: str
+
+
+Outcome = Literal["gained", "lost", "tied"]
+"""A pair's outcome on one grader: ``"gained"`` (B scored higher), ``"lost"``, ``"tied"``."""
+
+SampleCounts = Mapping[tuple[str | None, Outcome | None, str | None], int]
+"""Pairs per ``(grader, outcome, slice)``, None standing for any (a pair counts once)."""
+
+
+@dataclass(frozen=True)
+class PairedSample:
+    """One sample as both runs answered it, kept for a reader to look at.
+
+    Attributes:
+        id: The sample id.
+        slice: Its value of the ``by`` field (None without ``by``).
+        metadata: Its metadata (run A's, else run B's).
+        prompt: The prompt (run A's).
+        completion_a: Run A's completion.
+        completion_b: Run B's completion.
+        scores: Per grader both runs scored it with, ``(score in A, score in B)``.
+    """
+
+    id: str
+    slice: str | None
+    metadata: Mapping[str, Any]
+    prompt: str
+    completion_a: str
+    completion_b: str
+    scores: Mapping[str, tuple[float, float]]
+
+    def outcome(self, grader: str) -> Outcome | None:
+        """``"gained"``, ``"lost"`` or ``"tied"`` on ``grader`` (None: not scored by both)."""
+        if grader not in self.scores:
+            return None
+        a, b = self.scores[grader]
+        return "gained" if b > a else "lost" if b < a else "tied"
 
 
 @dataclass(frozen=True)
@@ -165,6 +205,10 @@ class Comparison:
         seed: The bootstrap seed.
         n_resamples: Bootstrap resamples.
         note: What was and was not corrected for multiple comparisons.
+        samples: The pairs kept for a reader (the compare page): the largest changes of
+            each grader, outcome and slice in turn, up to a cap.
+        sample_counts: How many pairs there are of each grader, outcome and slice, kept
+            or not (so a reader sees what was left out).
     """
 
     run_a: str
@@ -181,6 +225,8 @@ class Comparison:
     seed: int = 0
     n_resamples: int = 2000
     note: str = field(default=MULTIPLE_COMPARISONS)
+    samples: tuple[PairedSample, ...] = ()
+    sample_counts: SampleCounts = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``graders`` holds one object per grader."""

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from gradewire.core._svg import histogram
 from gradewire.eval.reporting._page import escape, page_parts, script_json, script_safe
-from gradewire.eval.reporting._svg import histogram
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._folder import write_atomically
 from gradewire.eval.runs._records import JsonMapping

@@ -25,8 +25,12 @@ from gradewire.sinks import Sink
 
 __all__ = [
     "EVAL_TRACKERS",
+    "SLICE_COLUMNS",
+    "VERDICT_COLUMNS",
     "EvalTracker",
     "comparison_metrics",
+    "comparison_slices",
+    "comparison_verdicts",
     "eval_tracker",
     "log_comparison_to_sink",
     "log_run_to_sink",
@@ -107,6 +111,57 @@ def comparison_metrics(comparison: Comparison) -> dict[str, float]:
     metrics["compare/unpaired_a"] = len(comparison.only_a)
     metrics["compare/unpaired_b"] = len(comparison.only_b)
     return metrics
+
+
+VERDICT_COLUMNS = (
+    "grader",
+    "verdict",
+    "n_pairs",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_value_holm",
+    "method",
+    "wins",
+    "ties",
+    "losses",
+)
+SLICE_COLUMNS = (
+    "grader",
+    "slice",
+    "n_pairs",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "flips",
+)
+
+
+def _cell(value: Any) -> Any:
+    """A table cell: NaN as None (trackers' tables have no NaN)."""
+    return None if isinstance(value, float) and value != value else value
+
+
+def comparison_verdicts(comparison: Comparison) -> list[list[Any]]:
+    """One row per grader (`VERDICT_COLUMNS`): its verdict in words and its figures.
+
+    The verdict holds the grader key as plain text: a tracker that renders it as markup
+    escapes it.
+    """
+    return [[_cell(getattr(g, name)) for name in VERDICT_COLUMNS] for g in comparison.graders]
+
+
+def comparison_slices(comparison: Comparison) -> list[list[Any]]:
+    """One row per grader and slice of ``by`` (`SLICE_COLUMNS`); none without ``by``."""
+    return [
+        [g.grader, s.value, *(_cell(getattr(s, name)) for name in SLICE_COLUMNS[2:])]
+        for g in comparison.graders
+        for s in g.slices
+    ]
 
 
 def log_comparison_to_sink(comparison: Comparison, sink: Sink) -> None:
