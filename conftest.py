@@ -1,6 +1,6 @@
 """The suite's plugins: the README examples' world and the lanes (``tests/support``).
 
-``tests/readme_examples.py`` gives each README block the services its code expects;
+``tests/support/readme_examples.py`` gives each README block the services its code expects;
 ``tests/support/lanes.py`` marks the tests of each lane (Ray, the real model, training, the
 MLflow server, the wheel build) and keeps each lane on one pytest-xdist worker.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["readme_examples", "support.lanes"]
+pytest_plugins = ["support.readme_examples", "support.lanes"]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -21,7 +21,7 @@ from gradewire.http._framing import AnswerReader
 from h11_reader import H11Reader
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from judge_server import chat_body
+from support.judge_server import chat_body
 
 BODY = json.dumps(chat_body("PASS")).encode()
 

@@ -1,6 +1,6 @@
 """`gradewire eval` beside a bare `asyncio.gather` loop over the same judge grader.
 
-A loopback judge server (`tests/judge_server.py` in bench mode, its own process) answers
+A loopback judge server (`tests/support/judge_server.py` in bench mode, its own process) answers
 every chat completion after 50 ms. Both sides grade the same N distinct samples with the
 same `BinaryJudgeGrader` built from one grader file, 64 in flight:
 

@@ -5,7 +5,7 @@ requests at 64 and 256 in flight (at 1 and 8 in flight, 40 rounds: 40 and 320 re
 2,000 one-at-a-time 50 ms calls alone would take 100 s). Printed per client and level: the
 rate, its share of the ideal (in flight / 50 ms) and the client's CPU per request.
 
-The server is `tests/judge_server.py` in its bench mode, in its own process so that the
+The server is `tests/support/judge_server.py` in its bench mode, in its own process so that the
 client under test has a core to itself: a minimal asyncio.Protocol HTTP/1.1 server that
 answers one canned OpenAI-shaped JSON body after the latency, costing ~0.02-0.05 ms of CPU
 per request (uvicorn costs ~0.4 ms, which would make the server, not the client, the limit).

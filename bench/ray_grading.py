@@ -1,7 +1,7 @@
 """Grading on Ray beside one process, on 1, 2 and 3 simulated nodes: where Ray pays off.
 
 The grader is a `BinaryJudgeGrader` whose judge is a loopback OpenAI-compatible server
-(`tests/judge_server.py` in its bench mode, in a process of its own) that answers every
+(`tests/support/judge_server.py` in its bench mode, in a process of its own) that answers every
 call after 50 ms: the shape of an LLM-judged eval or reward, with the model's time
 replaced by a fixed wait.
 

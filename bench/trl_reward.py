@@ -10,7 +10,7 @@
    8 generations of 8 tokens; timed here, median of a few steps).
    Target: the adapter adds under 1% to the step.
 2. A judge batch: `BinaryJudgeGrader` through `trl_reward` against a loopback judge that
-   answers after 50 ms (``tests/judge_server.py`` in its own process), 256 distinct
+   answers after 50 ms (``tests/support/judge_server.py`` in its own process), 256 distinct
    completions at concurrency 64, beside the ideal 256 / 64 x 50 ms = 200 ms.
    Target: within 1.15x the ideal. Beside it, the same batch through the client as it was
    before its per-schema memos (``schema_memo.py``: every judge call rebuilding the

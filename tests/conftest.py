@@ -1,16 +1,16 @@
 """Shared pytest fixtures.
 
 - ``judge_server``: a fresh OpenAI-compatible chat completions server on 127.0.0.1 (see
-  ``tests/judge_server.py``: scripted replies, a handler, recorded requests, the most requests
-  it held at once, fault injection), stopped after the test.
+  ``tests/support/judge_server.py``: scripted replies, a handler, recorded requests, the
+  most requests it held at once, fault injection), stopped after the test.
 - ``sleeps``: a `RetryPolicy.sleep` that records the waits asked for and returns at once, so
   retry tests assert the delays without waiting for them.
 - ``make_judge``: builds an `OpenAIChatModel` pointed at ``judge_server`` (API key
   ``test-key``, retries that never wait, no jitter); keyword arguments override. Its
   connections close when the test's event loop shuts down.
-- ``judge_rules``: a `JudgeRules` (``tests/judge_scripts.py``) installed as ``judge_server``'s
-  handler: ``judge_rules.when("text in the judge prompt", reply)`` scripts a judge that
-  answers by what it was shown.
+- ``judge_rules``: a `JudgeRules` (``tests/support/judge_scripts.py``) installed as
+  ``judge_server``'s handler: ``judge_rules.when("text in the judge prompt", reply)``
+  scripts a judge that answers by what it was shown.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import pytest
 from gradewire.http import forget_endpoint_facts
 from gradewire.http._retry import RetryPolicy
 from gradewire.models._openai_chat import OpenAIChatModel
-from judge_scripts import JudgeRules
-from judge_server import JudgeServer
+from support.judge_scripts import JudgeRules
+from support.judge_server import JudgeServer
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def make_judge(judge_server: JudgeServer, sleeps: RecordingSleep) -> Callable[..
 
 @pytest.fixture
 def judge_rules(judge_server: JudgeServer) -> JudgeRules:
-    """A `JudgeRules` (tests/judge_scripts.py) installed as ``judge_server``'s handler."""
+    """A `JudgeRules` (tests/support/judge_scripts.py) installed as ``judge_server``'s handler."""
     rules = JudgeRules()
     judge_server.handler = rules
     return rules

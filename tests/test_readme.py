@@ -1,7 +1,7 @@
 """The README examples run as tests: the setup that makes them run, and its rules.
 
 The blocks themselves are test items of their own (``README.md::[CodeFence#N]``), collected
-by pytest-markdown-docs and given their services by ``tests/readme_examples.py``.
+by pytest-markdown-docs and given their services by ``tests/support/readme_examples.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from readme_examples import expected_lines, fence_files, schema_instance
+from support.readme_examples import expected_lines, fence_files, schema_instance
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -144,7 +144,7 @@ def test_the_rules_are_enforced_on_any_markdown_page(tmp_path):
             "-m",
             "pytest",
             "-p",
-            "readme_examples",
+            "support.readme_examples",
             "--markdown-docs",
             "-p",
             "no:cacheprovider",

@@ -9,7 +9,7 @@ import pytest
 from compat_targets import REAL
 from hud_target import BashGrader, SubScore, combine
 
-from hud_helpers import login_home
+from support.hud_helpers import login_home
 
 
 @pytest.fixture(autouse=True)

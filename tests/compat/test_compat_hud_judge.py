@@ -15,7 +15,7 @@ import pytest
 from hud_target import LLMJudgeGrader, SubScore, combine
 
 from conftest import both_formats
-from judge_scripts import last_user
+from support.judge_scripts import last_user
 
 
 @pytest.fixture

@@ -43,8 +43,8 @@ from hud_target import (
 )
 
 from conftest import both_formats
-from hud_helpers import FAILING_TEST, PASSING_TEST, login_home
-from judge_scripts import last_user
+from support.hud_helpers import FAILING_TEST, PASSING_TEST, login_home
+from support.judge_scripts import last_user
 
 
 # --- HUD's runtime, reduced to what the examples use ----------------------------------

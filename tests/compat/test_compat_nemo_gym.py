@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 import gradewire as gw
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 pytest.importorskip(
     "nemo_gym", reason="nemo-gym needs Python 3.12: `make compat` runs this in .venv-compat-nemo"

@@ -20,7 +20,7 @@ from gradewire.eval import (
 )
 from gradewire.judges import BinaryJudgeGrader, PairwiseJudgeGrader, pair
 from gradewire.models import JudgeCache
-from judge_scripts import last_user, sections, verdict
+from support.judge_scripts import last_user, sections, verdict
 
 
 def threads(n: int) -> list[StringThread]:

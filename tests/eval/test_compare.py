@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from scipy import stats
 
 from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire.eval.comparing._paired_difference import BINARY, BOOTSTRAP, BOOTSTRAP_CLUSTERED
 from gradewire.eval.comparing._results import holm
+from support.eval_helpers import make_run
 
 
 def _continuous(tmp_path, shift, n=300, seed=0):

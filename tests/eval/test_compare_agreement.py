@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
@@ -18,6 +17,7 @@ from gradewire.eval.comparing._paired_difference import (
     FEW_CLUSTERS,
     paired_difference,
 )
+from support.eval_helpers import make_run
 
 
 def _binary_runs(tmp_path, gained, lost, n, topics=None):

@@ -10,7 +10,6 @@ from itertools import product
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 
 from gradewire.core import InvalidInputError
 from gradewire.core._svg import ticks
@@ -18,6 +17,7 @@ from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire.eval.comparing._shown_pairs import OUTCOMES, shown_pairs
 from gradewire.eval.reporting._compare_page import render_comparison
 from gradewire.eval.reporting._word_diff import side_by_side
+from support.eval_helpers import make_run
 
 
 def _runs(tmp_path, n=600, topics=("a", "b", "c", "d")):

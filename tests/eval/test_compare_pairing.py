@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_eval import write_rows
 
 import gradewire as gw
 from gradewire.eval import MismatchedRunsError, compare_runs, load_run, run_eval
+from support.eval_helpers import write_rows
 
 
 def correct(sample: gw.StringThread) -> float:
@@ -111,7 +111,7 @@ def test_a_grader_whose_spec_changed_is_refused(tmp_path: Path) -> None:
 
 def test_grader_files_with_another_function_under_one_key_are_refused(tmp_path: Path) -> None:
     data = write_rows(tmp_path / "d.jsonl", rows(10, wrong_every=3))
-    spec = '[[graders]]\ntype = "custom"\nkey = "brevity"\nfunction = "eval_graders:{}"\n'
+    spec = '[[graders]]\ntype = "custom"\nkey = "brevity"\nfunction = "support.eval_graders:{}"\n'
     runs = []
     for name, function in (("a", "brevity"), ("b", "numeric_answer")):
         file = tmp_path / f"{name}.toml"
@@ -119,13 +119,14 @@ def test_grader_files_with_another_function_under_one_key_are_refused(tmp_path: 
         runs.append(graded(tmp_path / name, data, *gw.load_graders(file)))
     with pytest.raises(MismatchedRunsError) as caught:
         compare_runs(*runs)
-    assert "eval_graders:brevity" in str(caught.value)
-    assert "eval_graders:numeric_answer" in str(caught.value)
+    assert "support.eval_graders:brevity" in str(caught.value)
+    assert "support.eval_graders:numeric_answer" in str(caught.value)
 
 
 def test_graders_and_samples_of_one_run_only_are_listed_in_every_output(tmp_path: Path) -> None:
-    from helpers_eval import make_run
     from test_eval_cli import run
+
+    from support.eval_helpers import make_run
 
     make_run(tmp_path / "a", {"g": [1, 0, 1], "old": [1, 1, 1]}, ids=["x", "y", "gone"])
     make_run(tmp_path / "b", {"g": [1, 1, 1], "new": [0, 0, 1]}, ids=["x", "y", "added"])

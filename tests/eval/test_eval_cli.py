@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from judge_scripts import verdict
-from judge_server import JudgeServer, chat
+from support.judge_scripts import verdict
+from support.judge_server import JudgeServer, chat
 
 TESTS = Path(__file__).parents[1]
 GRADEWIRE = [sys.executable, "-m", "gradewire"]
@@ -50,7 +50,8 @@ def data_file(tmp_path: Path, n: int, *, wrong_every: int = 3) -> Path:
 
 def grader_file(tmp_path: Path, judge_url: str | None = None) -> Path:
     text = (
-        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n'
+        '[[graders]]\ntype = "custom"\nkey = "correct"'
+        '\nfunction = "support.eval_graders:numeric_answer"\n'
     )
     if judge_url:
         text = (
@@ -242,7 +243,7 @@ def test_a_changed_spec_regrades_that_grader_only(tmp_path):
     )
     graders.write_text(
         graders.read_text() + '\n[[graders]]\ntype = "custom"\nkey = "length"\n'
-        'function = "eval_graders:brevity"\n'
+        'function = "support.eval_graders:brevity"\n'
     )
     assert (
         run(
@@ -344,7 +345,9 @@ WITHOUT = [
 
 def counted_graders(tmp_path: Path) -> Path:
     path = tmp_path / "counted.toml"
-    path.write_text('[[graders]]\ntype = "custom"\nkey = "n"\nfunction = "eval_graders:counted"\n')
+    path.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "n"\nfunction = "support.eval_graders:counted"\n'
+    )
     return path
 
 
@@ -553,8 +556,10 @@ def test_every_data_option_is_on_the_command_line():
 def test_a_grader_key_with_markup_leaves_a_summary_and_report(tmp_path):
     graders = tmp_path / "g.toml"
     graders.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "judge [/v2]"\nfunction = "eval_graders:counted"\n'
-        '[[graders]]\ntype = "custom"\nkey = "f1[macro]"\nfunction = "eval_graders:brevity"\n'
+        '[[graders]]\ntype = "custom"\nkey = "judge [/v2]"'
+        '\nfunction = "support.eval_graders:counted"\n'
+        '[[graders]]\ntype = "custom"\nkey = "f1[macro]"'
+        '\nfunction = "support.eval_graders:brevity"\n'
     )
     out = tmp_path / "run"
     done = run_without(

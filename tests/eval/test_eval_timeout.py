@@ -47,7 +47,8 @@ def data_file(tmp_path: Path, n: int) -> Path:
 def grader_file(tmp_path: Path, function: str, extra: str = "") -> Path:
     path = tmp_path / "graders.toml"
     path.write_text(
-        f'[[graders]]\ntype = "custom"\nkey = "g"\nfunction = "eval_graders:{function}"\n{extra}',
+        f'[[graders]]\ntype = "custom"\nkey = "g"'
+        f'\nfunction = "support.eval_graders:{function}"\n{extra}',
         encoding="utf-8",
     )
     return path
@@ -59,7 +60,7 @@ def results(folder: Path) -> list[dict]:
 
 def hanging() -> BaseGrader:
     return build_grader(
-        {"type": "custom", "key": "g", "function": "eval_graders:hangs_on_even_answers"},
+        {"type": "custom", "key": "g", "function": "support.eval_graders:hangs_on_even_answers"},
         trust_code=True,
     )
 

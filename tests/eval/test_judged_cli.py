@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from ppi_py import ppi_mean_ci
 
 from gradewire.cli import main
 from gradewire.stats._text import format_number
-from judge_scripts import last_user, sections
+from support.eval_helpers import make_run
+from support.judge_scripts import last_user, sections
 
 A = ["Paris", "Lyon", "Paris", "Nice", "Lyon", "Paris", "Nice", "Lyon"]
 B = ["Paris!", "Paris", "Lyon", "Paris", "Nice", "Paris is it", "Paris.", "Paris"]
@@ -62,7 +62,9 @@ def test_compare_with_a_pairwise_judge_in_every_output(tmp_path, judge_server, c
 def test_compare_judge_file_without_a_pairwise_judge_is_refused(tmp_path, capsys):
     runs(tmp_path)
     other = tmp_path / "g.toml"
-    other.write_text('[[graders]]\ntype = "custom"\nkey = "g"\nfunction = "eval_graders:brevity"\n')
+    other.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "g"\nfunction = "support.eval_graders:brevity"\n'
+    )
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--judge", str(other)]) == 2
     assert "no pairwise judge" in capsys.readouterr().err
 
@@ -103,7 +105,7 @@ def test_eval_with_labels_prints_ppi_beside_the_judge_only_interval(tmp_path, ca
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     graders = tmp_path / "g.toml"
     graders.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "brevity"\nfunction = "eval_graders:brevity"\n'
+        '[[graders]]\ntype = "custom"\nkey = "brevity"\nfunction = "support.eval_graders:brevity"\n'
     )
     f = np.array([min(1.0, 3 / (1 + i % 4)) for i in range(n)])
     y = np.clip(f - 0.2 + 0.1 * (np.arange(n) % 3), 0, 1)

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 
 from gradewire import InvalidInputError, InvalidTypeError, run_sync
 from gradewire.eval import JudgedComparison, MismatchedRunsError, judge_runs, paired_bootstrap
 from gradewire.judges import BinaryJudgeGrader, PairwiseJudgeGrader
-from judge_scripts import last_user, sections
+from support.eval_helpers import make_run
+from support.judge_scripts import last_user, sections
 
 
 def prefers_paris(request):

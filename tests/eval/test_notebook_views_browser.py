@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers_eval import make_run
 from test_report_browser import PAYLOAD, browser, open_page  # noqa: F401  (a fixture)
 
 from gradewire import Histogram, Table
 from gradewire.eval import compare_runs
 from gradewire.sinks import MemorySink
+from support.eval_helpers import make_run
 
 
 def _views(folder: Path) -> dict[str, str]:

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from scipy import optimize, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from test_eval_cli import run
@@ -21,6 +20,7 @@ from gradewire.eval.comparing._power import (
     plan_from_pilot,
     samples_needed,
 )
+from support.eval_helpers import make_run
 
 
 @pytest.mark.parametrize(("effect", "n"), [(0.2, 50), (0.5, 12), (0.05, 3000), (1.3, 4)])

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire.eval.reporting._compare_page import render_comparison
 from gradewire.eval.reporting._eval_report import write_report
+from support.eval_helpers import make_run
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium as root, with no network reachable: no sandbox, no background connections.

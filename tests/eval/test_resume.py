@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_eval import write_rows
 
 import gradewire as gw
 from gradewire.eval import RunFolderError, load_run, run_eval
+from support.eval_helpers import write_rows
 
 
 class Counted:

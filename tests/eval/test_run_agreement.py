@@ -7,7 +7,6 @@ import json
 import krippendorff
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from scipy.stats import pearsonr
 from sklearn.metrics import cohen_kappa_score
 
@@ -15,6 +14,7 @@ from gradewire import InvalidInputError
 from gradewire.cli import main
 from gradewire.eval.auditing._run_agreement import read_labels, run_agreement
 from gradewire.sinks import read_jsonl
+from support.eval_helpers import make_run
 
 RNG = np.random.default_rng(7)
 N = 40

@@ -14,14 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers_eval import write_rows
 from test_eval_cli import GRADEWIRE, env, grader_file, lines, run
 
 import gradewire as gw
 from gradewire.core import InvalidInputError
 from gradewire.eval import RunFolderError, load_run, run_eval
-from judge_scripts import verdict
-from judge_server import JudgeServer, chat
+from support.eval_helpers import write_rows
+from support.judge_scripts import verdict
+from support.judge_server import JudgeServer, chat
 
 HF_CONFIG = '{"architectures": ["LlamaForCausalLM"], "hidden_size": 576}\n'
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from helpers_eval import make_run
-
 from gradewire.eval import compare_runs
+from support.eval_helpers import make_run
 
 PAYLOAD = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"

@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
-from helpers_eval import make_run
 from scipy import stats
 
 from gradewire.eval.runs._statistics import clustered_stderr, t_interval
+from support.eval_helpers import make_run
 
 
 def test_summary_mean_stderr_and_t_interval(tmp_path):

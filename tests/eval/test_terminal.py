@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_eval import make_run, write_rows
 from test_eval_cli import grader_file, run
 
 from gradewire.eval.reporting._terminal import terminal_safe
+from support.eval_helpers import make_run, write_rows
 
 ATTACK = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202egnp.exe\x9b1m\r"
 RAW = ("\x1b", "\x07", "\u202e", "\x9b", "\r")
@@ -51,7 +51,7 @@ def test_eval_warnings_and_errors_are_escaped(tmp_path: Path) -> None:
     source = write_rows(tmp_path / "d.jsonl", [{"id": "a", "prompt": "q", "completion": ATTACK}])
     graders = tmp_path / "g.toml"
     graders.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "echo"\nfunction = "eval_graders:echo_error"\n'
+        '[[graders]]\ntype = "custom"\nkey = "echo"\nfunction = "support.eval_graders:echo_error"\n'
     )
     for display in (["--no-progress"], []):
         done = run(
@@ -80,7 +80,11 @@ def test_eval_error_messages_are_escaped(tmp_path: Path, where: str) -> None:
             json.dumps(
                 {
                     "graders": [
-                        {"type": "custom", "key": f"k{ATTACK}", "function": "eval_graders:brevity"}
+                        {
+                            "type": "custom",
+                            "key": f"k{ATTACK}",
+                            "function": "support.eval_graders:brevity",
+                        }
                     ]
                 }
             )

@@ -18,7 +18,7 @@ from gradewire.http import _senders as _http_senders
 from gradewire.http._fast_http import FastHttpSender
 from gradewire.http._retry import RetryableError
 from gradewire.http._senders import HttpxPoolSender, default_sender
-from judge_server import JudgeServer, Reply, chat, chat_body
+from support.judge_server import JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]
 BODY = json.dumps(chat_body("PASS")).encode()

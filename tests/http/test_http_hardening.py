@@ -23,7 +23,7 @@ import pytest
 from gradewire import ModelCallError
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, FastHttpSender
 from gradewire.http._retry import ModelHTTPError, RetryableError
-from judge_server import DROP, JudgeServer, Reply, chat, chat_body
+from support.judge_server import DROP, JudgeServer, Reply, chat, chat_body
 
 USER = [{"role": "user", "content": "grade"}]
 BODY = json.dumps(chat_body("PASS")).encode()

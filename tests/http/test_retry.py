@@ -16,7 +16,7 @@ from gradewire.http._retry import (
     retry_after_seconds,
 )
 from gradewire.models._openai_chat import OpenAIChatModel
-from judge_server import DROP, Reply, chat, error, malformed
+from support.judge_server import DROP, Reply, chat, error, malformed
 
 USER = [{"role": "user", "content": "grade this"}]
 

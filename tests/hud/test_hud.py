@@ -35,9 +35,9 @@ from gradewire.hud import (
     combine_any,
 )
 from gradewire.hud._judge import shared_judge_model
-from hud_helpers import PASSING_TEST, judge_at, login_home, mistake, requirement
-from judge_scripts import last_user, sections, verdict
-from judge_server import chat, error
+from support.hud_helpers import PASSING_TEST, judge_at, login_home, mistake, requirement
+from support.judge_scripts import last_user, sections, verdict
+from support.judge_server import chat, error
 
 DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing answers there
 

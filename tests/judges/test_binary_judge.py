@@ -8,7 +8,7 @@ import pytest
 
 from gradewire import IgnoreGradeException, InvalidInputError, InvalidTypeError, StringThread
 from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
-from judge_scripts import last_user, sections, verdict
+from support.judge_scripts import last_user, sections, verdict
 
 CRITERION = "The answer names the correct capital city"
 CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Peru": "Lima"}

@@ -28,8 +28,8 @@ from gradewire.judges._rag_judges import (
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models import ChatCompletion, ChatMessage, Usage
-from judge_scripts import last_user, sections, verdict
-from judge_server import chat, error
+from support.judge_scripts import last_user, sections, verdict
+from support.judge_server import chat, error
 
 CRITERION = "The answer is correct"
 

@@ -13,8 +13,8 @@ import gradewire as gw
 from gradewire import IgnoreGradeException, InvalidInputError, StringThread
 from gradewire.judges import BinaryJudgeGrader, JudgePanel
 from gradewire.specs import build_grader, grader_config, load_graders
-from judge_scripts import last_user, sections, verdict
-from judge_server import error
+from support.judge_scripts import last_user, sections, verdict
+from support.judge_server import error
 
 # Three judges read three criteria; each passes an answer by its own rule, so their
 # verdicts differ in known ways.

@@ -24,7 +24,7 @@ from gradewire.judges import JudgeSettings
 from gradewire.models import ModelSettings, StructuredSettings, complete_structured
 from gradewire.models._structured_call import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 from gradewire.specs import build_grader
-from judge_scripts import verdict
+from support.judge_scripts import verdict
 
 CRITERION = "The answer is correct"
 SAMPLE = StringThread([("user", "2+2?"), ("assistant", "4")])

@@ -10,7 +10,7 @@ import gradewire as gw
 from gradewire import InvalidInputError, StringThread
 from gradewire.judges import PairwiseJudgeGrader, pair
 from gradewire.specs import build_grader, grader_config
-from judge_scripts import last_user, sections
+from support.judge_scripts import last_user, sections
 
 
 def answer(label: str, reasoning: str = "because") -> str:

@@ -12,7 +12,7 @@ from gradewire.judges._rag_judges import (
     ContextRelevancyGrader,
     FaithfulnessGrader,
 )
-from judge_scripts import last_user, sections, verdicts
+from support.judge_scripts import last_user, sections, verdicts
 
 DOCUMENTS = [
     "Tim Berners-Lee created the first website.",

@@ -11,8 +11,8 @@ from gradewire import InvalidInputError, InvalidTypeError, ModelCallError, Strin
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.models import TokenLogprob
 from gradewire.models._score_logprobs import score_distribution
-from judge_scripts import last_user
-from judge_server import chat, error
+from support.judge_scripts import last_user
+from support.judge_server import chat, error
 
 CRITERION = "The answer is clear"
 THREAD = StringThread([("user", "Explain DNS."), ("assistant", "DNS maps names to addresses.")])

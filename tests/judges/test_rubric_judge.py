@@ -8,8 +8,8 @@ import pytest
 
 from gradewire import Grade, InvalidInputError, InvalidTypeError, StringThread
 from gradewire.judges._rubric_judge import RubricCriterion, RubricJudgeGrader, parse_criteria
-from judge_scripts import last_user, sections, verdict
-from judge_server import error
+from support.judge_scripts import last_user, sections, verdict
+from support.judge_server import error
 
 THREAD = StringThread(
     [("user", "Why is the sky blue?"), ("assistant", "Rayleigh scattering [Smith 2031].")]

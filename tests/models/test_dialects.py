@@ -21,8 +21,8 @@ from gradewire.models._dialects import (
 )
 from gradewire.models._openai_wire import encode_payload
 from gradewire.models._response_format import json_schema_response_format
-from judge_dialects import dialect_handler, length
-from judge_server import Request
+from support.judge_dialects import dialect_handler, length
+from support.judge_server import Request
 
 USER = [{"role": "user", "content": "Is the sky blue?"}]
 THREAD = StringThread([("user", "What is 2+2?"), ("assistant", "4")])
@@ -193,7 +193,7 @@ async def test_the_dialect_is_kept_in_the_cache_file(judge_server, make_judge, t
 async def test_max_completion_tokens_for_servers_that_refuse_max_tokens(judge_server, make_judge):
     def reasoning_model(request: Request) -> Any:
         if "max_tokens" in request.json:
-            from judge_server import error
+            from support.judge_server import error
 
             return error(
                 400,

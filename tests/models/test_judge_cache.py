@@ -12,7 +12,7 @@ import pytest
 from gradewire import InvalidInputError, InvalidTypeError, ModelCallError
 from gradewire.models import ChatCompletion, TokenLogprob, Usage
 from gradewire.models._judge_cache import JudgeCache
-from judge_server import Reply, chat, chat_body, error
+from support.judge_server import Reply, chat, chat_body, error
 
 USER = [{"role": "user", "content": "Is 2 + 2 = 4?"}]
 

@@ -17,7 +17,7 @@ from gradewire.http._retry import ModelHTTPError, RetryPolicy
 from gradewire.models import ChatCompletion, ChatModel, TokenLogprob, Usage
 from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.models._openai_config import DEFAULT_BASE_URL
-from judge_server import JudgeServer, Request, chat, error
+from support.judge_server import JudgeServer, Request, chat, error
 
 USER = [{"role": "user", "content": "Is the sky blue? Answer PASS or FAIL."}]
 

@@ -13,7 +13,7 @@ from gradewire import InvalidTypeError, ModelCallError, OutputParserException
 from gradewire.models import ChatCompletion, ChatMessage, Usage
 from gradewire.models._response_format import json_schema_response_format
 from gradewire.models._structured_call import complete_structured
-from judge_server import Request, chat, error
+from support.judge_server import Request, chat, error
 
 USER: list[ChatMessage] = [{"role": "user", "content": "Does the answer cite its source?"}]
 

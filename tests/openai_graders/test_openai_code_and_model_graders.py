@@ -12,7 +12,7 @@ import pytest
 import gradewire as gw
 from gradewire.http import RetryPolicy
 from gradewire.openai import PythonGraderRuntimeError, UnresponsiveRewardError, openai_grader
-from judge_server import chat, error
+from support.judge_server import chat, error
 
 
 def thread(completion: str, **item: object) -> gw.StringThread:

@@ -396,7 +396,7 @@ async def test_cosine_through_an_embeddings_endpoint(judge_server):
 
 
 async def test_cosine_server_failure_is_a_model_grader_server_error(judge_server, sleeps):
-    from judge_server import error
+    from support.judge_server import error
 
     judge_server.handler = lambda request: error(500)
     grader = openai_grader(similarity("cosine"), base_url=judge_server.base_url)
@@ -424,7 +424,11 @@ async def test_grader_files_hold_openai_objects_alone_in_lists_and_as_testing_cr
         "mixed.json": {
             "graders": [
                 one,
-                {"type": "custom", "key": "length", "function": "custom_graders:length_score"},
+                {
+                    "type": "custom",
+                    "key": "length",
+                    "function": "support.custom_graders:length_score",
+                },
             ]
         },
     }

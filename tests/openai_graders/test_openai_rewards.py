@@ -7,7 +7,7 @@ import json
 import httpx
 
 import gradewire as gw
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 CONFIG = {
     "type": "multi",

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import gradewire as gw
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 ROLLOUTS = json.loads((Path(__file__).with_name("nemo_gym_rollouts.json")).read_text())
 # The second math rollout's answer, (1+√3)^4033 - (1-√3)^4033 over 2^2017·√3, takes sympy

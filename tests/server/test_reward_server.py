@@ -26,9 +26,9 @@ from gradewire.server._hosts import is_loopback
 from gradewire.server._server import create_app, serve
 from gradewire.specs._factory import build_grader
 from gradewire.tools._endpoint_grader import EndpointGrader
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
-CUSTOM = "custom_graders:"
+CUSTOM = "support.custom_graders:"
 
 
 def custom(key: str, function: str, **fields) -> BaseGrader:
@@ -75,7 +75,7 @@ async def test_health_graders_and_unknown_routes():
         assert listed[0]["spec"] == {
             "key": "label",
             "type": "custom",
-            "function": "custom_graders:label_match",
+            "function": "support.custom_graders:label_match",
             "factory": False,
             "options": {},
         }

@@ -17,7 +17,7 @@ from gradewire import BaseGrader, InvalidInputError, StringThread, Table
 from gradewire.server import ServerSettings, create_app
 from gradewire.server._hosts import is_loopback_host, is_loopback_origin
 from gradewire.specs._factory import build_grader
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 JSON = {"Content-Type": "application/json"}
 THREAD = StringThread([("user", "Say it"), ("assistant", "yes")], {"label": "yes"})
@@ -25,7 +25,7 @@ GRADE = {"grader": "label", "thread": THREAD.to_dict()}
 
 
 def label(**fields) -> BaseGrader:
-    spec = {"type": "custom", "key": "label", "function": "custom_graders:label_match"}
+    spec = {"type": "custom", "key": "label", "function": "support.custom_graders:label_match"}
     return build_grader({**spec, **fields}, trust_code=True)
 
 
@@ -276,8 +276,8 @@ def test_the_server_bounds_the_logs_of_graders_that_keep_everything():
             "type": "combined",
             "key": "both",
             "graders": [
-                {"type": "custom", "key": "a", "function": "custom_graders:length_score"},
-                {"type": "custom", "key": "b", "function": "custom_graders:label_match"},
+                {"type": "custom", "key": "a", "function": "support.custom_graders:length_score"},
+                {"type": "custom", "key": "b", "function": "support.custom_graders:label_match"},
             ],
         },
         trust_code=True,

@@ -23,9 +23,9 @@ import pytest
 
 from gradewire import BaseGrader, CommandGrader, StringThread
 from gradewire.server._log_limit import LogLimiter
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
-TESTS = Path(__file__).resolve().parent.parent  # where custom_graders.py is
+TESTS = Path(__file__).resolve().parent.parent  # where support/custom_graders.py is found
 THREAD = {"turns": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
 TOKEN = "the-real-token-3f9a"
 
@@ -235,7 +235,11 @@ async def cli_server(tmp_path: Path, *options: str) -> AsyncIterator[tuple[int, 
         json.dumps(
             {
                 "graders": [
-                    {"type": "custom", "key": "len", "function": "custom_graders:length_score"}
+                    {
+                        "type": "custom",
+                        "key": "len",
+                        "function": "support.custom_graders:length_score",
+                    }
                 ]
             }
         )

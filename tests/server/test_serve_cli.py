@@ -16,7 +16,9 @@ import pytest
 
 from gradewire.cli._main import main
 
-TESTS = Path(__file__).parents[1]  # the shared test helpers (custom_graders, ...)
+TESTS = Path(__file__).parents[
+    1
+]  # the folder of the shared test helpers (support.custom_graders, ...)
 SERVE = [sys.executable, "-m", "gradewire", "serve"]
 
 
@@ -31,7 +33,7 @@ api_key_env = "JUDGE_KEY"
 [[graders]]
 type = "custom"
 key = "label"
-function = "custom_graders:label_match"
+function = "support.custom_graders:label_match"
 sample_tables = true
 
 [[graders]]
@@ -192,7 +194,15 @@ def test_serve_reports_a_port_in_use(tmp_path, capsys, judge_server):
     path = tmp_path / "graders.json"
     path.write_text(
         json.dumps(
-            {"graders": [{"type": "custom", "key": "l", "function": "custom_graders:length_score"}]}
+            {
+                "graders": [
+                    {
+                        "type": "custom",
+                        "key": "l",
+                        "function": "support.custom_graders:length_score",
+                    }
+                ]
+            }
         )
     )
     assert main(["serve", str(path), "--port", str(judge_server.port)]) == 1

@@ -20,7 +20,7 @@ from gradewire.server import ServerSettings, create_app, serve
 from gradewire.server._cli import TOKEN_ENV, add_serve_parser, setting_flags, settings_from
 from gradewire.server._middlewares import SETTINGS
 from gradewire.server._settings import AppOptions, ServerOptions
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 FIELDS = [field.name for field in dataclasses.fields(ServerSettings)]
 CONNECTIONS = ["header_timeout", "keepalive_timeout", "max_connections"]
@@ -280,7 +280,15 @@ def test_the_serve_command_serves_with_the_flags_settings(tmp_path, monkeypatch)
     path = Path(tmp_path / "graders.json")
     path.write_text(
         json.dumps(
-            {"graders": [{"type": "custom", "key": "l", "function": "custom_graders:length_score"}]}
+            {
+                "graders": [
+                    {
+                        "type": "custom",
+                        "key": "l",
+                        "function": "support.custom_graders:length_score",
+                    }
+                ]
+            }
         )
     )
     seen: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._jsonl_sink import JsonlSink, read_jsonl
 from gradewire.sinks._memory_sink import MemorySink
 from gradewire.sinks._sink import Sink
-from sink_conformance import Readback, SinkConformance
+from support.sink_conformance import Readback, SinkConformance
 
 
 class TestMemorySink(SinkConformance):

@@ -90,13 +90,17 @@ def every_type(judge_url: str) -> list[dict]:
             "payload": "gradewire",
         },
         {"type": "bash", "key": "sh", "command": "true", "timeout": 10, "completion_via": "stdin"},
-        {"type": "custom", "key": "len", "function": "custom_graders:length_score"},
+        {"type": "custom", "key": "len", "function": "support.custom_graders:length_score"},
         {
             "type": "combined",
             "key": "reward",
             "graders": [
-                {"type": "custom", "key": "kw", "function": "custom_graders:KeywordGrader"},
-                {"type": "custom", "key": "len2", "function": "custom_graders:length_score"},
+                {"type": "custom", "key": "kw", "function": "support.custom_graders:KeywordGrader"},
+                {
+                    "type": "custom",
+                    "key": "len2",
+                    "function": "support.custom_graders:length_score",
+                },
             ],
             "weights": [3, 1],
             "aggregation": "sum",
@@ -116,7 +120,9 @@ def test_every_type_builds(env, judge_server):
         EndpointGrader,
         CommandGrader,
         type(
-            build_grader({"type": "custom", "key": "f", "function": "custom_graders:label_match"})
+            build_grader(
+                {"type": "custom", "key": "f", "function": "support.custom_graders:label_match"}
+            )
         ),
         CombinedGrader,
     ]
@@ -207,7 +213,7 @@ def test_a_typo_deep_in_a_combination_names_its_path():
         "type": "combined",
         "key": "c",
         "graders": [
-            {"type": "custom", "key": "a", "function": "custom_graders:length_score"},
+            {"type": "custom", "key": "a", "function": "support.custom_graders:length_score"},
             {"type": "bash", "key": "b", "command": "true", "cwdd": "/tmp"},
         ],
     }
@@ -347,7 +353,7 @@ weights = [0.7, 0.3]
 [[graders.graders]]
 type = "custom"
 key = "len"
-function = "custom_graders:length_score"
+function = "support.custom_graders:length_score"
 
 [[graders.graders]]
 type = "bash"
@@ -399,27 +405,36 @@ def test_custom_targets():
     def build(function: str, **fields):
         return build_grader({"type": "custom", "key": "k", "function": function, **fields})
 
-    assert build("custom_graders:KeywordGrader", options={"word": "no"}).word == "no"
-    assert build("custom_graders:make_keyword", factory=True, options={"word": "w"}).word == "w"
-    shared = build_grader({"type": "custom", "key": "shared", "function": "custom_graders:SHARED"})
-    import custom_graders
+    assert build("support.custom_graders:KeywordGrader", options={"word": "no"}).word == "no"
+    assert (
+        build("support.custom_graders:make_keyword", factory=True, options={"word": "w"}).word
+        == "w"
+    )
+    shared = build_grader(
+        {"type": "custom", "key": "shared", "function": "support.custom_graders:SHARED"}
+    )
+    from support import custom_graders
 
     assert shared is custom_graders.SHARED
-    assert build("custom_graders:length_score", sample_tables=True).sample_tables is True
+    assert build("support.custom_graders:length_score", sample_tables=True).sample_tables is True
 
 
 @pytest.mark.parametrize(
     ("function", "fields", "message"),
     [
         ("no_such_module_xyz:f", {}, "no module named 'no_such_module_xyz'"),
-        ("custom_graders:missing", {}, "has no attribute 'missing'"),
-        ("custom_graders:NOT_CALLABLE", {}, "is a int"),
-        ("custom_graders:length_score", {"options": {"a": 1}}, "a scoring function takes none"),
-        ("custom_graders:make_wrong_key", {"factory": True}, "keyed 'other-key'"),
-        ("custom_graders:SHARED", {}, "keyed 'shared'"),
-        ("custom_graders:not_a_factory", {"factory": True}, "returned float"),
-        ("custom_graders:length_score", {"factory": True}, r"length_score\('k'\) failed"),
-        ("custom_graders:KeywordGrader", {"options": {"wrd": 1}}, "unexpected keyword"),
+        ("support.custom_graders:missing", {}, "has no attribute 'missing'"),
+        ("support.custom_graders:NOT_CALLABLE", {}, "is a int"),
+        (
+            "support.custom_graders:length_score",
+            {"options": {"a": 1}},
+            "a scoring function takes none",
+        ),
+        ("support.custom_graders:make_wrong_key", {"factory": True}, "keyed 'other-key'"),
+        ("support.custom_graders:SHARED", {}, "keyed 'shared'"),
+        ("support.custom_graders:not_a_factory", {"factory": True}, "returned float"),
+        ("support.custom_graders:length_score", {"factory": True}, r"length_score\('k'\) failed"),
+        ("support.custom_graders:KeywordGrader", {"options": {"wrd": 1}}, "unexpected keyword"),
     ],
 )
 def test_custom_errors_are_clear(function, fields, message):
@@ -437,7 +452,7 @@ def test_a_custom_module_with_a_missing_dependency_says_so(tmp_path, monkeypatch
 
 def test_duplicate_keys_in_a_file_are_refused(tmp_path):
     path = tmp_path / "g.json"
-    spec = {"type": "custom", "key": "same", "function": "custom_graders:length_score"}
+    spec = {"type": "custom", "key": "same", "function": "support.custom_graders:length_score"}
     path.write_text(json.dumps({"graders": [spec, spec]}))
     with pytest.raises(InvalidInputError, match="share the key 'same'"):
         load_graders(path)
@@ -484,7 +499,9 @@ def test_a_combination_spec_carries_on_error():
         "type": "combined",
         "key": "c",
         "on_error": "zero",
-        "graders": [{"type": "custom", "key": "a", "function": "custom_graders:length_score"}],
+        "graders": [
+            {"type": "custom", "key": "a", "function": "support.custom_graders:length_score"}
+        ],
     }
     grader = build_grader(spec)
     assert isinstance(grader, CombinedGrader)
@@ -500,14 +517,19 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
     assert judge.timeout == 12.5
     assert judge.spec["timeout"] == 12.5  # type: ignore[attr-defined]
     custom = build_grader(
-        {"type": "custom", "key": "f", "function": "custom_graders:length_score", "timeout": 3}
+        {
+            "type": "custom",
+            "key": "f",
+            "function": "support.custom_graders:length_score",
+            "timeout": 3,
+        }
     )
     assert custom.timeout == 3.0
     factory = build_grader(
         {
             "type": "custom",
             "key": "kw",
-            "function": "custom_graders:make_keyword",
+            "function": "support.custom_graders:make_keyword",
             "factory": True,
             "options": {"word": "yes"},
             "timeout": 2,
@@ -527,13 +549,13 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
 
 @pytest.mark.parametrize("bad", [0, -1, "inf", "nan", "soon"])
 def test_a_bad_timeout_is_a_spec_error_naming_the_field(bad):
-    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    spec = {"type": "custom", "key": "f", "function": "support.custom_graders:length_score"}
     with pytest.raises(InvalidInputError, match="'timeout'"):
         build_grader({**spec, "timeout": bad})
 
 
 def test_threads_says_where_a_custom_functions_sync_calls_run():
-    spec = {"type": "custom", "key": "f", "function": "custom_graders:length_score"}
+    spec = {"type": "custom", "key": "f", "function": "support.custom_graders:length_score"}
     assert build_grader({**spec, "threads": False}).threads is False  # type: ignore[attr-defined]
     assert build_grader(spec).threads is None  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError, match="threads applies to a scoring function"):
@@ -541,7 +563,7 @@ def test_threads_says_where_a_custom_functions_sync_calls_run():
             {
                 "type": "custom",
                 "key": "kw",
-                "function": "custom_graders:KeywordGrader",
+                "function": "support.custom_graders:KeywordGrader",
                 "threads": True,
             }
         )

@@ -56,7 +56,7 @@ def test_code_nested_in_a_combined_spec_is_refused_with_its_key(tmp_path: Path):
 def test_a_spec_read_back_from_a_logged_config_needs_trust_code(tmp_path: Path):
     """grader_config is made to be logged to a tracker; what comes back is just data."""
     grader = build_grader(
-        {"type": "custom", "key": "f", "function": "custom_graders:label_match"},
+        {"type": "custom", "key": "f", "function": "support.custom_graders:label_match"},
         trust_code=True,
     )
     logged = json.loads(json.dumps(grader_config(grader)))  # as a tracker would hand it back

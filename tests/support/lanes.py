@@ -14,7 +14,9 @@ pytest 9.2 no longer reads (``Node.nodeid`` comes from ``Node._id``), so every
 id itself instead, on the controller, with the same rules the markers use.
 
 Tests outside a lane are grouped by module, as ``--dist loadscope`` does: a module's
-fixtures are set up once, on one worker. The biggest work units are handed out first.
+fixtures are set up once, on one worker. The lanes are handed out first, longest first
+(`LANES`), then the modules, biggest first: the run's tail is short modules, not a lane
+started late.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadScopeScheduling
+from xdist.workermanage import WorkerController
 
 __all__ = ["LANES", "LaneScheduling", "lane_of"]
 
@@ -47,7 +50,8 @@ _CODE_LANES = {
     re.compile(r"\b(GRPO|RLOO)Trainer\b"): "training",
     re.compile(r"\bmlflow\b"): "mlflow_server",
 }
-LANES = ("ray", "real_model", "training", "mlflow_server", "packaging")
+# Longest first: the scheduler hands the lanes out in this order, before anything else.
+LANES = ("real_model", "ray", "mlflow_server", "packaging", "training")
 # pytest-markdown-docs names a block ``README.md::[CodeFence#25][line:1198]``: the line of
 # its opening fence, counted from 1.
 _FENCE = re.compile(r"\[line:(\d+)\]")
@@ -82,9 +86,19 @@ def _fence_code(path: str, line: int) -> str:
 class LaneScheduling(LoadScopeScheduling):
     """``--dist loadscope`` with every lane one work unit (see the module docstring)."""
 
+    _lanes_first = False
+
     def _split_scope(self, nodeid: str) -> str:
         lane = lane_of(nodeid)
         return f"lane:{lane}" if lane is not None else super()._split_scope(nodeid)
+
+    def _assign_work_unit(self, node: WorkerController) -> None:
+        if not self._lanes_first:  # the queue is complete by the first assignment
+            for lane in reversed(LANES):
+                if f"lane:{lane}" in self.workqueue:
+                    self.workqueue.move_to_end(f"lane:{lane}", last=False)
+            self._lanes_first = True
+        super()._assign_work_unit(node)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -17,7 +17,7 @@ from gradewire import (
 from gradewire.http import RetryPolicy
 from gradewire.http._retry import ModelHTTPError
 from gradewire.tools._endpoint_grader import EndpointGrader
-from judge_server import DROP, Reply, error, malformed
+from support.judge_server import DROP, Reply, error, malformed
 
 SAMPLE = StringThread(
     [("system", "be brief"), ("user", "What is 2+2?"), ("assistant", "4")],

@@ -18,7 +18,7 @@ from inspect_ai.solver import generate, system_message
 
 import gradewire as gw
 from gradewire_inspect import ABSTAINED, scorer
-from judge_server import JudgeServer
+from support.judge_server import JudgeServer
 
 N = 12
 

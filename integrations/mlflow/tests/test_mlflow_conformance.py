@@ -13,7 +13,7 @@ from gradewire.sinks import Sink
 from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, local_store, read_run
-from sink_conformance import Readback, SinkConformance
+from support.sink_conformance import Readback, SinkConformance
 
 FAST: dict[str, Any] = {
     "flush_interval": 0.01,

@@ -127,7 +127,8 @@ def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experime
     data = write_data(tmp_path / "d.jsonl", 8)
     graders_file = tmp_path / "g.toml"
     graders_file.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n'
+        '[[graders]]\ntype = "custom"\nkey = "correct"'
+        '\nfunction = "support.eval_graders:numeric_answer"\n'
     )
     env = {
         **os.environ,
@@ -255,7 +256,8 @@ def test_a_tracker_failure_after_grading_keeps_the_run_folder_and_ends_the_mlflo
     data = write_data(tmp_path / "d.jsonl", 4)
     graders_file = tmp_path / "g.toml"
     graders_file.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "pass@1"\nfunction = "eval_graders:numeric_answer"\n'
+        '[[graders]]\ntype = "custom"\nkey = "pass@1"'
+        '\nfunction = "support.eval_graders:numeric_answer"\n'
     )
     env = {
         **os.environ,

@@ -49,7 +49,7 @@ def graders(judge_url: str) -> list[gw.BaseGrader]:
 
 def verdict(request: Any) -> str:
     """PASS for even questions, FAIL for odd ones, an HTTP 500 for every 11th."""
-    from judge_server import error
+    from support.judge_server import error
 
     text = request.json["messages"][-1]["content"]
     number = int(text.split("What is ")[1].split(" ")[0])
@@ -71,7 +71,7 @@ def outcomes(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_a_ray_run_resumes_and_matches_a_local_run(ray_instance: Any, tmp_path: Path) -> None:
-    from judge_server import JudgeServer
+    from support.judge_server import JudgeServer
 
     data = data_file(tmp_path, 120)
     with JudgeServer(verdict) as server:
@@ -119,7 +119,8 @@ def test_the_command_line_on_a_running_cluster(ray_instance: Any, tmp_path: Path
     data = data_file(tmp_path, 30)
     graders_toml = tmp_path / "graders.toml"
     graders_toml.write_text(
-        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "eval_graders:numeric_answer"\n',
+        '[[graders]]\ntype = "custom"\nkey = "correct"'
+        '\nfunction = "support.eval_graders:numeric_answer"\n',
         encoding="utf-8",
     )
     env = dict(os.environ)

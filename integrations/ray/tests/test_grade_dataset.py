@@ -16,7 +16,7 @@ from dataset_support import assert_same, correct, graders, local_logs, rows
 from gradewire_ray import grade_dataset
 from gradewire_ray._rows import default_row_thread
 
-N = 100_000
+N = 30_000
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def expected() -> dict[str, dict[str, float]]:
     return local_logs(rows(N))
 
 
-def test_merged_figures_equal_one_process_on_100k_rows(graded: Any, expected: Any) -> None:
+def test_merged_figures_equal_one_process_on_30k_rows(graded: Any, expected: Any) -> None:
     assert graded.rows == N
     for key in ("correct", "flaky"):
         assert_same(expected[key], graded.states[key].to_logs())
@@ -131,7 +131,7 @@ async def _slow_half(sample: gw.StringThread) -> gw.Grade:
 
 
 def test_async_graders_and_a_judge_on_a_loopback_server(ray_instance: Any) -> None:
-    from judge_server import JudgeServer
+    from support.judge_server import JudgeServer
 
     with JudgeServer(lambda request: '{"reasoning": "fine", "verdict": "PASS"}') as server:
         model = gw.OpenAIChatModel("judge", base_url=server.base_url, max_concurrency=64)

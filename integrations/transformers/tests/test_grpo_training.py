@@ -25,9 +25,9 @@ from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
 from gradewire_transformers import GradewireCallback, trl_reward
 from gradewire_wandb import read_offline_run as read_wandb_run
-from judge_scripts import verdict
-from judge_server import JudgeServer, chat
 from mlflow_support import read_run
+from support.judge_scripts import verdict
+from support.judge_server import JudgeServer, chat
 from trl_support import Completions, conversational_dataset, standard_dataset, tiny_model
 
 EDGES = [i / 8 for i in range(9)]

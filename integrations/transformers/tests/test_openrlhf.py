@@ -19,7 +19,7 @@ from transformers import ByT5Tokenizer
 
 from gradewire import BaseGrader, StringThread
 from openrlhf_support import FakeEngine, load_agent, sampling_params
-from reward_server_helpers import running
+from support.reward_server_helpers import running
 
 PROMPTS = {"What is 2+2? ": "4", "What is 3+3? ": "7", "Name a colour. ": "blue", "Shout! ": "!!"}
 LABELS = {"What is 2+2? ": "4", "What is 3+3? ": "6", "Name a colour. ": None, "Shout! ": "x"}

@@ -17,7 +17,7 @@ from openai import AsyncOpenAI
 
 import gradewire as gw
 from gradewire_verifiers import MASKED_METRIC, RewardMasked, Rubric
-from judge_server import JudgeServer, Request
+from support.judge_server import JudgeServer, Request
 
 N = 6
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gradewire.sinks import Sink
 from gradewire_wandb import WandbSink, find_offline_runs, read_offline_run
-from sink_conformance import Readback, SinkConformance
+from support.sink_conformance import Readback, SinkConformance
 
 
 class TestWandbSink(SinkConformance):

@@ -27,7 +27,7 @@ from gradewire_wandb import (
     find_offline_runs,
     read_offline_run,
 )
-from sink_conformance import SCRIPT, assert_table_matches
+from support.sink_conformance import SCRIPT, assert_table_matches
 
 BIG = wandb.Table.MAX_ROWS + 1
 

@@ -1,10 +1,11 @@
 """Every judge, with default settings, against a real llama.cpp server and a real 135M model.
 
 What a 135M model can deliver is checked, not verdict quality (it passes nearly
-everything): with ``structured_output="auto"`` at least 95% of the samples get a parsed
-verdict on every judge, every other sample is a counted error (never a 0), and nothing
+everything): with ``structured_output="auto"`` every judge parses a verdict for all the
+samples but at most one, every other sample is a counted error (never a 0), and nothing
 hangs. Samples are graded one at a time, as the server answers one request at a time.
-``$GRADEWIRE_REAL_MODEL_SAMPLES`` sets how many (default 20).
+``$GRADEWIRE_REAL_MODEL_SAMPLES`` sets how many (default 10: the lane runs on one worker
+and every sample is one to a dozen model calls; set 50 for a closer look at the parse rate).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from real_model_samples import SAMPLES
 import gradewire as gw
 from gradewire.hud import LLMJudgeGrader as HudJudge
 
-N = int(os.environ.get("GRADEWIRE_REAL_MODEL_SAMPLES", "20"))
-NEEDED = math.ceil(0.95 * N)
+N = int(os.environ.get("GRADEWIRE_REAL_MODEL_SAMPLES", "10"))
+NEEDED = min(N - 1, math.ceil(0.95 * N))  # one error allowed in 10 or 20, 5% beyond
 # Generous: a call takes 0.3-3 s on a quiet machine, far more on a loaded one; a hang
 # would take forever.
 DEADLINE = 180.0 * N

@@ -51,7 +51,7 @@ from gradewire.sinks import (
     read_spill,
     read_spill_configs,
 )
-from sink_conformance import Readback, SinkConformance
+from support.sink_conformance import Readback, SinkConformance
 
 
 def test_log_returns_while_the_sink_is_busy_and_only_the_worker_calls_it(make, sink):

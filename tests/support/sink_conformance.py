@@ -22,7 +22,7 @@ raises before anything is written, input is never mutated, and every HTML is esc
 
 Example (an integration's test module)::
 
-    from sink_conformance import Readback, SinkConformance
+    from support.sink_conformance import Readback, SinkConformance
 
     class TestMySink(SinkConformance):
         def make_sink(self, tmp_path):

@@ -18,11 +18,11 @@ reader would copy it into a file and run it:
   ````) is written there first, so a block can load the file the README shows beside it.
 - **W&B offline**: ``WANDB_MODE=offline`` and every W&B directory inside the working
   directory; W&B's service is stopped at the end of the session.
-- **A judge on loopback**: a fresh `JudgeServer` (``tests/judge_server.py``) per block, found
-  through ``OPENAI_BASE_URL`` (and ``GRADEWIRE_JUDGE_BASE_URL`` for `gradewire.hud`), with
-  ``OPENAI_API_KEY`` and ``JUDGE_API_KEY`` set. It answers a JSON-schema request with an
-  answer that fits the schema (first enum value, non-empty strings, one item per array),
-  and anything else with ``PASS``.
+- **A judge on loopback**: a fresh `JudgeServer` (``tests/support/judge_server.py``) per
+  block, found through ``OPENAI_BASE_URL`` (and ``GRADEWIRE_JUDGE_BASE_URL`` for
+  `gradewire.hud`), with ``OPENAI_API_KEY`` and ``JUDGE_API_KEY`` set. It answers a
+  JSON-schema request with an answer that fits the schema (first enum value, non-empty
+  strings, one item per array), and anything else with ``PASS``.
 - **A real MLflow tracking server on loopback** for blocks whose code mentions ``mlflow``:
   one ``mlflow server`` per session (``integrations/mlflow/tests/mlflow_support.py``),
   started on first use and found through ``MLFLOW_TRACKING_URI``.
@@ -51,11 +51,11 @@ from typing import Any
 
 import pytest
 
-from judge_server import JudgeServer, Request, chat
+from support.judge_server import JudgeServer, Request, chat
 
 __all__ = ["expected_lines", "fence_files", "schema_instance"]
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 _MARKER = "markdown-docs"  # the marker pytest-markdown-docs puts on its items
 _EXPECT = re.compile(r"#\s*->\s?(.*)$")
 

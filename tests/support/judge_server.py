@@ -29,7 +29,7 @@ Usage (the `judge_server` fixture in ``conftest.py`` does the start and stop)::
 Run as a program it serves one canned answer after a fixed latency, for benchmarks that need
 the server in its own process (`bench/judge_throughput.py`)::
 
-    python tests/judge_server.py --latency 0.05   # prints the port, serves until stdin closes
+    python tests/support/judge_server.py --latency 0.05  # prints its port; stops when stdin closes
 """
 
 from __future__ import annotations

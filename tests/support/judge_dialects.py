@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from judge_server import Reply, Request, chat, error
+from support.judge_server import Reply, Request, chat, error
 
 __all__ = ["DIALECTS", "AnswerFn", "dialect_handler", "length"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Union
 
-from judge_server import Reply, Request, error
+from support.judge_server import Reply, Request, error
 
 __all__ = ["JudgeRules", "last_user", "sections", "verdict", "verdicts"]
 
