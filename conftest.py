@@ -7,19 +7,26 @@ MLflow server, the wheel build) and keeps each lane on one pytest-xdist worker.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest_plugins = ["support.readme_examples", "support.lanes"]
 
 
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Keep ``--markdown-docs`` from importing conftest files as test modules.
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Iterator[list[Any]]:
+    """Run the code blocks of Markdown files only, not those of Python docstrings.
 
-    Several folders have a ``conftest.py``; pytest loads each as a conftest under its own
-    rules, and the docstring collector would import them again as modules named
-    ``conftest``, which clash once collection visits a subfolder's conftest before the
-    parent's (pytest 9.2 orders files and folders together by name).
+    With ``--markdown-docs``, pytest-markdown-docs also imports every Python file under the
+    test paths to look for fenced blocks in its docstrings. The suite's docstrings document
+    tests and have none to run, and that import comes before pytest's own: a test module
+    imported so cannot find the helpers beside it, and conftest files are imported again as
+    modules. The Markdown collector's items for ``.py`` files are dropped.
     """
-    return True if collection_path.name == "conftest.py" else None
+    collected: list[Any] = yield
+    if file_path.suffix != ".py":
+        return collected
+    return [node for node in collected if not type(node).__module__.startswith("pytest_markdown")]
