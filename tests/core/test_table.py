@@ -647,10 +647,10 @@ def test_html_of_empty_table() -> None:
         _assert_only_known_tags(out)
 
 
-def test_repr_html_of_a_short_table_is_the_whole_table_and_its_size() -> None:
+def test_repr_html_of_a_short_table_is_the_whole_table() -> None:
     table = _scores().add_row(["<i>", None])
-    assert table.to_html() in table._repr_html_()
-    assert "4 rows × 2 columns" in table._repr_html_()
+    # as Adaptive Harmony's _repr_html_ is its to_html_table; the size shows under a cut
+    assert table._repr_html_() == table.to_html() == table.to_html_table()
 
 
 # --- properties -----------------------------------------------------------------------------

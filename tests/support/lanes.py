@@ -10,8 +10,9 @@ after another, so that a run holds one Ray cluster, one llama.cpp server, one ML
 server, one training run and one wheel build at a time. pytest-xdist's own groups cannot
 do this under pytest 9.2: xdist renames a grouped test by writing ``item._nodeid``, which
 pytest 9.2 no longer reads (``Node.nodeid`` comes from ``Node._id``), so every
-``xdist_group`` mark is silently ignored. `LaneScheduling` decides the group from the test
-id itself instead, on the controller, with the same rules the markers use.
+``xdist_group`` mark is silently ignored. `support.lane_scheduling.LaneScheduling` decides
+the group from the test id itself instead, on the controller, with the same rules the
+markers use.
 
 Tests outside a lane are grouped by module, as ``--dist loadscope`` does: a module's
 fixtures are set up once, on one worker. The lanes are handed out first, longest first
@@ -24,13 +25,11 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from xdist.remote import Producer
-from xdist.scheduler import LoadScopeScheduling
-from xdist.workermanage import WorkerController
 
-__all__ = ["LANES", "LaneScheduling", "lane_of"]
+__all__ = ["LANES", "lane_of"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,24 +82,6 @@ def _fence_code(path: str, line: int) -> str:
     return "\n".join(code)
 
 
-class LaneScheduling(LoadScopeScheduling):
-    """``--dist loadscope`` with every lane one work unit (see the module docstring)."""
-
-    _lanes_first = False
-
-    def _split_scope(self, nodeid: str) -> str:
-        lane = lane_of(nodeid)
-        return f"lane:{lane}" if lane is not None else super()._split_scope(nodeid)
-
-    def _assign_work_unit(self, node: WorkerController) -> None:
-        if not self._lanes_first:  # the queue is complete by the first assignment
-            for lane in reversed(LANES):
-                if f"lane:{lane}" in self.workqueue:
-                    self.workqueue.move_to_end(f"lane:{lane}", last=False)
-            self._lanes_first = True
-        super()._assign_work_unit(node)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Give each test of a lane its lane's marker and ``slow``."""
@@ -112,8 +93,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LaneScheduling | None:
-    """`LaneScheduling` for ``--dist loadgroup``; xdist's own for any other ``--dist``."""
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`LaneScheduling` for ``--dist loadgroup``; xdist's own for any other ``--dist``.
+
+    pytest-xdist is imported only here: the compatibility venvs run the suite without it.
+    """
     if config.getvalue("dist") != "loadgroup":
         return None
+    from support.lane_scheduling import LaneScheduling
+
     return LaneScheduling(config, log)

@@ -80,7 +80,18 @@ def _shown(count: int, limit: int) -> list[int | None]:
 
 
 def render_preview(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
-    """The notebook view: head and tail rows and columns, cut cells, and the table's size."""
+    """The notebook view: head and tail rows and columns, cut cells, and the table's size.
+
+    A table with nothing to leave out is shown whole, exactly as `render_html` draws it
+    (as pandas shows its dimensions only under a cut table, and as Adaptive Harmony's
+    `_repr_html_` equals its `to_html_table`).
+    """
+    if (
+        len(rows) <= PREVIEW_ROWS
+        and len(headers) <= PREVIEW_COLUMNS
+        and all(len(_cell_text(cell)) <= PREVIEW_CELL_CHARS for row in rows for cell in row)
+    ):
+        return render_html(headers, rows, None)
     columns = _shown(len(headers), PREVIEW_COLUMNS)
     parts = ["<div>", _TABLE_OPEN, "<thead><tr>"]
     for c in columns:
