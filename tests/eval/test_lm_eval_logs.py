@@ -140,8 +140,14 @@ def lm_eval_run(
     base = root / name
     base.mkdir(parents=True)
     manager = TaskManager(include_path=str(task_folder(base, questions)))
+    # bootstrap_iters=0: no stderr of lm-eval's own. Its bootstrap forks a multiprocessing
+    # pool, which can hang in a process that holds threads (a test worker that ran Ray).
     results = simple_evaluate(
-        model=model(wrong), tasks=["arith_gen", "arith_mc"], task_manager=manager, log_samples=True
+        model=model(wrong),
+        tasks=["arith_gen", "arith_mc"],
+        task_manager=manager,
+        log_samples=True,
+        bootstrap_iters=0,
     )
     assert results is not None
     samples = results.pop("samples")
