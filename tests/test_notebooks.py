@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -17,7 +18,10 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    client = NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}})
+    # On a loop of our own, closed at the end: `execute()` leaves jupyter_core's event loop
+    # open, and its ResourceWarning then fails whichever test the garbage collector meets.
+    asyncio.run(client.async_execute())
     return notebook
 
 

@@ -12,7 +12,8 @@ def test_compare_notebook_shows_tables_plots_and_the_paired_interval(tmp_path, m
     notebook = run(NOTEBOOKS[0].parent / "compare_runs.ipynb", tmp_path)
     assert len(outputs(notebook, "image/png")) == 2  # the distributions and the intervals
     html = "\n".join(outputs(notebook, "text/html"))
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)</script>" not in html  # the untrusted completions stay text
+    assert "120 rows × " in html  # the scored samples: a preview, head and tail
     printed = "".join(
         output.get("text", "")
         for cell in notebook.cells
