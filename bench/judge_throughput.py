@@ -53,6 +53,7 @@ import contextlib
 import copy
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -371,6 +372,7 @@ def main() -> None:
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
     slow: set[tuple[str, int]] = set()
     started = time.perf_counter()
+    load_before = os.getloadavg()
     with server_process() as base_url:
         for number in range(args.passes):
             for name, run in clients:
@@ -419,7 +421,9 @@ def main() -> None:
             print(f"{name} / {hand}, median per-pass rate ratio: " + "; ".join(ratios))
     for note in notes:
         print("note:", note)
-    summary = {"levels": levels, "passes": args.passes, "parsers": parsers}
+    # The machine's load while measuring: on a shared machine every rate moves with it.
+    loads = [round(value, 1) for value in (*load_before, *os.getloadavg())]
+    summary = {"levels": levels, "passes": args.passes, "parsers": parsers, "load": loads}
     print(f"total {time.perf_counter() - started:.0f}s; " + json.dumps(summary))
 
 
