@@ -20,7 +20,8 @@
    no machine load; on a loaded 2-core machine the server shares the cores and every
    request's send can cost the client its core, so the floor shows what this machine
    allowed any client in the same run. Each way runs ``--repeats`` times, the ways taking
-   turns; the medians are the figures (best beside them), with the load average.
+   turns (a different one first each round); the medians are the figures (best beside
+   them), with the load average.
 3. Memory when nothing drains the logs (``trl_reward`` without `GradewireCallback`): 40,000
    completions whose grader logs what a judge does (prompt, completion, reasoning and
    usage: about 2.7 KB a sample), through ``trl_reward`` at its default bound beside the
@@ -261,8 +262,12 @@ def judge_batches(repeats: int, floor: bool) -> dict[str, list[float]]:
         grader = BinaryJudgeGrader("judge", model, "The answer is correct.", sample_tables=False)
         reward = trl_reward(grader, max_concurrency=CONCURRENCY)
         session = loop.run(open_session()) if floor else None
+        ways = list(times)
         for round_ in range(repeats + 1):
-            for tag in times:
+            # A different way first each round: none always runs after the costliest one
+            # (the scheduler favours a process by the CPU it used just before).
+            shift = round_ % len(ways)
+            for tag in ways[shift:] + ways[:shift]:
                 kwargs = judge_kwargs(tag, round_)
                 samples = reward.threads(
                     kwargs["prompts"], kwargs["completions"], {"answer": kwargs["answer"]}
