@@ -41,7 +41,7 @@ pass only. Each cell is the median run, with the spread of the shares; the h11 r
 the median of their per-pass ratio to the hand reader's row measured beside them.
 
 Run: ``python bench/judge_throughput.py [--requests 2000] [--levels 1,8,64,256]
-[--only NAME] [--passes 5] [--parsers hand,h11]``. Rates still move between runs on a
+[--only NAME,NAME] [--passes 5] [--parsers hand,h11]``. Rates still move between runs on a
 loaded machine; compare the rows of one run.
 """
 
@@ -53,6 +53,7 @@ import contextlib
 import copy
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -352,7 +353,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000, help="requests per level")
     parser.add_argument("--rounds", type=int, default=40, help="rounds at low levels")
     parser.add_argument("--levels", default="1,8,64,256", help="requests in flight")
-    parser.add_argument("--only", default="", help="run only clients whose name has this")
+    parser.add_argument(
+        "--only", default="", help="run only clients whose name has one of these (comma-separated)"
+    )
     parser.add_argument("--passes", type=int, default=5, help="interleaved passes, >= 64")
     parser.add_argument(
         "--parsers", default="hand,h11", help="answer readers of the gradewire rows: hand, h11"
@@ -367,10 +370,12 @@ def main() -> None:
         parser.error("--passes must be >= 1")
 
     clients, notes = clients_to_run(parsers)
-    clients = [(name, run) for name, run in clients if args.only in name]
+    wanted = [part for part in args.only.split(",") if part] or [""]
+    clients = [(name, run) for name, run in clients if any(part in name for part in wanted)]
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
     slow: set[tuple[str, int]] = set()
     started = time.perf_counter()
+    load_before = os.getloadavg()
     with server_process() as base_url:
         for number in range(args.passes):
             for name, run in clients:
@@ -419,7 +424,9 @@ def main() -> None:
             print(f"{name} / {hand}, median per-pass rate ratio: " + "; ".join(ratios))
     for note in notes:
         print("note:", note)
-    summary = {"levels": levels, "passes": args.passes, "parsers": parsers}
+    # The machine's load while measuring: on a shared machine every rate moves with it.
+    loads = [round(value, 1) for value in (*load_before, *os.getloadavg())]
+    summary = {"levels": levels, "passes": args.passes, "parsers": parsers, "load": loads}
     print(f"total {time.perf_counter() - started:.0f}s; " + json.dumps(summary))
 
 

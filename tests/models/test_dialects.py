@@ -266,6 +266,60 @@ def test_the_strict_memo_sends_what_the_uncached_transform_sends(response_format
     assert sent(response_format) == encode_payload({"model": "m", "response_format": expected})
 
 
+def reference_body(payload: dict[str, Any]) -> bytes:
+    """The body as json writes it: UTF-8 as is, or escaped when UTF-8 cannot hold it."""
+    try:
+        return json.dumps(
+            payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+
+
+class Accented(BaseModel):
+    """Réponse à donner, en français."""
+
+    raison: str = Field(description="Pourquoi — en une phrase 🙂")
+    note: float = Field(ge=0, le=1)
+
+
+@pytest.mark.parametrize("model", [Verdict, Accented])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"a_first": [1, 2.5, None], "seed": 0, "top_k": 20, "zz_last": {"b": 1, "a": "é"}},
+        {"response_format_x": True, "response": "before", "nan": float("nan")},
+    ],
+)
+@pytest.mark.parametrize(
+    "content", ["plain", "accents é and 🙂", "cut inside an emoji \ud83d", 'quotes " \\ \n']
+)
+def test_a_shared_format_is_spliced_in_as_the_same_bytes_json_writes(model, extra, content):
+    shared = json_schema_response_format(model)
+    payload: dict[str, Any] = {
+        **extra,
+        "model": "m",
+        "messages": [{"role": "user", "content": content}],
+        "temperature": 0.0,
+    }
+    apply_dialect(payload, "json_schema", shared)
+    strict = payload["response_format"]
+    assert strict is strict_response_format(shared)  # the shared, spliced form
+    plain = {**payload, "response_format": copy.deepcopy(strict)}  # encoded the whole way
+    assert encode_payload(payload) == reference_body(plain) == encode_payload(plain)
+    only = {"response_format": strict}  # nothing before or after it
+    assert encode_payload(only) == reference_body({"response_format": copy.deepcopy(strict)})
+
+
+def test_a_spliced_body_still_refuses_what_json_cannot_write():
+    strict = strict_response_format(json_schema_response_format(Verdict))
+    with pytest.raises(InvalidTypeError, match="cannot be sent as JSON"):
+        encode_payload({"response_format": strict, 1: "a key that is not a str"})
+    with pytest.raises(InvalidTypeError, match="cannot be sent as JSON"):
+        encode_payload({"response_format": strict, "messages": [{1, 2}]})
+
+
 def test_distinct_schemas_are_not_confused():
     formats = [
         user_format({"type": "object", "properties": {"v": {"enum": [1]}}}),

@@ -38,6 +38,10 @@ def _check_turn(index: int, role: object, content: object) -> Turn:
 
 
 def _to_turn(index: int, item: object) -> Turn:
+    if isinstance(item, tuple) and len(item) == 2:
+        # The usual pair (or Turn): no abstract-class checks, which cost the most here
+        # when a trainer's batch becomes threads.
+        return _check_turn(index, item[0], item[1])
     if isinstance(item, Mapping):
         raise InvalidTypeError(
             f"turn {index} is a dict; build threads from message dicts with "

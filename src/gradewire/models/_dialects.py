@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.models._response_format import ReadOnlyDict, canonical_json
+from gradewire.models._response_format import ReadOnlyDict, canonical_json, read_only
 
 __all__ = [
     "AUTO_ORDER",
@@ -124,8 +124,8 @@ def strict_response_format(response_format: Mapping[str, Any]) -> Mapping[str, A
     Made once per distinct format, keyed by its canonical JSON: a dict changed between calls
     is a new format, and equal formats in different objects share one result. A
     `ReadOnlyDict` (a response model's format) brings its canonical JSON along, so its key
-    costs nothing. The result is shared: it goes into request bodies and nowhere else, and
-    must not be changed (a plain dict, as ``json`` encodes those fastest).
+    costs nothing. The result is shared, so it is a `ReadOnlyDict` too: a request body
+    splices in its encoding, made once (`encode_payload`), rather than encoding it afresh.
     """
     key = getattr(response_format, "canonical", None)
     if not isinstance(response_format, ReadOnlyDict) or not isinstance(key, str):
@@ -139,7 +139,8 @@ def strict_response_format(response_format: Mapping[str, Any]) -> Mapping[str, A
 
 @functools.lru_cache(maxsize=_MEMO_SIZE)
 def _strict_from_json(text: str) -> Mapping[str, Any]:
-    return _strict_format(json.loads(text))
+    strict: ReadOnlyDict = read_only(_strict_format(json.loads(text)))
+    return strict
 
 
 def _strict_format(response_format: Mapping[str, Any]) -> dict[str, Any]:

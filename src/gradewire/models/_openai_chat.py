@@ -192,6 +192,9 @@ class OpenAIChatModel(NegotiatedSettings):
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopResources] = (
             weakref.WeakKeyDictionary()
         )
+        # The loop of the last call and its resources: a call on the same loop finds them
+        # without the weak-keyed lookup, which makes a weak reference each time.
+        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], LoopResources] | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self.model!r}, base_url={self.base_url!r})"
@@ -240,9 +243,13 @@ class OpenAIChatModel(NegotiatedSettings):
         temperature = self.temperature if temperature is None else temperature
         max_tokens = self.max_tokens if max_tokens is None else max_tokens
         loop = asyncio.get_running_loop()
-        resources = self._loops.get(loop)
-        if resources is None:
-            resources = await self._open_loop(loop)
+        last = self._last
+        if last is not None and last[0]() is loop:
+            resources = last[1]
+        else:
+            found = self._loops.get(loop)
+            resources = await self._open_loop(loop) if found is None else found
+            self._last = (weakref.ref(loop), resources)
         negotiator = self._negotiator
         while True:
             plan = negotiator.plan(structured=response_format is not None, logprobs=bool(logprobs))
@@ -300,6 +307,7 @@ class OpenAIChatModel(NegotiatedSettings):
 
         Connections made on other loops close when those loops shut down.
         """
+        self._last = None
         resources = self._loops.pop(asyncio.get_running_loop(), None)
         if resources is not None and resources.owned:
             forget(resources.sender)

@@ -6,6 +6,7 @@ Also decides what an HTTP answer means: a completion, a failure worth retrying
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +16,7 @@ from gradewire.http._failure import body_snippet
 from gradewire.http._failure import failure_for_status as http_failure
 from gradewire.http._retry import ModelHTTPError, RetryableError
 from gradewire.models._chat_model import ChatCompletion, ChatMessage, TokenLogprob, Usage
+from gradewire.models._response_format import ReadOnlyDict
 
 __all__ = ["build_payload", "encode_payload", "failure_for_status", "parse_completion"]
 
@@ -50,14 +52,29 @@ def build_payload(
     return payload
 
 
+# One encoder for every body: json.dumps with options builds a new one on each call.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# Read-only values (a response model's strict format) whose encoding is kept.
+_MEMO_SIZE = 256
+_SPLICED = "response_format"
+
+
 def encode_payload(payload: Mapping[str, Any]) -> bytes:
     r"""The request body, canonical (sorted keys, no spaces) so that it can key caches.
 
     Any str can be sent: one holding lone surrogates (a completion cut inside an emoji),
     which UTF-8 cannot encode, is sent with JSON's ``\u`` escapes, as `EndpointGrader` does.
+    A read-only ``response_format`` (`ReadOnlyDict`: the same format on every call of a
+    judge) is encoded once and spliced in; the body is the same bytes either way.
     """
+    shared = payload.get(_SPLICED)
+    if isinstance(shared, ReadOnlyDict):
+        try:
+            return _spliced(payload, _encoded(shared.canonical)).encode()
+        except (TypeError, ValueError, UnicodeEncodeError):
+            pass  # keys that are not all str, or text UTF-8 cannot hold: the whole way
     try:
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text = _ENCODER.encode(payload)
     except (TypeError, ValueError) as exc:
         raise InvalidTypeError(
             f"the chat request cannot be sent as JSON ({exc}); messages, response_format and "
@@ -67,6 +84,30 @@ def encode_payload(payload: Mapping[str, Any]) -> bytes:
         return text.encode()
     except UnicodeEncodeError:
         return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _spliced(payload: Mapping[str, Any], fragment: str) -> str:
+    """``payload`` encoded with ``fragment`` as its spliced field's value, keys sorted."""
+    before = {key: value for key, value in payload.items() if key < _SPLICED}
+    after = {key: value for key, value in payload.items() if key > _SPLICED}
+    head = _ENCODER.encode(before)[:-1]
+    tail = _ENCODER.encode(after)[1:]
+    return "".join(
+        (
+            head,
+            "," if len(head) > 1 else "",
+            '"response_format":',
+            fragment,
+            "," if len(tail) > 1 else "",
+            tail,
+        )
+    )
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _encoded(canonical: str) -> str:
+    # The canonical JSON reads back as the same value: encoded here as bodies are.
+    return str(_ENCODER.encode(json.loads(canonical)))
 
 
 def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) -> ChatCompletion:

@@ -204,6 +204,8 @@ async def structured_call(
                 llm_output=completion.text,
             ) from second
 
+    if len(calls) == 1:
+        return parsed, completion  # its usage and cached are already the sums
     usage = sum((call.usage for call in calls), Usage())
     cached = all(call.cached for call in calls)
     return parsed, dataclasses.replace(completion, usage=usage, cached=cached)
