@@ -38,7 +38,7 @@ from gradewire.eval import RichDisplay, load_samples, run_eval
 
 LATENCY = 0.05
 IN_FLIGHT = 64
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "support" / "judge_server.py"
 VERDICT = json.dumps({"reasoning": "fine", "verdict": "PASS"})
 
 

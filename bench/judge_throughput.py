@@ -74,7 +74,7 @@ from h11_reader import H11Reader
 from schema_memo import without_schema_memo
 
 LATENCY = 0.05
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "support" / "judge_server.py"
 
 Call = Callable[[int], Awaitable[None]]
 

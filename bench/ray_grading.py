@@ -54,7 +54,7 @@ from pathlib import Path
 
 import gradewire as gw
 
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "support" / "judge_server.py"
 LATENCY = 0.05
 ANSWER = json.dumps({"reasoning": "The answer is right.", "verdict": "PASS"})
 ONE_PROCESS = 128  # calls in flight in one process

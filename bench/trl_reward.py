@@ -67,7 +67,7 @@ BATCH = 512
 LATENCY = 0.05
 JUDGE_BATCH = 256
 CONCURRENCY = 64
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "judge_server.py"
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "support" / "judge_server.py"
 TESTS = Path(__file__).resolve().parent.parent / "integrations" / "transformers" / "tests"
 
 
