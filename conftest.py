@@ -7,6 +7,7 @@ MLflow server, the wheel build) and keeps each lane on one pytest-xdist worker.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,17 @@ from typing import Any
 import pytest
 
 pytest_plugins = ["support.readme_examples", "support.lanes"]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Collect garbage after a module's last test.
+
+    An unclosed event loop, socket or file then fails the module that left it (as a
+    ResourceWarning at that test's teardown), not whichever later test the collector
+    happens to run in.
+    """
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
 
 
 @pytest.hookimpl(wrapper=True)
