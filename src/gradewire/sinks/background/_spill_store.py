@@ -58,15 +58,12 @@ from gradewire.sinks.background._owner import (
     state_path,
     write_state,
 )
-from gradewire.sinks.background._report import Rejection
+from gradewire.sinks.background._set_aside import SetAside
 from gradewire.sinks.background._spill_format import Entry, decode_entry, encode_entry
 
-__all__ = ["MAX_LISTED", "SetAside", "SpillStore", "default_spill_dir", "open_spill_store"]
+__all__ = ["SpillStore", "default_spill_dir", "open_spill_store"]
 
 logger = logging.getLogger("gradewire")
-
-MAX_LISTED = 1000
-"""Most rejections a `DeliveryReport` lists one by one (the count and the file hold all)."""
 
 _instances = itertools.count()
 _TAIL = 1 << 16  # bytes read from the end of a segment to find its last entry
@@ -101,63 +98,6 @@ def open_spill_store(
     return f"{name}-{number}", SpillStore(
         SpillDir(path, private=spill_dir is None), stem, max_bytes=max_bytes
     )
-
-
-class SetAside:
-    """Refused entries: counted, listed (the first `MAX_LISTED`), written to ``path``.
-
-    The file ``<stem>.rejected.jsonl`` holds spill records with one more field, ``error``;
-    `gradewire.sinks.read_spill` reads it. An entry that cannot be written yet (the disk is
-    full) is kept in memory and written with the next one, or at `close`.
-    """
-
-    def __init__(self, directory: SpillDir, stem: str) -> None:
-        self._dir = directory
-        self.path = directory.path / f"{stem}.rejected.jsonl"
-        self._file = AppendFile(self.path)
-        self.count = 0
-        self.listed: list[Rejection] = []
-        self.unsaved: list[tuple[Entry, str]] = []
-        self.lost = 0
-        self.error: str | None = None
-
-    def add(self, entry: Entry, error: str) -> None:
-        self.count += 1
-        if len(self.listed) < MAX_LISTED:
-            self.listed.append(Rejection(step=entry.step, error=error))
-        self.unsaved.append((entry, error))
-
-    def save(self) -> bool:
-        """Write what is not on disk yet; False (and `error` set) if that failed."""
-        if not self.unsaved:
-            return True
-        data = b"".join(encode_entry(entry, error=error) for entry, error in self.unsaved)
-        try:
-            self._dir.ensure()
-            self._file.append(data, len(self.unsaved))
-        except OSError as exc:
-            self.error = f"{type(exc).__name__}: {exc}"
-            return False
-        self.unsaved.clear()
-        self.error = None
-        return True
-
-    def close(self) -> Path | None:
-        """Save what is left (what cannot be saved counts as `lost`); the file, if any."""
-        if not self.save():
-            self.lost += len(self.unsaved)
-            logger.error(
-                "%d refused entries could not be written to %s (%s) and are lost",
-                len(self.unsaved),
-                self.path,
-                self.error,
-            )
-            self.unsaved.clear()
-        try:
-            self._file.close()
-        except OSError as exc:
-            logger.warning("could not fsync %s: %s", self.path, exc)
-        return self.path if self._file.records else None
 
 
 @dataclass(eq=False)
