@@ -128,9 +128,9 @@ def paired_difference(
         if binary:
             gained, lost = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
             score = mcnemar_tango(gained, lost, n, confidence)
-            return _from_score(score, BINARY, stderr, None, tuple(notes))
+            return _result(score, BINARY, stderr, None, tuple(notes))
         boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        return _from_bootstrap(boot, BOOTSTRAP, stderr, None, tuple(notes))
+        return _result(boot, BOOTSTRAP, stderr, None, tuple(notes))
     naive = paired_difference(x, y, confidence=confidence, n_resamples=n_resamples, seed=seed)
     clustered_se, n_clusters = clustered_stderr(d, clusters)
     if n_clusters < FEW_CLUSTERS:
@@ -140,49 +140,33 @@ def paired_difference(
         )
     if binary:
         score, _ = clustered_mcnemar(d, clusters, confidence)
-        result = _from_score(score, BINARY_CLUSTERED, clustered_se, n_clusters, tuple(notes))
+        result = _result(score, BINARY_CLUSTERED, clustered_se, n_clusters, tuple(notes))
     else:
         boot = paired_bootstrap(
             x, y, clusters=clusters, n_resamples=n_resamples, confidence=confidence, seed=seed
         )
-        result = _from_bootstrap(boot, BOOTSTRAP_CLUSTERED, clustered_se, n_clusters, tuple(notes))
+        result = _result(boot, BOOTSTRAP_CLUSTERED, clustered_se, n_clusters, tuple(notes))
     return replace(result, naive_low=naive.low, naive_high=naive.high)
 
 
-def _from_score(
-    score: ScoreInterval,
+def _result(
+    interval: ScoreInterval | BootstrapInterval,
     method: str,
     stderr: float,
     n_clusters: int | None,
     notes: tuple[str, ...],
 ) -> PairedDifference:
+    """The paired difference an interval (and its p-value) of ``method`` gives."""
     return PairedDifference(
-        estimate=score.estimate,
-        low=score.low,
-        high=score.high,
-        p_value=score.p_value,
+        estimate=interval.estimate,
+        low=interval.low,
+        high=interval.high,
+        p_value=interval.p_value,
         method=method,
         stderr=stderr,
-        n_clusters=n_clusters,
-        warnings=notes,
-    )
-
-
-def _from_bootstrap(
-    boot: BootstrapInterval,
-    method: str,
-    stderr: float,
-    n_clusters: int | None,
-    notes: tuple[str, ...],
-) -> PairedDifference:
-    return PairedDifference(
-        estimate=boot.estimate,
-        low=boot.low,
-        high=boot.high,
-        p_value=boot.p_value,
-        method=method,
-        stderr=stderr,
-        bootstrap_stderr=boot.standard_error,
+        bootstrap_stderr=(
+            interval.standard_error if isinstance(interval, BootstrapInterval) else math.nan
+        ),
         n_clusters=n_clusters,
         warnings=notes,
     )
