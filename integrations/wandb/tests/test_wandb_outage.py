@@ -90,7 +90,11 @@ class Trainer:
         services = [child for child in children if child.name() == "wandb-core"]
         assert services, [child.name() for child in children]
         for service in services:
-            service.kill()  # a zombie until this trainer reaps it: not waited for
+            service.kill()
+        # Dead once a zombie (this trainer reaps it): only then are its sockets closed. A
+        # step sent before that is written into a dying service, which is W&B's loss and
+        # counted as delivered, not one the sink could have kept.
+        wait_for(lambda: all(dead(service) for service in services), "the W&B service to die")
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -115,6 +119,13 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for: {what}"
         time.sleep(0.02)
+
+
+def dead(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def on_disk(spill: Path) -> list[int]:
