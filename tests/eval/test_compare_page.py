@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import re
 from collections import Counter
 from itertools import product
@@ -135,3 +136,27 @@ def test_unlike_completions_are_shown_whole_without_marks_and_escaped():
 )
 def test_ticks_are_round_and_inside_the_range(low, high, marks):
     assert ticks(low, high) == pytest.approx(marks)
+
+
+def test_the_json_form_holds_the_kept_pairs_and_every_count(tmp_path):
+    a, b, _, _ = _runs(tmp_path, n=120)
+    c = compare_runs(a, b, by="topic", shown=10, n_resamples=100)
+    data = json.loads(json.dumps(c.to_dict()))
+    assert [s["id"] for s in data["samples"]] == [s.id for s in c.samples]
+    first = data["samples"][0]
+    assert first["completion_b"] == c.samples[0].completion_b
+    assert first["scores"] == {k: list(v) for k, v in c.samples[0].scores.items()}
+    counts = {(r["grader"], r["outcome"], r["slice"]): r["count"] for r in data["sample_counts"]}
+    assert counts == dict(c.sample_counts)
+
+
+def test_a_repr_leaves_out_the_texts(tmp_path):
+    long = "x" * 5000
+    a = make_run(tmp_path / "a", {"c": [0.0, 1.0, 0.0]})
+    b = make_run(tmp_path / "b", {"c": [1.0, 0.0, 1.0]}, completions=[long] * 3)
+    c = compare_runs(a, b, n_resamples=100)
+    assert c.graders[0].most_changed
+    assert c.samples
+    for shown in (repr(c.graders[0]), repr(c.samples[0])):
+        assert long not in shown
+        assert len(shown) < 2000

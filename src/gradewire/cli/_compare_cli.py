@@ -52,7 +52,14 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="also compare each grader per value of this metadata field (topic, "
         "difficulty, source); slices that go the other way are pointed out",
     )
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help=(
+            "print the comparison as JSON: per grader, what did not pair, and the pairs "
+            "kept for the compare page (--pairs-shown) with the counts of every kind"
+        ),
+    )
     parser.add_argument(
         "--html",
         type=Path,

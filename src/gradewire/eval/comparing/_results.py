@@ -39,9 +39,10 @@ class ChangedSample:
     a: float
     b: float
     diff: float
-    prompt: str
-    completion_a: str
-    completion_b: str
+    # Texts of any length: left out of the repr, which a terminal or a log shows whole.
+    prompt: str = field(repr=False)
+    completion_a: str = field(repr=False)
+    completion_b: str = field(repr=False)
 
 
 Outcome = Literal["gained", "lost", "tied"]
@@ -67,10 +68,10 @@ class PairedSample:
 
     id: str
     slice: str | None
-    metadata: Mapping[str, Any]
-    prompt: str
-    completion_a: str
-    completion_b: str
+    metadata: Mapping[str, Any] = field(repr=False)
+    prompt: str = field(repr=False)
+    completion_a: str = field(repr=False)
+    completion_b: str = field(repr=False)
     scores: Mapping[str, tuple[float, float]]
 
     def outcome(self, grader: str) -> Outcome | None:
@@ -252,6 +253,11 @@ class Comparison:
             "seed": self.seed,
             "n_resamples": self.n_resamples,
             "multiple_comparisons": self.note,
+            "samples": [_no_nan(asdict(sample)) for sample in self.samples],
+            "sample_counts": [
+                {"grader": grader, "outcome": outcome, "slice": slice_, "count": count}
+                for (grader, outcome, slice_), count in self.sample_counts.items()
+            ],
         }
 
     def _lines(self) -> list[GraderLine]:
