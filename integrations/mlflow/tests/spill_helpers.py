@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from mlflow import MlflowClient
 from gradewire.sinks import read_spill
 from mlflow_support import RunContents
 from mlflow_trainer import TABLE_EVERY, logs
+from support.processes import child_env
 
 TRAINER = Path(__file__).with_name("mlflow_trainer.py")
 
@@ -28,7 +28,7 @@ class Trainer:
 
     def __init__(self, spill: Path, url: str, *options: str) -> None:
         Trainer.alive.append(self)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TRAINER.parent), *sys.path])}
+        env = child_env(TRAINER.parent)
         self.process = subprocess.Popen(
             [sys.executable, str(TRAINER), str(spill), url, *options],
             stdin=subprocess.PIPE,

@@ -19,6 +19,7 @@ from gradewire.eval import load_run, run_eval
 from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire_mlflow._eval import SAMPLE_TAG, MlflowEvalTracker
 from gradewire_mlflow._eval_source import read_mlflow_run
+from support.processes import child_env
 
 TESTS = Path(__file__).resolve().parents[3] / "tests"
 
@@ -130,12 +131,7 @@ def test_cli_sink_mlflow_and_compare_by_run_id(tmp_path, mlflow_server, experime
         '[[graders]]\ntype = "custom"\nkey = "correct"'
         '\nfunction = "support.eval_graders:numeric_answer"\n'
     )
-    env = {
-        **os.environ,
-        "MLFLOW_TRACKING_URI": mlflow_server.url,
-        "MLFLOW_EXPERIMENT_NAME": experiment,
-        "PYTHONPATH": str(TESTS),
-    }
+    env = child_env(TESTS, MLFLOW_TRACKING_URI=mlflow_server.url, MLFLOW_EXPERIMENT_NAME=experiment)
     out = tmp_path / "run"
     done = subprocess.run(
         [
@@ -259,12 +255,7 @@ def test_a_tracker_failure_after_grading_keeps_the_run_folder_and_ends_the_mlflo
         '[[graders]]\ntype = "custom"\nkey = "pass@1"'
         '\nfunction = "support.eval_graders:numeric_answer"\n'
     )
-    env = {
-        **os.environ,
-        "MLFLOW_TRACKING_URI": mlflow_server.url,
-        "MLFLOW_EXPERIMENT_NAME": experiment,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
-    }
+    env = child_env(TESTS, MLFLOW_TRACKING_URI=mlflow_server.url, MLFLOW_EXPERIMENT_NAME=experiment)
     out = tmp_path / "run"
     command = [
         sys.executable,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import gradewire as gw
 from gradewire.eval import run_eval
 from gradewire_ray._eval_engine import ray_engine
+from support.processes import child_env
 
 TESTS = Path(__file__).resolve().parents[3] / "tests"
 
@@ -123,8 +123,7 @@ def test_the_command_line_on_a_running_cluster(ray_instance: Any, tmp_path: Path
         '\nfunction = "support.eval_graders:numeric_answer"\n',
         encoding="utf-8",
     )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    env = child_env(TESTS)
     address = ray_instance.get_runtime_context().gcs_address
     command = [sys.executable, "-m", "gradewire", "eval", str(data), "--graders", str(graders_toml)]
     done = subprocess.run(

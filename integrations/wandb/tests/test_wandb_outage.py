@@ -12,7 +12,6 @@ import contextlib
 import importlib
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from gradewire.cli import main
 from gradewire.sinks import read_spill
 from gradewire.sinks.background import _sync
 from gradewire_wandb import find_offline_runs, read_offline_run
+from support.processes import child_env
 from wandb_trainer import make_sink
 
 TRAINER = Path(__file__).with_name("wandb_trainer.py")
@@ -55,8 +55,7 @@ class Trainer:
     """A `wandb_trainer.py` process with a W&B service of its own."""
 
     def __init__(self, spill: Path, directory: Path, run_id: str) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}  # not ours
-        env["PYTHONPATH"] = os.pathsep.join([str(TRAINER.parent), *sys.path])
+        env = child_env(TRAINER.parent, drop=["WANDB_SERVICE"])  # its service, not ours
         self.process = subprocess.Popen(
             [sys.executable, str(TRAINER), str(spill), str(directory), run_id],
             stdin=subprocess.PIPE,

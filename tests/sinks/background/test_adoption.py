@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from background_doubles import FAST, FileTracker, tracker_rows, wait_until
 
 from gradewire import BackgroundSink
 from gradewire.sinks import read_spill
+from support.processes import child_env
 
 CHILD = Path(__file__).with_name("spill_child.py")
 
@@ -32,7 +32,7 @@ class Child:
     """A `spill_child.py` process; its stdout is read line by line."""
 
     def __init__(self, tmp: Path, run: str, first: int, stop: int, *options: str) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CHILD.parent), *sys.path])}
+        env = child_env(CHILD.parent)
         command = [sys.executable, str(CHILD), str(tmp / "spill"), str(tmp / "tracker")]
         self.process = subprocess.Popen(
             [*command, run, str(first), str(stop), *options],
