@@ -209,3 +209,10 @@ async def test_ordinary_weights_give_the_plain_formula_bit_for_bit() -> None:
 async def test_hud_combine_refuses_an_infinite_weight() -> None:
     with pytest.raises(ValueError, match="finite"):
         await hud.combine(hud.SubScore(name="a", value=1.0, weight=math.inf))
+
+
+def test_a_sum_of_products_below_the_normal_floats_is_still_the_exact_one_rounded() -> None:
+    # Each 0.5 * 5e-324 rounds to 0.0 on its own; the exact sum 7.5e-324 rounds to 1e-323.
+    values, weights = [0.5, 0.5, 0.5], [5e-324, 5e-324, 5e-324]
+    assert weighted_sum(values, weights) == 1e-323
+    check_sum(weighted_sum(values, weights), values, weights)

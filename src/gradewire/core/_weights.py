@@ -12,6 +12,7 @@ back as +-inf for the caller to refuse, never as a plausible wrong number.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -86,10 +87,15 @@ def weighted_sum(values: Sequence[float], weights: Sequence[float]) -> float:
     """``sum(v * w)``, correctly rounded; ``inf`` (or ``-inf``) when it is beyond the range.
 
     Where a product or the running total overflows but the sum itself may not (huge
-    weights), it is computed exactly with `fractions.Fraction` and rounded once.
+    weights), or a product falls below the normal floats and loses bits (weights near
+    ``5e-324``), it is computed exactly with `fractions.Fraction` and rounded once.
     """
-    total = _fsum([v * w for v, w in zip(values, weights, strict=True)])
-    if math.isfinite(total):
+    products = [v * w for v, w in zip(values, weights, strict=True)]
+    total = _fsum(products)
+    if math.isfinite(total) and not any(
+        abs(p) < sys.float_info.min and v != 0.0 and w != 0.0
+        for p, v, w in zip(products, values, weights, strict=True)
+    ):
         return total
     return _exact(
         sum((Fraction(v) * Fraction(w) for v, w in zip(values, weights, strict=True)), Fraction(0))
