@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
+
+from support.notebooks import NOTEBOOKS, execute, outputs
 
 # Each notebook starts a kernel of its own: out of `make test-fast`.
 pytestmark = pytest.mark.slow
-
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-
-
-def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}})
-    # On a loop of our own, closed at the end: `execute()` leaves jupyter_core's event loop
-    # open, and its ResourceWarning then fails whichever test the garbage collector meets.
-    asyncio.run(client.async_execute())
-    return notebook
-
-
-def outputs(notebook: nbformat.NotebookNode, mime: str) -> list[str]:
-    return [
-        str(output["data"][mime])
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if mime in output.get("data", {})
-    ]
 
 
 def test_there_are_notebooks():
@@ -43,7 +21,7 @@ def test_there_are_notebooks():
 def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Jupyter's own path migration notice would be an error under filterwarnings = error.
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
-    notebook = run(path, tmp_path)
+    notebook = execute(path, tmp_path)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             assert output["output_type"] != "error", output
@@ -55,7 +33,7 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_explore_grades_shows_escaped_tables_and_merged_totals(tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
-    notebook = run(NOTEBOOKS[0].parent / "explore_grades.ipynb", tmp_path)
+    notebook = execute(NOTEBOOKS[0].parent / "explore_grades.ipynb", tmp_path)
     html = "\n".join(outputs(notebook, "text/html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     text = outputs(notebook, "text/plain")

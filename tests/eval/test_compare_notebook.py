@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from test_notebooks import NOTEBOOKS, outputs, run
+from support.notebooks import NOTEBOOKS, execute, outputs
 
 
 def test_compare_notebook_shows_tables_plots_and_the_paired_interval(tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
-    notebook = run(NOTEBOOKS[0].parent / "compare_runs.ipynb", tmp_path)
+    notebook = execute(NOTEBOOKS[0].parent / "compare_runs.ipynb", tmp_path)
     assert len(outputs(notebook, "image/png")) == 2  # the distributions and the intervals
     html = "\n".join(outputs(notebook, "text/html"))
     assert "<script>alert(1)</script>" not in html  # the untrusted completions stay text

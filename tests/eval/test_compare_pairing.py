@@ -14,7 +14,8 @@ import pytest
 
 import gradewire as gw
 from gradewire.eval import MismatchedRunsError, compare_runs, load_run, run_eval
-from support.eval_helpers import write_rows
+from support.eval_cli import run
+from support.eval_helpers import make_run, write_rows
 
 
 def correct(sample: gw.StringThread) -> float:
@@ -124,10 +125,6 @@ def test_grader_files_with_another_function_under_one_key_are_refused(tmp_path: 
 
 
 def test_graders_and_samples_of_one_run_only_are_listed_in_every_output(tmp_path: Path) -> None:
-    from test_eval_cli import run
-
-    from support.eval_helpers import make_run
-
     make_run(tmp_path / "a", {"g": [1, 0, 1], "old": [1, 1, 1]}, ids=["x", "y", "gone"])
     make_run(tmp_path / "b", {"g": [1, 1, 1], "new": [0, 0, 1]}, ids=["x", "y", "added"])
     html = tmp_path / "cmp.html"
@@ -143,8 +140,6 @@ def test_graders_and_samples_of_one_run_only_are_listed_in_every_output(tmp_path
 
 
 def test_the_cli_refuses_and_allows_as_the_python_api_does(tmp_path: Path) -> None:
-    from test_eval_cli import run
-
     a_rows = [{"id": i, **row} for i, row in enumerate(rows(12, wrong_every=3))]
     b_rows = [{"id": i, **row} for i, row in enumerate(reversed(rows(12, wrong_every=5)))]
     graded(tmp_path / "a", write_rows(tmp_path / "a.jsonl", a_rows))

@@ -6,13 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from test_eval_cli import run
-from test_terminal import ATTACK, assert_inert
 
 from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire.eval.comparing._paired_difference import paired_difference
 from gradewire.eval.reporting._compare_page import render_comparison
+from support.eval_cli import run
 from support.eval_helpers import make_run
+from support.terminal_attack import ATTACK, assert_inert
 
 
 def _runs(tmp_path, topics=None):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -13,21 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from support.eval_cli import GRADEWIRE, env, grader_file, lines, run
 from support.judge_scripts import verdict
 from support.judge_server import JudgeServer, chat
-
-TESTS = Path(__file__).parents[1]
-GRADEWIRE = [sys.executable, "-m", "gradewire"]
-
-
-def env() -> dict[str, str]:
-    environment = dict(os.environ)
-    environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(TESTS), environment.get("PYTHONPATH")])
-    )
-    environment["JUDGE_KEY"] = "test-key"
-    environment["NO_PROXY"] = "127.0.0.1"
-    return environment
 
 
 def data_file(tmp_path: Path, n: int, *, wrong_every: int = 3) -> Path:
@@ -47,33 +34,6 @@ def data_file(tmp_path: Path, n: int, *, wrong_every: int = 3) -> Path:
         )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
-
-
-def grader_file(tmp_path: Path, judge_url: str | None = None) -> Path:
-    text = (
-        '[[graders]]\ntype = "custom"\nkey = "correct"'
-        '\nfunction = "support.eval_graders:numeric_answer"\n'
-    )
-    if judge_url:
-        text = (
-            f'[judge]\nbase_url = "{judge_url}"\napi_key_env = "JUDGE_KEY"\nmax_attempts = 1\n\n'
-            + text
-            + '\n[[graders]]\ntype = "binary_judge"\nkey = "helpful"\n'
-            'criteria = "Answers the question"\njudge_model = "judge"\n'
-        )
-    path = tmp_path / "graders.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def run(*args: str, **options) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRADEWIRE, *args], capture_output=True, text=True, env=env(), timeout=120, **options
-    )
-
-
-def lines(folder: Path) -> list[dict]:
-    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
 
 
 def test_a_run_writes_results_config_summary_and_report(tmp_path):

@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
-from test_report_browser import PAYLOAD, browser, open_page  # noqa: F401  (a fixture)
 
 from gradewire import Histogram, Table
 from gradewire.eval import compare_runs
 from gradewire.sinks import MemorySink
+from support.browser_pages import PAYLOAD, open_page
 from support.eval_helpers import make_run
 
 
@@ -67,7 +67,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", ["table", "run", "comparison", "histogram", "steps"])
-def test_a_view_draws_in_chromium_and_runs_no_untrusted_text(browser, views, name, tmp_path):  # noqa: F811
+def test_a_view_draws_in_chromium_and_runs_no_untrusted_text(browser, views, name, tmp_path):
     html = views[name]
     assert len(html.encode()) < 200_000  # 10,000 samples or rows behind each
     path = tmp_path / f"{name}.html"

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
-from test_eval_cli import run
 
 from gradewire import InvalidInputError
 from gradewire.eval.comparing._paired_binary import mcnemar_tango
@@ -20,6 +19,7 @@ from gradewire.eval.comparing._power import (
     plan_from_pilot,
     samples_needed,
 )
+from support.eval_cli import run
 from support.eval_helpers import make_run
 
 

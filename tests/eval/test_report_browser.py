@@ -1,67 +1,22 @@
 """The eval report in a real browser: Debian's headless Chromium, driven by playwright.
 
-`.ci/run` installs Chromium (the ``chromium`` package) when it is missing; playwright's own
-browser download is not used.
+The browser is the ``browser`` fixture of this folder's ``conftest.py``.
 """
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from gradewire.eval.comparing._compare_runs import compare_runs
 from gradewire.eval.reporting._compare_page import render_comparison
 from gradewire.eval.reporting._eval_report import write_report
+from support.browser_pages import PAYLOAD, open_page
 from support.eval_helpers import make_run
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# Chromium as root, with no network reachable: no sandbox, no background connections.
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-# The page's CSP forbids eval, so waits go through locators, never wait_for_function.
-PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Chromium is missing: apt-get install chromium (.ci/run does)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
-
-
-def open_page(browser: Browser, path: Path) -> tuple[Page, list[str]]:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda m: (
-            problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning")
-            else None
-        ),
-    )
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on(
-        "request",
-        lambda r: problems.append(f"request {r.url}") if not r.url.startswith("file:") else None,
-    )
-    page.goto(path.as_uri())
-    return page, problems
 
 
 @pytest.fixture(scope="module")

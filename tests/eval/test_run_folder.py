@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_eval_cli import GRADEWIRE, env, grader_file, lines, run
 
 import gradewire as gw
 from gradewire.core import InvalidInputError
 from gradewire.eval import RunFolderError, load_run, run_eval
+from support.eval_cli import GRADEWIRE, env, grader_file, lines, run
 from support.eval_helpers import write_rows
 from support.judge_scripts import verdict
 from support.judge_server import JudgeServer, chat

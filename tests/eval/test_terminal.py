@@ -11,18 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_eval_cli import grader_file, run
 
 from gradewire.eval.reporting._terminal import terminal_safe
+from support.eval_cli import grader_file, run
 from support.eval_helpers import make_run, write_rows
-
-ATTACK = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202egnp.exe\x9b1m\r"
-RAW = ("\x1b", "\x07", "\u202e", "\x9b", "\r")
-
-
-def assert_inert(text: str) -> None:
-    for char in RAW:
-        assert char not in text, f"{char!r} reached the terminal"
+from support.terminal_attack import ATTACK, assert_inert
 
 
 def test_terminal_safe_escapes_controls_and_keeps_text() -> None:

@@ -11,78 +11,14 @@ from __future__ import annotations
 import json
 import logging
 import random
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from background_doubles import FAST, FileTracker, tracker_rows, wait_until
+from spill_processes import Child, sent, spilled, stored
 
 from gradewire import BackgroundSink
-from gradewire.sinks import read_spill
-from support.processes import child_env
-
-CHILD = Path(__file__).with_name("spill_child.py")
-
-
-class Child:
-    """A `spill_child.py` process; its stdout is read line by line."""
-
-    def __init__(self, tmp: Path, run: str, first: int, stop: int, *options: str) -> None:
-        env = child_env(CHILD.parent)
-        command = [sys.executable, str(CHILD), str(tmp / "spill"), str(tmp / "tracker")]
-        self.process = subprocess.Popen(
-            [*command, run, str(first), str(stop), *options],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        self.adopted = int(self.line().removeprefix("adopted "))
-
-    def line(self) -> str:
-        assert self.process.stdout is not None
-        text = self.process.stdout.readline()
-        assert text, f"the child exited with {self.process.wait()}"
-        return text.rstrip("\n")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        assert self.process.stdout is not None
-        self.process.stdout.close()
-
-    def report(self) -> dict[str, Any]:
-        line = self.line()
-        assert line.startswith("done "), line
-        self.process.wait(30)
-        self.kill()
-        result: dict[str, Any] = json.loads(line.removeprefix("done "))
-        return result
-
-
-def on_disk(spill: Path) -> list[int]:
-    logging.disable(logging.WARNING)  # a line cut by the kill is skipped with a warning
-    try:
-        return sorted(s for path in spill.glob("*.jsonl") for s, _ in read_spill(path))
-    finally:
-        logging.disable(logging.NOTSET)
-
-
-def stored(tracker: Path) -> list[int]:
-    """The steps a tracker holds: a step sent again with its time is the same point."""
-    points = {(row[0], row[1]) for row in tracker_rows(tracker) if isinstance(row[0], int)}
-    return sorted(step for step, _ in points)
-
-
-def sent(tracker: Path) -> list[int]:
-    """Every step that reached the tracker, counted each time it did."""
-    return [row[0] for row in tracker_rows(tracker) if isinstance(row[0], int)]
 
 
 def owner_files(spill: Path) -> list[str]:
@@ -101,7 +37,7 @@ def test_a_killed_process_spill_is_delivered_first_by_the_next_sink_of_the_run(
     child = Child(tmp_path, "run-1", 0, 60)
     assert child.adopted == 0
     assert child.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(60)), "the steps on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(60)), "the steps on disk")
     child.kill()
     tracker.down_flag.unlink()
 
@@ -124,7 +60,7 @@ def test_a_spill_of_another_run_is_never_replayed_into_this_one(
     tracker.down_flag.touch()
     child = Child(tmp_path, "run-0", 0, 20)
     assert child.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(20)), "the steps on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(20)), "the steps on disk")
     child.kill()
     tracker.down_flag.unlink()
     before = owner_files(tmp_path / "spill")
@@ -148,16 +84,16 @@ def test_two_live_processes_never_adopt_each_other_s_files(
     tracker.down_flag.touch()
     first = Child(tmp_path, "run-1", 0, 30)
     assert first.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(30)), "the steps on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(30)), "the steps on disk")
     second = Child(tmp_path, "run-1", 30, 40)  # alive beside the first: takes nothing
     assert second.adopted == 0
     assert second.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(40)), "both on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(40)), "both on disk")
     first.kill()
     third = Child(tmp_path, "run-1", 40, 45)  # the first is gone: its 30 steps are adopted
     assert third.adopted == 30
     assert third.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(45)), "all on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(45)), "all on disk")
     second.kill()
     third.kill()
     tracker.down_flag.unlink()
@@ -175,7 +111,7 @@ def test_a_call_that_reached_the_tracker_before_the_kill_is_not_stored_twice(
     tracker.down_flag.touch()
     child = Child(tmp_path, "run-1", 0, 50)
     assert child.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(50)), "the steps on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(50)), "the steps on disk")
     child.kill()
     tracker.down_flag.unlink()
     # The next process replays 10 at a time, and is killed right after its third call
@@ -211,10 +147,10 @@ def test_killed_at_random_points_while_logging_and_replaying_every_step_is_store
         child.kill()
         # What the killed process logged last may be lost (it was only in memory): what it
         # left on disk or delivered counts from here on.
-        kept = set(on_disk(spill)) | set(sent(tmp_path / "tracker"))
+        kept = set(spilled(spill)) | set(sent(tmp_path / "tracker"))
         logged = max([logged - 1, *kept]) + 1
     tracker.down_flag.unlink(missing_ok=True)
-    expected = set(on_disk(spill)) | set(sent(tmp_path / "tracker"))
+    expected = set(spilled(spill)) | set(sent(tmp_path / "tracker"))
     sink = BackgroundSink(tracker, spill_dir=spill, **FAST)
     assert sink.flush(timeout=60).ok
     sink.close()
@@ -259,12 +195,12 @@ def test_an_adopter_killed_before_it_finished_leaves_the_rest_to_the_next(
     tracker.down_flag.touch()
     child = Child(tmp_path, "run-1", 0, 40)
     assert child.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(40)), "the steps on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(40)), "the steps on disk")
     child.kill()
     adopter = Child(tmp_path, "run-1", 40, 50)  # still down: it adopts, and spills its own
     assert adopter.adopted == 40
     assert adopter.line() == "logged"
-    wait_until(lambda: on_disk(tmp_path / "spill") == list(range(50)), "all of it on disk")
+    wait_until(lambda: spilled(tmp_path / "spill") == list(range(50)), "all of it on disk")
     adopter.kill()
     tracker.down_flag.unlink()
     sink = BackgroundSink(tracker, spill_dir=tmp_path / "spill", **FAST)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from background_doubles import FileTracker, tracker_rows, wait_until
-from test_adoption import Child, on_disk, sent
+from spill_processes import Child, sent, spilled
 
 from gradewire import BackgroundSink, InvalidInputError
 from gradewire.sinks import read_spill, read_spill_configs
@@ -40,11 +40,11 @@ def killed_with_steps_on_disk(tmp_path: Path, run: str, first: int, stop: int) -
     It is killed once all of them are on disk: counted beside what earlier processes
     left there, which may hold the same steps.
     """
-    before = Counter(on_disk(tmp_path / "spill"))
+    before = Counter(spilled(tmp_path / "spill"))
     expected = before + Counter(range(first, stop))
     child = Child(tmp_path, run, first, stop)
     assert child.line() == "logged"
-    wait_until(lambda: Counter(on_disk(tmp_path / "spill")) == expected, "on disk")
+    wait_until(lambda: Counter(spilled(tmp_path / "spill")) == expected, "on disk")
     child.kill()
 
 
@@ -126,7 +126,7 @@ def test_sync_leaves_a_live_process_alone_and_says_so(tmp_path):
     live = Child(tmp_path, "run-1", 0, 10)
     try:
         assert live.line() == "logged"
-        wait_until(lambda: on_disk(tmp_path / "spill") == list(range(10)), "on disk")
+        wait_until(lambda: spilled(tmp_path / "spill") == list(range(10)), "on disk")
         tracker.down_flag.unlink()  # it would deliver them itself, in its own time
         (result,) = sync_spill(tmp_path / "spill", factories=FACTORIES, timeout=5)
         assert result.skipped == "held by a live process"
