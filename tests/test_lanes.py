@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from support.lanes import ROOT, lane_of
+from support.quick_lane import SLOW_SECONDS
 
 
 def test_a_test_belongs_to_the_lane_of_its_folder() -> None:
@@ -68,3 +70,72 @@ def test_each_lane_runs_on_one_worker(tmp_path: Path) -> None:
     assert sum(1 for _ in re.finditer("PASSED", done.stdout)) == 36
     assert len(workers["tests/judges/real_model"]) == 1
     assert len(workers["integrations/ray/tests"]) == 1
+
+
+def test_the_quick_lane_leaves_out_what_was_timed_slow_without_importing_it(
+    tmp_path: Path,
+) -> None:
+    # A lane's folder and a module timed slow in all fail to import: --quick must not
+    # import them. A module with one slow test keeps its other tests.
+    broken = "raise ImportError('imported')\n\ndef test_x():\n    pass\n"
+    files = {
+        "integrations/ray/tests/test_r.py": broken,
+        "tests/test_heavy.py": broken,
+        "tests/test_mixed.py": "def test_slow():\n    pass\n\ndef test_quick():\n    pass\n",
+        "tests/test_plain.py": "import pytest\n\ndef test_a():\n    pass\n\n"
+        "@pytest.mark.slow\ndef test_marked():\n    pass\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "tests" / "slow_tests.json").write_text(
+        json.dumps(
+            {
+                "seconds": {
+                    "tests/test_heavy.py::test_x": 2.0,
+                    "tests/test_heavy.py::test_y": 3.5,
+                    "tests/test_mixed.py::test_slow": 0.8,
+                    "tests/test_mixed.py::test_quick": 0.1,
+                },
+                "tests": {},
+            }
+        )
+    )
+    (tmp_path / "conftest.py").write_text(
+        'pytest_plugins = ["support.lanes", "support.quick_lane"]\n'
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+
+    def run(*options: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", *options]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    quick = run("--quick")
+    assert quick.returncode == 0, quick.stdout + quick.stderr
+    ran = set(re.findall(r"^(\S+::\S+) PASSED", quick.stdout, re.MULTILINE))
+    assert ran == {"tests/test_mixed.py::test_quick", "tests/test_plain.py::test_a"}
+    everything = run()  # without --quick the broken modules are collected, and fail to
+    assert everything.returncode != 0
+    assert "test_heavy.py" in everything.stdout
+
+
+def test_the_recorded_timing_is_what_the_quick_lane_reads(tmp_path: Path) -> None:
+    (tmp_path / "test_t.py").write_text(
+        "import time\n\ndef test_slow():\n    time.sleep(0.35)\n\ndef test_quick():\n    pass\n"
+    )
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["support.quick_lane"]\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    timing = tmp_path / "timing.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--record-slow", str(timing)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    recorded = json.loads(timing.read_text())
+    assert recorded["tests"] == {"test_t.py": 2}
+    assert recorded["seconds"]["test_t.py::test_slow"] >= SLOW_SECONDS
+    assert recorded["seconds"].get("test_t.py::test_quick", 0.0) < SLOW_SECONDS

@@ -14,9 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Folders whose test-to-test imports are still to be moved; each entry must still need
-# its place here (see the last test), so the list only shrinks.
-NOT_YET = ("tests/judges/real_model",)
 
 
 def imported_test_modules(path: Path) -> list[str]:
@@ -106,13 +103,8 @@ def test_the_check_sees_every_way_of_importing_a_test_module(tmp_path: Path) -> 
 
 
 def test_no_test_module_imports_another() -> None:
-    found = {path: names for path, names in offenders().items() if not path.startswith(NOT_YET)}
+    found = offenders()
     assert found == {}, (
         "a test module imports from a test module: move what they share to tests/support/ "
         f"(or a non-test module of the folder) and shared fixtures to conftest.py: {found}"
     )
-
-
-def test_each_folder_left_out_still_has_a_test_to_test_import() -> None:
-    left_out = {folder: [p for p in offenders() if p.startswith(folder)] for folder in NOT_YET}
-    assert all(left_out.values()), f"drop the folders that need it no more from NOT_YET: {left_out}"

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["LANES", "lane_of"]
+__all__ = ["LANES", "lane_folders", "lane_of"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +64,11 @@ def lane_of(nodeid: str) -> str | None:
         code = _fence_code(path, int(found.group(1))) if found else ""
         return next((lane for pattern, lane in _CODE_LANES.items() if pattern.search(code)), None)
     return next((lane for folder, lane in _FOLDER_LANES.items() if path.startswith(folder)), None)
+
+
+def lane_folders() -> tuple[str, ...]:
+    """The folders (and files) whose every test is in a lane, relative to the repository."""
+    return tuple(_FOLDER_LANES)
 
 
 @functools.cache

@@ -3,51 +3,20 @@
 What a 135M model can deliver is checked, not verdict quality (it passes nearly
 everything): with ``structured_output="auto"`` every judge parses a verdict for all the
 samples but at most one, every other sample is a counted error (never a 0), and nothing
-hangs. Samples are graded one at a time, as the server answers one request at a time.
-``$GRADEWIRE_REAL_MODEL_SAMPLES`` sets how many (default 10: the lane runs on one worker
-and every sample is one to a dozen model calls; set 50 for a closer look at the parse rate).
+hangs. Samples are graded one at a time, as the server answers one request at a time;
+how many is `real_model_support.N`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
-import os
-from collections.abc import Awaitable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
-from real_model_samples import SAMPLES
+from real_model_support import NEEDED, SAMPLES, N, judge_model, samples, within_deadline
 
 import gradewire as gw
 from gradewire.hud import LLMJudgeGrader as HudJudge
-
-N = int(os.environ.get("GRADEWIRE_REAL_MODEL_SAMPLES", "10"))
-NEEDED = min(N - 1, math.ceil(0.95 * N))  # one error allowed in 10 or 20, 5% beyond
-# Generous: a call takes 0.3-3 s on a quiet machine, far more on a loaded one; a hang
-# would take forever.
-DEADLINE = 180.0 * N
-
-T = TypeVar("T")
-
-
-def samples() -> list[gw.StringThread]:
-    return [
-        gw.StringThread([("user", question), ("assistant", answer)], metadata={"documents": docs})
-        for question, answer, docs in (SAMPLES * (N // len(SAMPLES) + 1))[:N]
-    ]
-
-
-async def within_deadline(work: Awaitable[T]) -> T:
-    return await asyncio.wait_for(work, DEADLINE)
-
-
-def judge_model(url: str, **options: Any) -> gw.OpenAIChatModel:
-    # The judges' settings are their defaults; only the client's per-attempt timeout is
-    # raised, since a machine shared with other work can make a 1 s call take a minute.
-    options.setdefault("timeout", 300.0)
-    return gw.OpenAIChatModel("smollm2", base_url=url, **options)
 
 
 def assert_accounted(grader: gw.BaseGrader) -> dict[str, Any]:
@@ -93,7 +62,7 @@ async def test_every_judge_parses_with_default_settings(llama_server, name):
 
 async def test_logprobs_give_an_expected_score(llama_server):
     grader = gw.RangeJudgeGrader("clarity", judge_model(llama_server), "The answer is clear")
-    grades = await within_deadline(grader.grade_many(samples()[:3], max_concurrency=1))
+    grades = await within_deadline(grader.grade_many(samples()[:2], max_concurrency=1))
     sources = {g.info["source"] for g in grades if g is not None}
     assert sources == {"logprobs"}  # the server gives OpenAI-shaped logprobs
 

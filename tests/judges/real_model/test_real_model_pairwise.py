@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from real_model_samples import SAMPLES
-from test_real_model_judges import N, judge_model, within_deadline
+from real_model_support import SAMPLES, N, judge_model, within_deadline
 
 import gradewire as gw
 from gradewire.judges import pair

@@ -1,4 +1,53 @@
-"""Twenty small RAG samples (question, answer, context documents) for the real-model judge tests."""
+"""What the real-model judge tests share: twenty small RAG samples (question, answer,
+context documents), how many are graded, and the judge model on the session's server.
+
+``$GRADEWIRE_REAL_MODEL_SAMPLES`` sets how many samples a judge grades (default 6: the lane
+runs on one worker, every sample is one to a dozen model calls on a server that answers
+one at a time, and the parsing itself is covered against recorded and faked answers
+elsewhere; set 50 for a closer look at a judge's parse rate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import gradewire as gw
+
+N = int(os.environ.get("GRADEWIRE_REAL_MODEL_SAMPLES", "6"))
+NEEDED = min(N - 1, math.ceil(0.95 * N))  # one error allowed up to 20 samples, 5% beyond
+# Generous: a call takes 0.3-3 s on a quiet machine, far more on a loaded one; a hang
+# would take forever.
+DEADLINE = 180.0 * N
+
+T = TypeVar("T")
+
+
+def samples() -> list[gw.StringThread]:
+    """N samples, the documents in their metadata."""
+    return [
+        gw.StringThread([("user", question), ("assistant", answer)], metadata={"documents": docs})
+        for question, answer, docs in (SAMPLES * (N // len(SAMPLES) + 1))[:N]
+    ]
+
+
+async def within_deadline(work: Awaitable[T]) -> T:
+    """``work``, failed after ``DEADLINE`` seconds (a hang, not a slow machine)."""
+    return await asyncio.wait_for(work, DEADLINE)
+
+
+def judge_model(url: str, **options: Any) -> gw.OpenAIChatModel:
+    """The judge's model on the server at ``url``, at its defaults but the timeout.
+
+    The per-attempt timeout is raised: a machine shared with other work can make a 1 s
+    call take a minute.
+    """
+    options.setdefault("timeout", 300.0)
+    return gw.OpenAIChatModel("smollm2", base_url=url, **options)
+
 
 SAMPLES = [
     (
