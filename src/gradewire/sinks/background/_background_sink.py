@@ -17,17 +17,13 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
+from gradewire.core._settings import check_seconds_or_none, resolve_settings
 from gradewire.sinks._fanout_sink import FanOutSink
 from gradewire.sinks._sink import Logs, Sink, StepLogs, check_config
 from gradewire.sinks.background._admission import Admission, step_entries, step_entry
 from gradewire.sinks.background._owner import OwnerFiles, adopt_orphans, describe_target
 from gradewire.sinks.background._report import DeliveryReport
-from gradewire.sinks.background._settings import (
-    DeliveryOptions,
-    DeliverySettings,
-    check_seconds,
-    resolve_settings,
-)
+from gradewire.sinks.background._settings import DeliveryOptions, DeliverySettings
 from gradewire.sinks.background._spill_format import snapshot_config
 from gradewire.sinks.background._spill_store import open_spill_store
 from gradewire.sinks.background._worker import Worker
@@ -153,7 +149,7 @@ class BackgroundSink:
         # _adopt (gradewire sync): the owners to deliver first, already locked, whatever
         # their run, instead of those of the wrapped sink's run.
         _check_wrapped(sink)
-        checked = resolve_settings(settings, options)
+        checked = resolve_settings(DeliverySettings, settings, options)
         self._settings = checked
         self._sink = sink
         active = getattr(sink, "active", True)
@@ -299,7 +295,7 @@ class BackgroundSink:
         Returns:
             The delivery state now; ``ok`` tells whether everything was delivered.
         """
-        seconds = None if timeout is None else check_seconds("timeout", timeout)
+        seconds = check_seconds_or_none("timeout", timeout)
         if self._report is not None:
             if self._report.deferred_close:
                 self._worker.wait_finished(seconds)
@@ -325,7 +321,7 @@ class BackgroundSink:
             SinkError: Only when the wrapped sink's ``close()`` raised; the error has the
                 `DeliveryReport` as its ``report`` attribute.
         """
-        seconds = None if timeout is None else check_seconds("timeout", timeout)
+        seconds = check_seconds_or_none("timeout", timeout)
         stop = self._settings.close_timeout
         self._close(stop if seconds is None else seconds, stop)
 

@@ -9,54 +9,30 @@ object's fields.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
-from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from typing_extensions import TypedDict
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._settings import (
+    check_fields,
+    check_flag,
+    check_positive_int,
+    check_positive_int_or_none,
+    check_seconds,
+    check_seconds_or_none,
+    checked_by,
+)
 
-__all__ = ["DeliveryOptions", "DeliverySettings", "WhenFull", "check_seconds", "resolve_settings"]
+__all__ = ["DeliveryOptions", "DeliverySettings", "WhenFull"]
 
 WhenFull = Literal["drop_newest", "raise", "block"]
 """What `BackgroundSink.log` does when memory is full and the spill file cannot be written."""
 
 _WHEN_FULL: tuple[WhenFull, ...] = ("drop_newest", "raise", "block")
-
-
-def check_seconds(name: str, value: object) -> float:
-    """``value`` as a finite number of seconds >= 0, or an error that names ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
-    if not value >= 0 or math.isinf(value):
-        raise InvalidInputError(f"{name} must be a finite number of seconds >= 0, not {value}")
-    return float(value)
-
-
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < 1:
-        raise InvalidInputError(f"{name} must be at least 1, not {value}")
-    return value
-
-
-def _bytes_or_none(name: str, value: object) -> int | None:
-    return None if value is None else _count(name, value)
-
-
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
-
-
-def _seconds_or_none(name: str, value: object) -> float | None:
-    return None if value is None else check_seconds(name, value)
 
 
 def _directory(name: str, value: object) -> Path | None:
@@ -74,11 +50,6 @@ def _when_full(name: str, value: object) -> WhenFull:
     raise InvalidInputError(
         f"{name} must be one of {', '.join(map(repr, _WHEN_FULL))}, not {value!r}"
     )
-
-
-def _check(check: Callable[[str, Any], object]) -> dict[str, object]:
-    """A field's metadata: the check that `DeliverySettings` runs on its value."""
-    return {"check": check}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -125,24 +96,24 @@ class DeliverySettings:
             `BackgroundSink` of the same run or ``gradewire sync`` (False).
     """
 
-    max_queue: int = field(default=10_000, metadata=_check(_count))
-    batch_size: int = field(default=100, metadata=_check(_count))
-    flush_interval: float = field(default=0.5, metadata=_check(check_seconds))
-    spill_dir: str | os.PathLike[str] | None = field(default=None, metadata=_check(_directory))
-    initial_retry_delay: float = field(default=0.5, metadata=_check(check_seconds))
-    max_retry_delay: float = field(default=30.0, metadata=_check(check_seconds))
-    close_timeout: float = field(default=30.0, metadata=_check(check_seconds))
-    exit_timeout: float | None = field(default=5.0, metadata=_check(_seconds_or_none))
-    stall_timeout: float = field(default=5.0, metadata=_check(check_seconds))
-    max_attempts: int = field(default=5, metadata=_check(_count))
-    when_full: WhenFull = field(default="drop_newest", metadata=_check(_when_full))
-    max_spill_bytes: int | None = field(default=1 << 30, metadata=_check(_bytes_or_none))
-    deliver_after_close: bool = field(default=True, metadata=_check(_flag))
+    max_queue: int = field(default=10_000, metadata=checked_by(check_positive_int))
+    batch_size: int = field(default=100, metadata=checked_by(check_positive_int))
+    flush_interval: float = field(default=0.5, metadata=checked_by(check_seconds))
+    spill_dir: str | os.PathLike[str] | None = field(default=None, metadata=checked_by(_directory))
+    initial_retry_delay: float = field(default=0.5, metadata=checked_by(check_seconds))
+    max_retry_delay: float = field(default=30.0, metadata=checked_by(check_seconds))
+    close_timeout: float = field(default=30.0, metadata=checked_by(check_seconds))
+    exit_timeout: float | None = field(default=5.0, metadata=checked_by(check_seconds_or_none))
+    stall_timeout: float = field(default=5.0, metadata=checked_by(check_seconds))
+    max_attempts: int = field(default=5, metadata=checked_by(check_positive_int))
+    when_full: WhenFull = field(default="drop_newest", metadata=checked_by(_when_full))
+    max_spill_bytes: int | None = field(
+        default=1 << 30, metadata=checked_by(check_positive_int_or_none)
+    )
+    deliver_after_close: bool = field(default=True, metadata=checked_by(check_flag))
 
     def __post_init__(self) -> None:
-        for each in dataclasses.fields(self):
-            checked = each.metadata["check"](each.name, getattr(self, each.name))
-            object.__setattr__(self, each.name, checked)  # frozen: set once, here
+        check_fields(self)
         if self.initial_retry_delay <= 0 or self.max_retry_delay < self.initial_retry_delay:
             raise InvalidInputError(
                 f"need 0 < initial_retry_delay <= max_retry_delay, got "
@@ -166,17 +137,3 @@ class DeliveryOptions(TypedDict, total=False):
     when_full: WhenFull
     max_spill_bytes: int | None
     deliver_after_close: bool
-
-
-def resolve_settings(
-    settings: DeliverySettings | None, options: Mapping[str, Any]
-) -> DeliverySettings:
-    """``settings`` (default: the defaults) with the fields in ``options`` replaced, checked."""
-    if settings is None:
-        return DeliverySettings(**options)
-    if not isinstance(settings, DeliverySettings):
-        raise InvalidTypeError(
-            f"settings must be a DeliverySettings, not {type(settings).__name__}; or pass "
-            "its fields as keywords"
-        )
-    return dataclasses.replace(settings, **options) if options else settings
