@@ -54,7 +54,12 @@ from typing_extensions import Unpack
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from gradewire.core._grader import BaseGrader
 from gradewire.server._hosts import is_loopback
-from gradewire.server._settings import AppOptions, ServerOptions, ServerSettings, resolve_settings
+from gradewire.server._settings import (
+    AppOptions,
+    ServerOptions,
+    ServerSettings,
+    resolve_server_settings,
+)
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -92,7 +97,7 @@ def create_app(
     _require_aiohttp()
     from gradewire.server._app import build_app
 
-    checked = resolve_settings(
+    checked = resolve_server_settings(
         settings, options, takes=AppOptions.__optional_keys__, caller="create_app"
     )
     served = _by_key(graders)
@@ -141,7 +146,7 @@ async def serve(
             setting out of range.
         InvalidTypeError: A setting has the wrong type.
     """
-    checked = resolve_settings(settings, options)
+    checked = resolve_server_settings(settings, options)
     if not is_loopback(host) and checked.token is None and not insecure:
         raise InvalidInputError(
             f"refusing to serve on {host!r} without a token: anyone who reaches it could run "

@@ -10,8 +10,7 @@ Nothing here imports aiohttp: a bad setting fails before anything is built or bo
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
@@ -19,6 +18,16 @@ from typing_extensions import TypedDict
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._log_text import TEXT_VALUE_CHARS
+from gradewire.core._settings import (
+    check_fields,
+    check_finite,
+    check_positive_int,
+    check_positive_int_or_none,
+    check_positive_seconds,
+    checked_by,
+    field_checks,
+    resolve_settings,
+)
 from gradewire.server._hosts import allowed_host_names
 
 __all__ = [
@@ -27,7 +36,7 @@ __all__ = [
     "ServerSettings",
     "check_setting",
     "default_max_connections",
-    "resolve_settings",
+    "resolve_server_settings",
 ]
 
 
@@ -52,24 +61,6 @@ def _host_names(name: str, value: object) -> frozenset[str]:
     if not isinstance(value, Iterable):
         raise InvalidTypeError(f"{name} must be a list of host names, not {type(value).__name__}")
     return allowed_host_names(value)
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} must be a positive int, not {value!r}")
-    return value
-
-
-def _connections(name: str, value: object) -> int | None:
-    return None if value is None else _positive_int(name, value)
-
-
-def _finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"{name} must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise InvalidInputError(f"{name} must be finite, not {value!r}")
-    return float(value)
 
 
 def _label_key(name: str, value: object) -> str:
@@ -104,21 +95,6 @@ def _log_bytes(name: str, value: object) -> int | None:
             f"keep every record whole, not {value!r}"
         )
     return value
-
-
-def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"{name} must be a number of seconds, not {value!r}")
-    if not 0 < value < math.inf:
-        raise InvalidInputError(
-            f"{name} must be a positive, finite number of seconds, not {value!r}"
-        )
-    return float(value)
-
-
-def _check(check: Callable[[str, Any], object]) -> dict[str, object]:
-    """A field's metadata: the check that `ServerSettings` runs on its value."""
-    return {"check": check}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -176,24 +152,24 @@ class ServerSettings:
             (ulimit -n), between 16 and 10,000.
     """
 
-    token: str | None = field(default=None, repr=False, metadata=_check(_token))
-    allowed_hosts: Collection[str] = field(default=frozenset(), metadata=_check(_host_names))
-    max_batch: int = field(default=4096, metadata=_check(_positive_int))
-    max_body_bytes: int = field(default=64 * 1024 * 1024, metadata=_check(_positive_int))
-    failure_reward: float = field(default=0.0, metadata=_check(_finite))
-    label_key: str = field(default="label", metadata=_check(_label_key))
-    max_concurrency: int = field(default=64, metadata=_check(_positive_int))
-    max_log_records: int | None = field(default=10_000, metadata=_check(_log_records))
-    max_log_bytes: int | None = field(default=16 * 1024 * 1024, metadata=_check(_log_bytes))
-    body_timeout: float = field(default=60.0, metadata=_check(_seconds))
-    header_timeout: float = field(default=15.0, metadata=_check(_seconds))
-    keepalive_timeout: float = field(default=75.0, metadata=_check(_seconds))
-    max_connections: int | None = field(default=None, metadata=_check(_connections))
+    token: str | None = field(default=None, repr=False, metadata=checked_by(_token))
+    allowed_hosts: Collection[str] = field(default=frozenset(), metadata=checked_by(_host_names))
+    max_batch: int = field(default=4096, metadata=checked_by(check_positive_int))
+    max_body_bytes: int = field(default=64 * 1024 * 1024, metadata=checked_by(check_positive_int))
+    failure_reward: float = field(default=0.0, metadata=checked_by(check_finite))
+    label_key: str = field(default="label", metadata=checked_by(_label_key))
+    max_concurrency: int = field(default=64, metadata=checked_by(check_positive_int))
+    max_log_records: int | None = field(default=10_000, metadata=checked_by(_log_records))
+    max_log_bytes: int | None = field(default=16 * 1024 * 1024, metadata=checked_by(_log_bytes))
+    body_timeout: float = field(default=60.0, metadata=checked_by(check_positive_seconds))
+    header_timeout: float = field(default=15.0, metadata=checked_by(check_positive_seconds))
+    keepalive_timeout: float = field(default=75.0, metadata=checked_by(check_positive_seconds))
+    max_connections: int | None = field(
+        default=None, metadata=checked_by(check_positive_int_or_none)
+    )
 
     def __post_init__(self) -> None:
-        for each in dataclasses.fields(self):
-            checked = each.metadata["check"](each.name, getattr(self, each.name))
-            object.__setattr__(self, each.name, checked)  # frozen: set once, here
+        check_fields(self)
 
 
 class AppOptions(TypedDict, total=False):
@@ -219,9 +195,7 @@ class ServerOptions(AppOptions, total=False):
     max_connections: int | None
 
 
-_CHECKS: dict[str, Callable[[str, Any], object]] = {
-    each.name: each.metadata["check"] for each in dataclasses.fields(ServerSettings)
-}
+_CHECKS = field_checks(ServerSettings)
 
 
 def check_setting(name: str, value: object) -> object:
@@ -229,7 +203,7 @@ def check_setting(name: str, value: object) -> object:
     return _CHECKS[name](name, value)
 
 
-def resolve_settings(
+def resolve_server_settings(
     settings: ServerSettings | None,
     options: Mapping[str, Any],
     *,
@@ -243,20 +217,13 @@ def resolve_settings(
             field ``caller`` does not take (an unknown name raises `TypeError`, as for any
             function).
     """
-    if settings is not None and not isinstance(settings, ServerSettings):
-        raise InvalidTypeError(
-            f"settings must be a ServerSettings, not {type(settings).__name__}; or pass its "
-            "fields as keywords"
-        )
     for name in options:
         if name in _CHECKS and name not in takes:
             raise InvalidTypeError(
                 f"{caller}() takes no {name}: it is a setting of the connections, which serve() "
                 "owns; pass it to serve(), or set it on the aiohttp runner that serves the app"
             )
-    if settings is None:
-        return ServerSettings(**options)
-    return dataclasses.replace(settings, **options) if options else settings
+    return resolve_settings(ServerSettings, settings, options)
 
 
 def default_max_connections() -> int:
