@@ -303,3 +303,27 @@ def test_the_serve_command_serves_with_the_flags_settings(tmp_path, monkeypatch)
     )
     assert seen["settings"] == ServerSettings(max_batch=8, max_connections=20)
     assert (seen["host"], seen["port"], seen["insecure"]) == ("127.0.0.1", 0, False)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("failure_reward", "failure_reward must be finite"),
+        ("body_timeout", "body_timeout must be a positive, finite number of seconds"),
+        ("header_timeout", "header_timeout must be a positive, finite number of seconds"),
+        ("keepalive_timeout", "keepalive_timeout must be a positive, finite number of seconds"),
+    ],
+)
+def test_a_number_past_the_floats_is_refused(name, message):
+    with pytest.raises(InvalidInputError, match=message):
+        ServerSettings(**{name: 10**400})
+    with pytest.raises(InvalidInputError, match=message):
+        ServerSettings(**{name: -(10**400)})
+
+
+def test_a_count_of_the_wrong_type_is_a_type_error_like_the_sinks():
+    for name, value in [("max_batch", 1.5), ("max_concurrency", True), ("max_connections", "8")]:
+        with pytest.raises(InvalidTypeError, match=f"{name} must be a positive int"):
+            ServerSettings(**{name: value})
+    with pytest.raises(InvalidInputError, match="max_connections must be a positive int or None"):
+        ServerSettings(max_connections=0)

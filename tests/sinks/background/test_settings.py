@@ -159,3 +159,45 @@ def test_when_full_raise_from_a_settings_object(tmp_path):
     finally:
         sink.down = False
         background.close()
+
+
+SECONDS = ["flush_interval", "initial_retry_delay", "max_retry_delay", "close_timeout"]
+SECONDS += ["exit_timeout", "stall_timeout"]
+
+
+@pytest.mark.parametrize("name", SECONDS)
+def test_an_int_of_seconds_past_the_floats_is_refused(name):
+    with pytest.raises(InvalidInputError, match=f"{name} must be a finite number of seconds >= 0"):
+        DeliverySettings(**{name: 10**400})
+
+
+def test_a_timeout_past_the_floats_is_refused_by_flush_and_close(tmp_path):
+    background = BackgroundSink(MemorySink(), spill_dir=tmp_path, exit_timeout=None)
+    try:
+        for wait in (background.flush, background.close):
+            with pytest.raises(InvalidInputError, match="timeout must be a finite number"):
+                wait(timeout=10**400)
+            with pytest.raises(InvalidTypeError, match="timeout must be a number of seconds or"):
+                wait(timeout="1")  # type: ignore[arg-type]
+    finally:
+        background.close()
+    assert background.report is not None
+    assert background.report.ok
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "message"),
+    [
+        ("max_queue", 0, InvalidInputError, "max_queue must be a positive int, not 0"),
+        ("batch_size", 2.0, InvalidTypeError, "batch_size must be a positive int, not 2.0"),
+        ("max_spill_bytes", 0, InvalidInputError, "max_spill_bytes must be a positive int or None"),
+        ("exit_timeout", -1, InvalidInputError, "exit_timeout must be a finite number of seconds"),
+        ("deliver_after_close", 1, InvalidTypeError, "deliver_after_close must be True or False"),
+    ],
+)
+def test_the_message_of_a_shared_check_is_the_servers_too(name, value, error, message):
+    # One wording per concept: a count here reads as ServerSettings' max_batch does.
+    with pytest.raises(error) as caught:
+        DeliverySettings(**{name: value})
+    assert type(caught.value) is error
+    assert str(caught.value).startswith(message)
