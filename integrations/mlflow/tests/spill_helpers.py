@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,38 +13,20 @@ from mlflow import MlflowClient
 from gradewire.sinks import read_spill
 from mlflow_support import RunContents
 from mlflow_trainer import TABLE_EVERY, logs
-from support.processes import child_env
+from support.processes import SpillChild, child_env
 
 TRAINER = Path(__file__).with_name("mlflow_trainer.py")
 
 
-class Trainer:
+class Trainer(SpillChild):
     """A `mlflow_trainer.py` process; any left alive is killed after each test (conftest)."""
 
     alive: ClassVar[list[Trainer]] = []
 
     def __init__(self, spill: Path, url: str, *options: str) -> None:
         Trainer.alive.append(self)
-        env = child_env(TRAINER.parent)
-        self.process = subprocess.Popen(
-            [sys.executable, str(TRAINER), str(spill), url, *options],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        self.adopted = int(self.line().removeprefix("adopted "))
-
-    def send(self, command: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-
-    def line(self) -> str:
-        assert self.process.stdout is not None
-        text = self.process.stdout.readline()
-        assert text, f"the trainer exited with {self.process.wait()}"
-        return text.rstrip("\n")
+        command = [sys.executable, str(TRAINER), str(spill), url, *options]
+        super().__init__(command, child_env(TRAINER.parent), "trainer")
 
     def log(self, first: int, stop: int) -> None:
         self.send(f"log {first} {stop}")
@@ -63,11 +42,7 @@ class Trainer:
     def kill(self) -> None:
         if self in Trainer.alive:
             Trainer.alive.remove(self)
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
+        super().kill()
 
 
 def on_disk(spill: Path) -> set[int]:
@@ -80,13 +55,6 @@ def on_disk(spill: Path) -> set[int]:
 
 def in_mlflow(client: MlflowClient, run_id: str) -> set[int]:
     return {int(p.step) for p in client.get_metric_history(run_id, "reward/count")}
-
-
-def wait_for(condition: Any, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting ({timeout:.0f}s): {what}"
-        time.sleep(0.05)
 
 
 def check_exactly_once(run: RunContents, steps: set[int]) -> None:

@@ -29,7 +29,8 @@ from gradewire.sinks.background import _sync
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, read_run
 from mlflow_trainer import logs
-from spill_helpers import Trainer, check_exactly_once, on_disk, wait_for
+from spill_helpers import Trainer, check_exactly_once, on_disk
+from support.processes import wait_for
 
 PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
 

@@ -12,12 +12,9 @@ import contextlib
 import importlib
 import io
 import json
-import signal
-import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,7 @@ from gradewire.cli import main
 from gradewire.sinks import read_spill
 from gradewire.sinks.background import _sync
 from gradewire_wandb import find_offline_runs, read_offline_run
-from support.processes import child_env
+from support.processes import SpillChild, child_env, wait_for
 from wandb_trainer import make_sink
 
 TRAINER = Path(__file__).with_name("wandb_trainer.py")
@@ -51,31 +48,13 @@ def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
 
 
-class Trainer:
+class Trainer(SpillChild):
     """A `wandb_trainer.py` process with a W&B service of its own."""
 
     def __init__(self, spill: Path, directory: Path, run_id: str) -> None:
+        command = [sys.executable, str(TRAINER), str(spill), str(directory), run_id]
         env = child_env(TRAINER.parent, drop=["WANDB_SERVICE"])  # its service, not ours
-        self.process = subprocess.Popen(
-            [sys.executable, str(TRAINER), str(spill), str(directory), run_id],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        self.adopted = int(self.line().removeprefix("adopted "))
-
-    def line(self) -> str:
-        assert self.process.stdout is not None
-        text = self.process.stdout.readline()
-        assert text, f"the trainer exited with {self.process.wait()}"
-        return text.rstrip("\n")
-
-    def ask(self, command: str) -> str:
-        assert self.process.stdin is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return self.line()
+        super().__init__(command, env, "trainer")
 
     def report(self, command: str) -> dict[str, Any]:
         word, _, text = self.ask(command).partition(" ")
@@ -95,14 +74,6 @@ class Trainer:
         # counted as delivered, not one the sink could have kept.
         wait_for(lambda: all(dead(service) for service in services), "the W&B service to die")
 
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
-
 
 @pytest.fixture
 def trainers() -> Iterator[list[Trainer]]:
@@ -110,14 +81,6 @@ def trainers() -> Iterator[list[Trainer]]:
     yield started
     for trainer in started:
         trainer.kill()
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    """Poll a condition (a liveness guard, not a timing assertion)."""
-    deadline = time.monotonic() + 60
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for: {what}"
-        time.sleep(0.02)
 
 
 def dead(process: psutil.Process) -> bool:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,39 +18,19 @@ from typing import Any
 from background_doubles import tracker_rows
 
 from gradewire.sinks import read_spill
-from support.processes import child_env
+from support.processes import SpillChild, child_env
 
 CHILD = Path(__file__).with_name("spill_child.py")
 
 
-class Child:
+class Child(SpillChild):
     """A `spill_child.py` process; its stdout is read line by line."""
 
     def __init__(self, tmp: Path, run: str, first: int, stop: int, *options: str) -> None:
-        env = child_env(CHILD.parent)
         command = [sys.executable, str(CHILD), str(tmp / "spill"), str(tmp / "tracker")]
-        self.process = subprocess.Popen(
-            [*command, run, str(first), str(stop), *options],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
+        super().__init__(
+            [*command, run, str(first), str(stop), *options], child_env(CHILD.parent), "child"
         )
-        self.adopted = int(self.line().removeprefix("adopted "))
-
-    def line(self) -> str:
-        assert self.process.stdout is not None
-        text = self.process.stdout.readline()
-        assert text, f"the child exited with {self.process.wait()}"
-        return text.rstrip("\n")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        assert self.process.stdout is not None
-        self.process.stdout.close()
 
     def report(self) -> dict[str, Any]:
         line = self.line()
