@@ -52,6 +52,7 @@ from typing import Any
 import pytest
 
 from support.judge_server import JudgeServer, Request, chat
+from support.wandb_offline import go_offline, stop_wandb
 
 __all__ = ["expected_lines", "fence_files", "schema_instance"]
 
@@ -59,15 +60,6 @@ _ROOT = Path(__file__).resolve().parents[2]
 _MARKER = "markdown-docs"  # the marker pytest-markdown-docs puts on its items
 _EXPECT = re.compile(r"#\s*->\s?(.*)$")
 
-_WANDB_QUIET = {
-    "WANDB_MODE": "offline",
-    "WANDB_SILENT": "true",
-    "WANDB_CONSOLE": "off",
-    "WANDB_DISABLE_GIT": "true",
-    "WANDB_DISABLE_CODE": "true",
-    "WANDB_X_DISABLE_STATS": "true",
-}
-_WANDB_DIRS = ("WANDB_DIR", "WANDB_DATA_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR")
 
 # What the block prints, while it runs (pytest-markdown-docs turns capturing off).
 _printed: list[io.StringIO] = []
@@ -163,7 +155,7 @@ def readme_world(
         "GRADEWIRE_SERVE_TOKEN",
     ):
         monkeypatch.delenv(name, raising=False)
-    _wandb_offline(monkeypatch, tmp_path / ".wandb")
+    go_offline(monkeypatch, tmp_path / ".wandb")
     if "wandb" in code:
         request.getfixturevalue("_readme_wandb_service")
     if "mlflow" in code:
@@ -234,24 +226,10 @@ def fence_files(path: Path) -> dict[str, str]:
     return files
 
 
-def _wandb_offline(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    for name in _WANDB_DIRS:
-        folder = home / name.lower()
-        folder.mkdir(parents=True)
-        monkeypatch.setenv(name, str(folder))
-    for name, value in _WANDB_QUIET.items():
-        monkeypatch.setenv(name, value)
-
-
 @pytest.fixture(scope="session")
 def _readme_wandb_service() -> Iterator[None]:
     yield
-    if "wandb" in sys.modules:
-        import wandb
-
-        if wandb.run is not None:
-            wandb.run.finish()
-        wandb.teardown()  # stops the wandb-core process the blocks started
+    stop_wandb()
 
 
 @pytest.fixture(scope="session")

@@ -22,14 +22,9 @@ for folder in (_HERE.parents[1] / "wandb" / "tests", _HERE.parents[1] / "mlflow"
         sys.path.insert(0, str(folder))
 
 from mlflow_support import migrate_template  # noqa: E402
+from support.wandb_offline import go_offline, stop_wandb  # noqa: E402
 
 _QUIET = {
-    "WANDB_MODE": "offline",
-    "WANDB_SILENT": "true",
-    "WANDB_CONSOLE": "off",
-    "WANDB_DISABLE_GIT": "true",
-    "WANDB_DISABLE_CODE": "true",
-    "WANDB_X_DISABLE_STATS": "true",
     "WANDB_PROJECT": "gradewire-trl",
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
@@ -42,21 +37,13 @@ _QUIET = {
 def tracker_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("trl-env")
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("WANDB_DIR", "WANDB_DATA_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
-            folder = home / name.lower()
-            folder.mkdir()
-            patch.setenv(name, str(folder))
+        go_offline(patch, home)
         for name, value in _QUIET.items():
             patch.setenv(name, value)
         for name in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_EXPERIMENT_ID"):
             patch.delenv(name, raising=False)
         yield home
-        if "wandb" in sys.modules:
-            import wandb
-
-            if wandb.run is not None:
-                wandb.run.finish()
-            wandb.teardown()
+        stop_wandb()
 
 
 @pytest.fixture(scope="session")

@@ -8,19 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from support.wandb_offline import go_offline, stop_wandb
+
 # The shared sink conformance suite lives in the core tests folder (../../../tests).
 _CORE_TESTS = Path(__file__).resolve().parents[3] / "tests"
 if str(_CORE_TESTS) not in sys.path:
     sys.path.insert(0, str(_CORE_TESTS))
-
-_QUIET = {
-    "WANDB_MODE": "offline",
-    "WANDB_SILENT": "true",
-    "WANDB_CONSOLE": "off",  # no stdout/stderr capture fighting pytest's own
-    "WANDB_DISABLE_GIT": "true",
-    "WANDB_DISABLE_CODE": "true",
-    "WANDB_X_DISABLE_STATS": "true",  # no system-metrics sampler
-}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -32,16 +25,6 @@ def wandb_offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """
     home = tmp_path_factory.mktemp("wandb-env")
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("WANDB_DIR", "WANDB_DATA_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
-            folder = home / name.lower()
-            folder.mkdir()
-            patch.setenv(name, str(folder))
-        for name, value in _QUIET.items():
-            patch.setenv(name, value)
+        go_offline(patch, home)
         yield home
-        if "wandb" in sys.modules:
-            import wandb
-
-            if wandb.run is not None:
-                wandb.run.finish()
-            wandb.teardown()  # stops the wandb-core process this session started
+        stop_wandb()
