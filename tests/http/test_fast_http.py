@@ -139,6 +139,70 @@ async def test_a_cancelled_call_closes_its_connection(judge_server, make_judge):
     assert judge_server.open_connections == 0
 
 
+async def test_a_waiting_call_is_sent_before_the_answered_one_resumes(judge_server, make_judge):
+    # One slot: the second call waits for it. The slot and the connection go to it the moment
+    # the first answer is read, so its request is out before the first caller resumes (at
+    # hundreds in flight, that keeps the slots busy while the loop processes the answers).
+    model = make_judge(max_concurrency=1)
+    events: list[str] = []
+    sender_post = FastHttpSender.post
+
+    async def post(self: FastHttpSender, url: str, body: bytes, *args: object) -> object:
+        events.append(f"sent {json.loads(body)['messages'][0]['content']}")
+        return await sender_post(self, url, body, *args)  # type: ignore[arg-type]
+
+    async def call(name: str) -> None:
+        await model.complete([{"role": "user", "content": name}])
+        events.append(f"{name} resumed")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FastHttpSender, "post", post)
+        await asyncio.gather(call("first"), call("second"))
+    assert events == ["sent first", "sent second", "first resumed", "second resumed"]
+    assert judge_server.connections_opened == 1  # the second took the first's connection
+
+
+async def test_a_call_cancelled_between_its_answer_and_its_resumption_leaves_the_pool_whole(
+    judge_server,
+):
+    # The answer is whole and the connection is back in the pool; the caller is cancelled
+    # before it resumes. The connection is the pool's by then: it is not closed, and the next
+    # call reuses it.
+    sender = FastHttpSender()
+    url = judge_server.base_url + "/chat/completions"
+    task: asyncio.Task[object] | None = None
+
+    def cancel_the_caller() -> None:
+        assert task is not None
+        task.cancel()
+
+    task = asyncio.ensure_future(sender.post(url, BODY, {}, 5.0, on_answer=cancel_the_caller))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    status, _, body = await sender.post(url, BODY, {}, 5.0)
+    assert status == 200
+    assert json.loads(body) == json.loads(BODY)
+    assert judge_server.connections_opened == 1
+    assert judge_server.open_connections == 1
+    await sender.aclose()
+
+
+async def test_on_answer_is_called_once_the_answer_is_whole_and_never_on_a_failure(judge_server):
+    sender = FastHttpSender()
+    url = judge_server.base_url + "/chat/completions"
+    called: list[int] = []
+    await sender.post(url, BODY, {}, 5.0, on_answer=lambda: called.append(1))
+    assert called == [1]
+    judge_server.script(Reply(raw=b"HELLO THERE\r\n\r\n", close=True))
+    with pytest.raises(RetryableError):
+        await sender.post(url, BODY, {}, 5.0, on_answer=lambda: called.append(2))
+    judge_server.handler = lambda request: chat("late", delay=5.0)
+    with pytest.raises(RetryableError, match="timeout"):
+        await sender.post(url, BODY, {}, 0.2, on_answer=lambda: called.append(3))
+    assert called == [1]
+    await sender.aclose()
+
+
 def test_bad_urls_are_refused():
     sender = FastHttpSender()
     with pytest.raises(InvalidInputError, match="http:// or https://"):

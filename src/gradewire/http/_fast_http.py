@@ -25,6 +25,7 @@ connection is closed, never reused. What it does not do: proxies, HTTP/2, redire
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import ssl
 from collections.abc import Callable, Mapping
@@ -181,8 +182,13 @@ class FastHttpSender:
         headers: Mapping[str, str],
         timeout: float,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        on_answer: Callable[[], None] | None = None,
     ) -> HttpAnswer:
-        """POST ``body``; ``timeout`` bounds the whole call, connecting included."""
+        """POST ``body``; ``timeout`` bounds the whole call, connecting included.
+
+        ``on_answer`` is called once the answer is whole, its connection already back in the
+        pool, before this call returns (see `Sender.post`).
+        """
         target = self._targets.get(url)
         if target is None:
             target = self._targets[url] = _parse_target(url)
@@ -198,18 +204,18 @@ class FastHttpSender:
         now = asyncio.get_running_loop().time()
         deadline = now + timeout
         connection = self._take_idle(target, now)
-        if connection is not None:
+        fresh = connection is None
+        while True:
+            if connection is None:
+                connection = await self._connect(target, url, timeout, deadline)
             try:
-                return await self._exchange(connection, target, exchange, deadline)
+                return await self._exchange(connection, exchange, deadline, on_answer)
             except Dropped as exc:
-                if exc.sent:
+                if exc.sent or fresh:
                     raise connection_failure(url, exc) from exc
-                # Found closed at the write: nothing reached the server, send it on a new one.
-        connection = await self._connect(target, url, timeout, deadline)
-        try:
-            return await self._exchange(connection, target, exchange, deadline)
-        except Dropped as exc:
-            raise connection_failure(url, exc) from exc
+                # A kept-alive connection found closed at the write: nothing reached the
+                # server, so the request goes again on a new one.
+                connection, fresh = None, True
 
     def _take_idle(self, target: _Target, now: float) -> Http11Connection | None:
         idle = self._idle.get(target.key)
@@ -231,10 +237,11 @@ class FastHttpSender:
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if target.tls else None
         reader = self._reader
+        home = functools.partial(self._home, self._idle.setdefault(target.key, []))
         try:
             _, connection = await asyncio.wait_for(
                 loop.create_connection(
-                    lambda: Http11Connection(loop, None if reader is None else reader()),
+                    lambda: Http11Connection(loop, None if reader is None else reader(), home),
                     target.host,
                     target.port,
                     ssl=tls,
@@ -253,35 +260,44 @@ class FastHttpSender:
             self._ssl_context = shared_ssl_context()
         return self._ssl_context
 
-    async def _exchange(
-        self, connection: Http11Connection, target: _Target, exchange: _Exchange, deadline: float
-    ) -> HttpAnswer:
-        self._busy.add(connection)
-        try:
-            status, headers, body, reusable = await connection.send(
-                exchange.data, deadline, exchange.max_bytes
-            )
-        except asyncio.TimeoutError as exc:
-            connection.close()
-            raise timeout_failure(exchange.url, exchange.timeout) from exc
-        except ResponseTooLarge as exc:
-            connection.close()  # the rest of the answer is still coming: never reuse it
-            raise too_large_failure(
-                exchange.url, exc.detail, exc.status, exchange.max_bytes
-            ) from exc
-        except MalformedAnswer as exc:
-            connection.close()
-            raise _malformed_failure(exchange.url, exc) from exc
-        except BaseException:
-            connection.close()  # cancelled or failed mid-answer: its state is unknown
-            raise
-        finally:
-            self._busy.discard(connection)
+    def _home(
+        self, idle: list[Http11Connection], connection: Http11Connection, reusable: bool
+    ) -> None:
+        # From the protocol, the moment an answer is whole: back to the pool before its caller
+        # resumes, so that a call waiting for a slot can take it on this loop turn.
+        self._busy.discard(connection)
         if reusable and connection.alive and connection.flushed():
             connection.idle_since = connection.loop.time()
-            self._idle.setdefault(target.key, []).append(connection)
+            idle.append(connection)
         else:
             connection.close()
+
+    async def _exchange(
+        self,
+        connection: Http11Connection,
+        exchange: _Exchange,
+        deadline: float,
+        on_answer: Callable[[], None] | None,
+    ) -> HttpAnswer:
+        self._busy.add(connection)
+        future = connection.send(exchange.data, deadline, exchange.max_bytes, on_answer)
+        number = connection.sent
+        try:
+            status, headers, body, _ = await future
+        except BaseException as exc:
+            if connection.handed_back == number:
+                raise  # cancelled after its answer came: the connection is the pool's again
+            self._busy.discard(connection)
+            connection.close()  # failed, timed out or cancelled mid-answer: never reused
+            if isinstance(exc, asyncio.TimeoutError):
+                raise timeout_failure(exchange.url, exchange.timeout) from exc
+            if isinstance(exc, ResponseTooLarge):
+                raise too_large_failure(
+                    exchange.url, exc.detail, exc.status, exchange.max_bytes
+                ) from exc
+            if isinstance(exc, MalformedAnswer):
+                raise _malformed_failure(exchange.url, exc) from exc
+            raise
         return status, headers, body
 
     async def aclose(self) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -57,7 +57,15 @@ class Sender(Protocol):
         headers: Mapping[str, str],
         timeout: float,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> HttpAnswer: ...
+        on_answer: Callable[[], None] | None = None,
+    ) -> HttpAnswer:
+        """Send one POST.
+
+        ``on_answer`` is called once, as soon as the whole answer is read and before this
+        call returns, or not at all when it fails: where the caller frees its concurrency
+        slot, so that a call waiting for it can send while this one is still resuming.
+        """
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -76,8 +84,12 @@ class HttpxSender:
         headers: Mapping[str, str],
         timeout: float,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        on_answer: Callable[[], None] | None = None,
     ) -> HttpAnswer:
-        return await _httpx_post(self._client, url, body, headers, timeout, max_response_bytes)
+        answer = await _httpx_post(self._client, url, body, headers, timeout, max_response_bytes)
+        if on_answer is not None:
+            on_answer()
+        return answer
 
     async def aclose(self) -> None:
         if self._owned:
@@ -104,12 +116,16 @@ class HttpxPoolSender:
         headers: Mapping[str, str],
         timeout: float,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        on_answer: Callable[[], None] | None = None,
     ) -> HttpAnswer:
         client = self._idle.pop() if self._idle else self._new_client()
         try:
-            return await _httpx_post(client, url, body, headers, timeout, max_response_bytes)
+            answer = await _httpx_post(client, url, body, headers, timeout, max_response_bytes)
         finally:
             self._idle.append(client)
+        if on_answer is not None:
+            on_answer()
+        return answer
 
     def _new_client(self) -> httpx.AsyncClient:
         import httpx  # imported when first needed: most runs never take this path

@@ -57,23 +57,59 @@ async def fetch(
         hit = await cache_get(cache, key)
         if hit is not None:
             return hit
-    sender = resources.sender
-    limiter = resources.state.limiter
-    attempts = 0
+    call = _Call(target, resources, body, parameters)
+    result = await target.retry.call(call.attempt, endpoint=target.url, what=target.what)
+    if cache is not None:
+        await cache_put(cache, key, result)
+    return result
 
-    async def attempt() -> ChatCompletion:
-        nonlocal attempts
-        attempts += 1
-        await limiter.acquire()
+
+class _Call:
+    """One request's attempts.
+
+    An object rather than closures: it is alive while the server thinks, and one object is
+    less for the garbage collector to trace than a function and its cells (see `_http11`).
+    """
+
+    __slots__ = ("attempts", "body", "held", "limiter", "parameters", "sender", "target")
+
+    def __init__(
+        self, target: Target, resources: LoopResources, body: bytes, parameters: Sequence[str]
+    ) -> None:
+        self.target = target
+        self.sender = resources.sender
+        self.limiter = resources.state.limiter
+        self.body = body
+        self.parameters = parameters
+        self.attempts = 0
+        self.held = False
+
+    def free(self) -> None:
+        # The slot goes to the next waiting call as soon as the answer is read (the sender
+        # calls this then), not when this call resumes to parse it.
+        if self.held:
+            self.held = False
+            self.limiter.release()
+
+    async def attempt(self) -> ChatCompletion:
+        target = self.target
+        self.attempts += 1
+        await self.limiter.acquire()
+        self.held = True
         try:
-            status, headers, content = await sender.post(
-                target.url, body, target.headers, target.timeout, target.max_response_bytes
+            status, headers, content = await self.sender.post(
+                target.url,
+                self.body,
+                target.headers,
+                target.timeout,
+                target.max_response_bytes,
+                self.free,
             )
         finally:
-            limiter.release()
+            self.free()
         if 200 <= status < 300:
             return parse_completion(content, target.model, what=target.what, url=target.url)
-        parameter = refused_parameter(status, content, parameters)
+        parameter = refused_parameter(status, content, self.parameters)
         if parameter is not None:
             said = server_message(content)
             raise ParameterRefusedError(
@@ -82,14 +118,9 @@ async def fetch(
                 endpoint=target.url,
                 parameter=parameter,
                 status=status,
-                attempts=attempts,
+                attempts=self.attempts,
                 server_message=said,
             )
         raise failure_for_status(
-            status, headers, content, what=target.what, url=target.url, attempts=attempts
+            status, headers, content, what=target.what, url=target.url, attempts=self.attempts
         )
-
-    result = await target.retry.call(attempt, endpoint=target.url, what=target.what)
-    if cache is not None:
-        await cache_put(cache, key, result)
-    return result
