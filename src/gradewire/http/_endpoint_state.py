@@ -1,6 +1,12 @@
 """State that every client of one model endpoint shares on one event loop.
 
-That is a concurrency limit and the calls in flight (for de-duplication).
+That is a concurrency limit, the calls in flight (for de-duplication) and a second limit of the
+same size on the calls that have their request built and wait for a slot. A call past both
+waits before it builds its request: handed 100,000 calls at once, a client holds 2 x
+max_concurrency requests, not 100,000, and a waiting call holds a handful of objects instead of
+its request and the frames that made it (which, kept for a whole wait, filled the garbage
+collector's oldest generation and set off full collections that paused the loop: see
+`bench/judge_throughput.py`).
 asyncio futures belong to the loop that made them, so the state is kept per running loop: a
 model used from `run_sync` (a fresh loop per call), from several threads or from a notebook
 gets a working limit on each loop, and the state of a closed loop goes away with it.
@@ -14,7 +20,7 @@ import threading
 import weakref
 from typing import Any
 
-__all__ = ["EndpointState", "Limiter", "declare_limit", "endpoint_state"]
+__all__ = ["EndpointState", "Limiter", "Ticket", "declare_limit", "endpoint_state"]
 
 
 class Limiter:
@@ -27,6 +33,13 @@ class Limiter:
         self.active = 0
         self._loop = loop
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    def try_acquire(self) -> bool:
+        """Take a place if one is free and nobody waits for one (no waiting, no coroutine)."""
+        if self.active < self.limit and not self._waiters:
+            self.active += 1
+            return True
+        return False
 
     async def acquire(self) -> None:
         if self.active < self.limit and not self._waiters:
@@ -54,13 +67,31 @@ class Limiter:
         self.active -= 1
 
 
-class EndpointState:
-    """The limit and the in-flight calls of one endpoint on one loop."""
+class Ticket:
+    """A place taken in a `Limiter`, given back by the first `release` (later ones do nothing)."""
 
-    __slots__ = ("in_flight", "limiter")
+    __slots__ = ("_limiter",)
+
+    def __init__(self, limiter: Limiter) -> None:
+        self._limiter: Limiter | None = limiter
+
+    def release(self) -> None:
+        limiter, self._limiter = self._limiter, None
+        if limiter is not None:
+            limiter.release()
+
+
+class EndpointState:
+    """The limits and the in-flight calls of one endpoint on one loop."""
+
+    __slots__ = ("in_flight", "limiter", "staging")
 
     def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         self.limiter = Limiter(limit, loop)
+        # Calls between their start and their slot: a call past this limit waits before it
+        # builds its request. A place is given back when the call gets its slot, or needs
+        # none (it shares another call's answer, or the cache had it), or ends.
+        self.staging = Limiter(limit, loop)
         # Request key -> future of the call that is fetching it.
         self.in_flight: dict[str, asyncio.Future[Any]] = {}
 
@@ -98,5 +129,5 @@ def endpoint_state(loop: asyncio.AbstractEventLoop, key: str, limit: int) -> End
         if state is None:
             state = states[key] = EndpointState(limit, loop)
         elif limit < state.limiter.limit:
-            state.limiter.limit = limit
+            state.limiter.limit = state.staging.limit = limit
         return state

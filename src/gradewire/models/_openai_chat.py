@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
-from gradewire.http._endpoint_state import declare_limit, endpoint_state
+from gradewire.http._endpoint_state import Ticket, declare_limit, endpoint_state
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._loop_resources import LoopResources
@@ -31,6 +31,7 @@ from gradewire.models._negotiation import (
     NegotiatedSettings,
     Negotiator,
     StructuredOutputRefusedError,
+    WirePlan,
 )
 from gradewire.models._openai_config import (
     base_url_setting,
@@ -251,38 +252,68 @@ class OpenAIChatModel(NegotiatedSettings):
             resources = await self._open_loop(loop) if found is None else found
             self._last = (weakref.ref(loop), resources)
         negotiator = self._negotiator
-        while True:
-            plan = negotiator.plan(structured=response_format is not None, logprobs=bool(logprobs))
-            payload = build_payload(
-                self.model,
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                response_format=None,
-                logprobs=logprobs if plan.logprobs else None,
-                extra_body=self.extra_body,
-                max_tokens_field=plan.max_tokens_field,
-            )
-            if response_format is not None and plan.dialect is not None:
-                apply_dialect(payload, plan.dialect, response_format)
-            body = encode_payload(payload)
-            key = hashlib.sha256(body).hexdigest()
-            try:
-                completion = await share_in_flight(
-                    resources.state.in_flight,
-                    key,
-                    functools.partial(fetch, self._target, resources, key, body, plan.parameters()),
+        state = resources.state
+        # Past max_concurrency calls waiting for a slot, a call waits here, before it builds
+        # its request (see `EndpointState`).
+        staging = state.staging
+        if not staging.try_acquire():
+            await staging.acquire()
+        staged = Ticket(staging)
+        try:
+            while True:
+                plan = negotiator.plan(
+                    structured=response_format is not None, logprobs=bool(logprobs)
                 )
-            except StructuredOutputRefusedError:
-                await self._store_facts()
-                raise
-            except ParameterRefusedError as refusal:
-                negotiator.learn(plan, refusal)  # raises when nothing is left to change
-                await self._store_facts()
-                continue
-            if plan.dialect is not None and negotiator.accepted(plan.dialect):
-                await self._store_facts()  # the first answer in a dialect "auto" tried
-            return completion
+                body = self._body(
+                    plan, messages, temperature, max_tokens, response_format, logprobs
+                )
+                key = hashlib.sha256(body).hexdigest()
+                if key in state.in_flight:
+                    staged.release()  # it shares another call's answer: no slot to wait for
+                try:
+                    completion = await share_in_flight(
+                        state.in_flight,
+                        key,
+                        functools.partial(
+                            fetch, self._target, resources, key, body, plan.parameters(), staged
+                        ),
+                    )
+                except StructuredOutputRefusedError:
+                    await self._store_facts()
+                    raise
+                except ParameterRefusedError as refusal:
+                    negotiator.learn(plan, refusal)  # raises when nothing is left to change
+                    await self._store_facts()
+                    continue
+                if plan.dialect is not None and negotiator.accepted(plan.dialect):
+                    await self._store_facts()  # the first answer in a dialect "auto" tried
+                return completion
+        finally:
+            staged.release()
+
+    def _body(
+        self,
+        plan: WirePlan,
+        messages: Sequence[ChatMessage],
+        temperature: float | None,
+        max_tokens: int | None,
+        response_format: Mapping[str, Any] | None,
+        logprobs: int | None,
+    ) -> bytes:
+        # A method of its own: the payload's dicts are gone before the call waits.
+        payload = build_payload(
+            self.model,
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_format=None,
+            logprobs=logprobs if plan.logprobs else None,
+            extra_body=self.extra_body,
+            max_tokens_field=plan.max_tokens_field,
+        )
+        if response_format is not None and plan.dialect is not None:
+            apply_dialect(payload, plan.dialect, response_format)
+        return encode_payload(payload)
 
     async def _store_facts(self) -> None:
         if self.cache is not None and self.structured_output == "auto":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gradewire.http._endpoint_state import Ticket
 from gradewire.http._failure import server_message
 from gradewire.http._loop_resources import LoopResources
 from gradewire.http._refusal import ParameterRefusedError, refused_parameter
@@ -42,6 +43,7 @@ async def fetch(
     key: str,
     body: bytes,
     parameters: Sequence[str],
+    staged: Ticket | None = None,
 ) -> ChatCompletion:
     """The answer to request ``body`` (cache key ``key``), from the cache or the server.
 
@@ -51,13 +53,14 @@ async def fetch(
         key: The request's cache key.
         body: The encoded request.
         parameters: Fields of the request a refusal may name, most specific first.
+        staged: The call's place among those waiting for a slot, given back once it has one.
     """
     cache = target.cache
     if cache is not None:
         hit = await cache_get(cache, key)
         if hit is not None:
             return hit
-    call = _Call(target, resources, body, parameters)
+    call = _Call(target, resources, body, parameters, staged)
     result = await target.retry.call(call.attempt, endpoint=target.url, what=target.what)
     if cache is not None:
         await cache_put(cache, key, result)
@@ -71,16 +74,31 @@ class _Call:
     less for the garbage collector to trace than a function and its cells (see `_http11`).
     """
 
-    __slots__ = ("attempts", "body", "held", "limiter", "parameters", "sender", "target")
+    __slots__ = (
+        "attempts",
+        "body",
+        "held",
+        "limiter",
+        "parameters",
+        "sender",
+        "staged",
+        "target",
+    )
 
     def __init__(
-        self, target: Target, resources: LoopResources, body: bytes, parameters: Sequence[str]
+        self,
+        target: Target,
+        resources: LoopResources,
+        body: bytes,
+        parameters: Sequence[str],
+        staged: Ticket | None,
     ) -> None:
         self.target = target
         self.sender = resources.sender
         self.limiter = resources.state.limiter
         self.body = body
         self.parameters = parameters
+        self.staged = staged
         self.attempts = 0
         self.held = False
 
@@ -94,8 +112,12 @@ class _Call:
     async def attempt(self) -> ChatCompletion:
         target = self.target
         self.attempts += 1
-        await self.limiter.acquire()
+        if not self.limiter.try_acquire():
+            await self.limiter.acquire()
         self.held = True
+        if self.staged is not None:
+            self.staged.release()
+            self.staged = None
         try:
             status, headers, content = await self.sender.post(
                 target.url,
