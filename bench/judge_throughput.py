@@ -1,9 +1,12 @@
 """Judge call fan-out: gradewire's client beside plain httpx and the openai client.
 
-A loopback server answers every chat completion after 50 ms; each client sends 2,000
-requests at 64 and 256 in flight (at 1 and 8 in flight, 40 rounds: 40 and 320 requests, since
-2,000 one-at-a-time 50 ms calls alone would take 100 s). Printed per client and level: the
-rate, its share of the ideal (in flight / 50 ms) and the client's CPU per request.
+A loopback server answers every chat completion after 50 ms; at every level each client makes
+32 rounds of its calls in flight (32, 256, 2,048 and 8,192 requests at 1, 8, 64 and 256 in
+flight), so that the start (the first calls all sent at once) and the end (the last ones
+answered) weigh the same at every level: with 2,000 requests at 256 in flight, under 8 rounds,
+they were an eighth of the time measured, and the rate read 86% of the ideal where the same
+client holds 92% once started. Printed per client and level: the rate, its share of the ideal
+(in flight / 50 ms) and the client's CPU per request.
 
 The server is `tests/support/judge_server.py` in its bench mode, in its own process so that the
 client under test has a core to itself: a minimal asyncio.Protocol HTTP/1.1 server that
@@ -40,7 +43,7 @@ alike; a cell whose first run took over 10 s (httpx's pool at 64 and 256) runs i
 pass only. Each cell is the median run, with the spread of the shares; the h11 rows also give
 the median of their per-pass ratio to the hand reader's row measured beside them.
 
-Run: ``python bench/judge_throughput.py [--requests 2000] [--levels 1,8,64,256]
+Run: ``python bench/judge_throughput.py [--rounds 32] [--levels 1,8,64,256]
 [--only NAME,NAME] [--passes 5] [--parsers hand,h11]``. Rates still move between runs on a
 loaded machine; compare the rows of one run.
 """
@@ -350,8 +353,9 @@ def clients_to_run(parsers: list[str]) -> tuple[list[tuple[str, Run]], list[str]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000, help="requests per level")
-    parser.add_argument("--rounds", type=int, default=40, help="rounds at low levels")
+    parser.add_argument(
+        "--rounds", type=int, default=32, help="rounds of the calls in flight, at every level"
+    )
     parser.add_argument("--levels", default="1,8,64,256", help="requests in flight")
     parser.add_argument(
         "--only", default="", help="run only clients whose name has one of these (comma-separated)"
@@ -384,7 +388,7 @@ def main() -> None:
                     # Low levels wait on latency, not on the CPU: one run tells.
                     if number and (level < 64 or cell in slow):
                         continue
-                    count = min(args.requests, args.rounds * level)
+                    count = args.rounds * level
                     began = time.perf_counter()
                     runs.setdefault(cell, []).append(
                         measure_in_new_loop(run, base_url, count, level)
