@@ -13,8 +13,10 @@ import importlib
 import io
 import json
 import sys
+import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,20 @@ def folders_of(directory: Path, run_id: str) -> list[Path]:
     return [path for path in find_offline_runs(directory) if path.name.endswith(f"-{run_id}")]
 
 
+def past_the_second_of_its_folder(directory: Path, run_id: str) -> None:
+    """Wait until the clock has left the second that names the run's offline folder.
+
+    W&B names an offline folder by the second its process started it
+    (``offline-run-YYYYMMDD_HHMMSS-<id>``): a second process of the same run started within
+    that second writes into the same folder, and the folders of the two could not be told
+    apart. A restart takes longer than that in real life; on a fast machine a test does not.
+    """
+    [folder] = folders_of(directory, run_id)
+    started = folder.name.split("-")[2]
+    while datetime.now().strftime("%Y%m%d_%H%M%S") <= started:
+        time.sleep(0.05)
+
+
 def steps_in(folder: Path) -> list[tuple[int, float]]:
     """Every (step, x) an offline run folder holds, each time it is there."""
     out: list[tuple[int, float]] = []
@@ -147,6 +163,7 @@ def test_the_next_process_of_the_run_delivers_what_a_killed_one_left(
 ) -> None:
     trainer, spill, directory, run_id = killed_service_then(tmp_path, trainers)
     trainer.kill()  # SIGKILL: its sink never closed
+    past_the_second_of_its_folder(directory, run_id)
     sink = make_sink(spill, directory, run_id)  # the restarted training, same run
     for step in range(20, 25):
         sink.log({"x": float(step)}, step)
@@ -179,6 +196,7 @@ def test_sync_delivers_what_a_process_closed_during_the_outage_left(
     assert "10 steps (10..19), then the close of its sink (ends the run)" in out
     assert len(folders_of(directory, run_id)) == 1  # nothing sent
 
+    past_the_second_of_its_folder(directory, run_id)
     code, out, err = sync(str(spill))
     assert code == 0, out + err
     assert "delivered 10 of 11 entries; 0 pending, 0 set aside, 0 lost" in out
