@@ -42,8 +42,7 @@ class Limiter:
         return False
 
     async def acquire(self) -> None:
-        if self.active < self.limit and not self._waiters:
-            self.active += 1
+        if self.try_acquire():
             return
         waiter: asyncio.Future[None] = self._loop.create_future()
         self._waiters.append(waiter)
