@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from gradewire.core._combined_grader import CombinedGrader
@@ -44,7 +43,7 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "code_specs", "openai_connection", "refuse_code", "resolve"]
+__all__ = ["Builder", "openai_connection", "resolve"]
 
 _JudgeSpec = (
     BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
@@ -88,40 +87,6 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
         if filled:
             model = model.model_copy(update=filled)
     return spec.model_copy(update={"judge_model": model})
-
-
-def code_specs(spec: Any) -> list[tuple[str, str, str]]:
-    """The ``(key, type, what it runs)`` of every spec in the tree that runs code."""
-    if isinstance(spec, CustomSpec):
-        return [(spec.key, "custom", f"the Python code {spec.function!r}")]
-    if isinstance(spec, BashSpec):
-        return [(spec.key, "bash", f"the command {spec.command!r}")]
-    if isinstance(spec, CombinedSpec):
-        return [found for sub in spec.graders for found in code_specs(sub)]
-    if isinstance(spec, Mapping):  # an OpenAI grader object
-        name = str(spec.get("name", "?"))
-        if spec.get("type") == "python":
-            return [(name, "python", "the Python source of its 'source' field")]
-        if spec.get("type") == "multi":
-            subs = spec.get("graders")
-            listed = subs.values() if isinstance(subs, Mapping) else [subs]
-            return [found for sub in listed for found in code_specs(sub)]
-    return []
-
-
-def refuse_code(specs: list[Any], where: str) -> None:
-    """Refuse specs that run code, for a source the user did not vouch for (`trust_code`)."""
-    found = [item for spec in specs for item in code_specs(spec)]
-    if not found:
-        return
-    listed = "; ".join(f"{key!r} ({kind}) runs {what}" for key, kind, what in found)
-    raise InvalidInputError(
-        f"{where}: {listed}. A grader spec of type custom or bash, and an OpenAI grader of "
-        "type python, is code: building it runs what it names, so it is built only from a "
-        "spec you trust. If you wrote it, or it comes from a file you control, pass "
-        "trust_code=True; never do so for a spec read back from a tracker, a run folder or "
-        "a request (rebuild those from your own grader file with load_graders)"
-    )
 
 
 def openai_connection(

@@ -3,8 +3,10 @@
 Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
 ``[judge]`` defaults merged in, secrets only as environment variable names), so
 `grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
-A spec of type ``custom`` or ``bash`` is code: `build_grader` builds it only with
-``trust_code=True``, while `load_graders` trusts the local file it is given.
+A spec of type ``custom`` or ``bash``, and an OpenAI ``python`` grader, is code wherever it
+sits (alone, or in a ``combined``, ``panel`` or ``multi``): `build_grader` builds it only with
+``trust_code=True``, while `load_graders` trusts the local file it is given. One walk over
+the whole tree (`specs._trust`) decides it before anything is imported or built.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ def build_grader(
 
     A spec can be code: ``custom`` imports and calls the Python it names (a module's
     import runs that module; ``"builtins:exec"`` with ``factory = true`` runs its key as
-    Python) and ``bash`` runs a shell command. Such a spec is refused unless
+    Python), ``bash`` runs a shell command and an OpenAI ``python`` grader runs its
+    source. Such a spec, alone or anywhere inside a ``combined``, ``panel`` or ``multi``,
+    is refused (before anything is imported or built) unless
     ``trust_code=True``, since a dict may come from anywhere: a tracker's logged config
     (`grader_config` is made to be logged, and read back), a run folder, a request. Pass
     ``trust_code=True`` for a spec you wrote or that comes from a file you control.
@@ -67,7 +71,8 @@ def build_grader(
             ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
-        trust_code: Build ``custom`` and ``bash`` specs (anywhere in a ``combined`` one).
+        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders
+            (anywhere in the tree).
 
     Returns:
         The grader, with its resolved spec in ``grader.spec``.
@@ -85,16 +90,19 @@ def build_grader(
         ... })  # doctest: +SKIP
     """
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
+    from gradewire.specs._builders import Builder, openai_connection, resolve
+    from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     defaults = _defaults(judge_defaults, "judge_defaults")
-    if is_openai_config(spec):
-        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
-    parsed = _parse(spec, _where(spec))
+    openai = is_openai_config(spec)
+    parsed = spec if openai else _parse(spec, _where(spec))
     if not trust_code:
+        # Before anything is built or imported, for every kind of spec.
         refuse_code([parsed], "build_grader")
+    if openai:
+        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
     return Builder().build(resolve(parsed, defaults))
 
 
@@ -132,7 +140,8 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     Args:
         path: The grader file.
-        trust_code: Build ``custom`` and ``bash`` specs (default: yes, the file is yours).
+        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders,
+            anywhere in the tree (default: yes, the file is yours).
 
     Raises:
         InvalidInputError: The file is unreadable, not JSON/TOML, or a spec is invalid
@@ -143,9 +152,10 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     from pydantic import ValidationError
 
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
+    from gradewire.specs._builders import Builder, openai_connection, resolve
     from gradewire.specs._errors import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
+    from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
