@@ -118,6 +118,62 @@ async def test_a_missing_variable_is_an_error_of_its_own_kind_never_an_empty_str
     assert again.kind == "invalid_variable_error"
 
 
+@pytest.mark.parametrize("null", [None, math.nan, float("nan")])
+@pytest.mark.parametrize("operation", ["eq", "ne", "like", "ilike"])
+async def test_a_null_reference_is_a_missing_variable_never_the_text_null(operation, null):
+    """A null (or NaN, as a data frame stores a missing cell) is no value to compare."""
+    grader = openai_grader(check("ref", operation))
+    for completion in ("null", "NaN", "", "Paris"):
+        with pytest.raises(TemplateVariableError, match=r"item\.answer is null") as caught:
+            await grader.grade(thread(completion, answer=null))
+        assert caught.value.kind == "invalid_variable_error"
+        assert await grader(thread(completion, answer=null)) is None
+    nested = openai_grader(check("nested", operation, "{{item.ref.answer}}"))
+    with pytest.raises(TemplateVariableError, match=r"item\.ref\.answer is null"):
+        await nested.grade(thread("null", ref={"answer": null}))
+    logs = grader.get_logs()
+    assert logs["score/error_count"] == 4
+    assert logs["score/invalid_variable_error_count"] == 4
+    assert "score/mean" not in logs
+
+
+async def test_null_variables_can_be_declared_abstentions():
+    grader = openai_grader(check("ref", "eq"), missing_variables="abstain")
+    with pytest.raises(gw.IgnoreGradeException, match=r"item\.answer is null"):
+        await grader.grade(thread("null", answer=None))
+    assert await grader(thread("null", answer=None)) is None
+    assert await grader(thread("x", other=1)) is None  # a missing key abstains too
+    assert (await grader.grade(thread("Paris", answer="Paris"))).value == 1.0
+    logs = grader.get_logs()
+    assert logs["score/abstained_count"] == 2
+    assert logs["score/error_count"] == 0
+    multi = openai_grader(
+        {
+            "type": "multi",
+            "name": "m",
+            "graders": {"a": check("a", "eq"), "b": check("b", "ne", "x")},
+            "calculate_output": "a + b",
+        },
+        missing_variables="abstain",
+    )
+    assert await multi(thread("null", answer=math.nan)) is None
+    assert multi.get_logs()["score/abstained_count"] == 1
+    with pytest.raises(gw.InvalidInputError, match="missing_variables"):
+        openai_grader(check("ref", "eq"), missing_variables="skip")  # type: ignore[typeddict-item]
+
+
+def test_a_grader_files_openai_table_declares_null_variables_abstentions(tmp_path):
+    path = tmp_path / "graders.toml"
+    path.write_text(
+        '[openai]\nmissing_variables = "abstain"\n\n[[graders]]\ntype = "string_check"\n'
+        'name = "ref"\ninput = "{{sample.output_text}}"\nreference = "{{item.answer}}"\n'
+        'operation = "eq"\n'
+    )
+    (grader,) = gw.load_graders(path, trust_code=False)
+    assert gw.run_sync(grader(thread("null", answer=None))) is None
+    assert grader.get_logs()["score/abstained_count"] == 1
+
+
 @pytest.mark.parametrize(
     ("template", "message"),
     [

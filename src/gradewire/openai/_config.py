@@ -277,6 +277,12 @@ def _validate_multi(config: Mapping[str, Any], label: str) -> dict[str, Any]:
 
 
 def _build(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
+    grader = _make(config, connection, key, where)
+    grader.missing_variables = connection.settings.get("missing_variables") or "error"
+    return grader
+
+
+def _make(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
     kind = config["type"]
     if kind == "string_check":
         from gradewire.openai._string_check import StringCheck

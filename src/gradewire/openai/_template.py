@@ -1,14 +1,17 @@
 """OpenAI's grader templates: ``{{ item.path }}`` and ``{{ sample.output_text }}`` substituted.
 
 A path is dotted, with list indices as ``.0`` or ``[0]`` and keys holding dots or spaces
-as ``["a key"]``. A variable whose path names nothing is a `TemplateVariableError`, never
-an empty string; a template that names another namespace, or a ``sample`` variable OpenAI
-does not have, is refused when the grader is built.
+as ``["a key"]``. A variable whose path names nothing, or names a null or NaN (a missing
+value), is a `TemplateVariableError`, never an empty string or the text "null"; a template
+that names another namespace, or a ``sample`` variable OpenAI does not have, is refused
+when the grader is built.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,9 +47,33 @@ class Variable:
             steps = self.path[1:]
         walked = self.namespace if self.namespace == "item" else f"sample.{self.path[0]}"
         for step in steps:
+            _refuse_null(value, walked, self.text)
             value = _step(value, step, walked, self.text)
             walked += f".{step}"
+        _refuse_null(value, walked, self.text)
         return value
+
+
+def _is_null(value: Any) -> bool:
+    """JSON's null, or a NaN (how a data frame stores a missing cell)."""
+    if value is None:
+        return True
+    try:
+        return isinstance(value, numbers.Real) and math.isnan(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _refuse_null(value: Any, walked: str, text: str) -> None:
+    # A null is no value: rendered, it would be the text "null", which a check compares
+    # (a completion "null" would pass) and a judge reads as an answer.
+    if _is_null(value):
+        shown = "null" if value is None else "null (NaN)"
+        raise TemplateVariableError(
+            f"template variable {{{{{text}}}}}: {walked} is {shown}, a missing value, as a "
+            "missing key is; give every sample a value there, or set missing_variables = "
+            '"abstain" (the [openai] table) to have such samples abstain'
+        )
 
 
 def _step(value: Any, step: str | int, walked: str, text: str) -> Any:
