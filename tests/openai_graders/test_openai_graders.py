@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import re
+import threading
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 import gradewire as gw
 from gradewire.eval.runs._samples import MESSAGE_FIELDS as EVAL_MESSAGE_FIELDS
@@ -23,6 +27,7 @@ from gradewire.openai import (
     openai_grader,
 )
 from gradewire.openai._sample import MESSAGE_FIELDS
+from gradewire.openai._template import MAX_TEMPLATE_CHARS, variable_spans
 
 
 def thread(completion: str, **item: Any) -> gw.StringThread:
@@ -526,3 +531,28 @@ def test_toml_files_map_configured_models_to_served_ones(tmp_path):
     assert score.model.base_url == "http://127.0.0.1:9/v1"
     assert score.model.timeout == 5
     assert python.process_timeout == 3
+
+
+# The variables of a template as the former regex found them: the reference of the scan.
+REFERENCE_VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.text(alphabet="{}a. \n", max_size=40))
+def test_the_one_pass_scan_finds_the_variables_the_regex_finds(source):
+    expected = [m.span() for m in REFERENCE_VARIABLE.finditer(source)]
+    assert variable_spans(source) == expected
+
+
+def test_unclosed_braces_parse_in_one_pass_and_a_template_has_a_size_bound():
+    """40 KB of unclosed ``{{`` took 10 s to parse (quadratic); 900 KB must be quick."""
+    near_bound = "{{item.answer}}" + "{{" * (MAX_TEMPLATE_CHARS // 2 - 10)
+    built: list[object] = []
+    worker = threading.Thread(
+        target=lambda: built.append(openai_grader(check("big", "eq", near_bound))), daemon=True
+    )
+    worker.start()
+    worker.join(60)  # a guard against a hang, not a timing: the parse is milliseconds
+    assert built, "parsing a template near the size bound did not end"
+    with pytest.raises(gw.InvalidInputError, match="more than the 1,000,000 a template"):
+        openai_grader(check("huge", "eq", "{{" * (MAX_TEMPLATE_CHARS // 2 + 1)))

@@ -21,9 +21,11 @@ from gradewire.core._errors import InvalidInputError
 from gradewire.openai._errors import TemplateVariableError
 from gradewire.openai._sample import OpenAISample
 
-__all__ = ["Template", "Variable"]
+__all__ = ["MAX_TEMPLATE_CHARS", "Template", "Variable", "variable_spans"]
 
-_VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+MAX_TEMPLATE_CHARS = 1_000_000
+"""The longest template taken, in characters: a config may come from anywhere, and one
+that big is no prompt."""
 _SEGMENT = re.compile(r"""\.?([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*(["'])(.*?)\3\s*\]""")
 _SAMPLE_VARIABLES = ("output_text", "output_json", "output_tools")
 
@@ -107,8 +109,10 @@ def _index(step: str) -> int | None:
         return None
 
 
-def _parse(text: str, where: str) -> Variable:
-    inner = text.strip()
+def _parse(source: str, where: str) -> Variable:
+    inner = source.strip()
+    # The variable as error messages show it: a long one cut (the config may be hostile).
+    text = source if len(source) <= 120 else f"{source[:100]}...({len(source):,} characters)"
     segments: list[str | int] = []
     position = 0
     while position < len(inner):
@@ -145,6 +149,26 @@ def _parse(text: str, where: str) -> Variable:
     return Variable(inner, namespace, path)
 
 
+def variable_spans(source: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each ``{{ ... }}`` in ``source``, in one pass.
+
+    Each variable runs from a ``{{`` to the first ``}}`` after it. Once a ``{{`` has no
+    ``}}`` after it, none later has: the scan stops there, so it reads each character
+    once (a regex searching again from every unclosed ``{{`` took quadratic time).
+    """
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while True:
+        start = source.find("{{", position)
+        if start < 0:
+            return spans
+        close = source.find("}}", start + 2)
+        if close < 0:
+            return spans
+        spans.append((start, close + 2))
+        position = close + 2
+
+
 class Template:
     """A template string, parsed once; `render` fills it in for one sample."""
 
@@ -152,13 +176,19 @@ class Template:
 
     def __init__(self, source: str, where: str) -> None:
         """Parse ``source``; ``where`` names the field in error messages."""
+        if len(source) > MAX_TEMPLATE_CHARS:
+            raise InvalidInputError(
+                f"{where}: the template has {len(source):,} characters, more than the "
+                f"{MAX_TEMPLATE_CHARS:,} a template may have; put long material in the "
+                "data row and name it with a variable ({{ item.document }})"
+            )
         self.source = source
         parts: list[str | Variable] = []
         position = 0
-        for match in _VARIABLE.finditer(source):
-            parts.append(source[position : match.start()])
-            parts.append(_parse(match.group(1), where))
-            position = match.end()
+        for start, end in variable_spans(source):
+            parts.append(source[position:start])
+            parts.append(_parse(source[start + 2 : end - 2], where))
+            position = end
         parts.append(source[position:])
         self._parts = tuple(part for part in parts if part != "")
         self.variables = tuple(part for part in self._parts if isinstance(part, Variable))
