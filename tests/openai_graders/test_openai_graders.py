@@ -318,6 +318,39 @@ def test_formulas_outside_the_language_are_refused(formula, message):
 
 
 @pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        ("-" * 5000 + "a", "nested"),
+        ("-" * 150 + "a", "nested 150 deep"),
+        ("+".join(["a"] * 100_000), "characters"),
+        ("+".join(["a"] * 300), "nested 299 deep"),
+        ("(" * 300 + "a" + ")" * 300, "nested"),
+        ("min(" * 120 + "a" + ")" * 120, "nested"),
+    ],
+)
+def test_a_formula_too_long_or_too_deep_is_refused_at_build(formula, message):
+    """Such a formula ended eval and serve with RecursionError or MemoryError."""
+    with pytest.raises(gw.InvalidInputError, match=message) as caught:
+        openai_grader(multi(formula, a=check("a", "eq")))
+    assert len(str(caught.value)) < 1000  # the formula is not echoed whole
+
+
+async def test_a_formula_within_the_bounds_evaluates_at_any_stack_depth():
+    deep = "-" * 98 + "a"  # an even count of minus signs: a itself
+    grader = openai_grader(multi(deep, a=check("a", "eq")))
+
+    async def nested(levels: int) -> float:
+        if levels:
+            return await nested(levels - 1)
+        return (await grader.grade(thread("x", answer="x"))).value
+
+    assert await nested(600) == 1.0  # however deep the caller's stack (a server's)
+    long = "+".join(["a"] * 90)
+    grader = openai_grader(multi(long, a=check("a", "eq")))
+    assert (await grader.grade(thread("x", answer="x"))).value == 90.0
+
+
+@pytest.mark.parametrize(
     "formula", ["a / (a - 1)", "log(a - 1)", "sqrt(a - 2)", "(a - 2) ** 0.5", "10 ** 10000"]
 )
 async def test_a_formula_without_a_value_is_a_formula_error(formula):
