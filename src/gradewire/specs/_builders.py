@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.machinery
 import os
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 from gradewire.core._combined_grader import CombinedGrader
@@ -110,10 +115,15 @@ def openai_connection(
 
 
 class Builder:
-    """Builds graders from resolved specs; judge models with equal settings are shared."""
+    """Builds graders from resolved specs; judge models with equal settings are shared.
 
-    def __init__(self) -> None:
+    ``module_folder`` (a grader file's folder) is where a custom spec's module is looked
+    for first, as a script's own folder is for the script.
+    """
+
+    def __init__(self, module_folder: Path | None = None) -> None:
         self._models: dict[JudgeModelSpec, OpenAIChatModel] = {}
+        self._module_folder = module_folder
 
     def build(self, spec: Any) -> BaseGrader:
         """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
@@ -149,7 +159,7 @@ class Builder:
                 **_tables(spec),
             )
         if isinstance(spec, CustomSpec):
-            return _custom(spec)
+            return _custom(spec, self._module_folder)
         if isinstance(spec, CombinedSpec):
             return CombinedGrader(
                 spec.key,
@@ -244,8 +254,8 @@ def _env(name: str | None, field: str, key: str) -> str | None:
     return value
 
 
-def _custom(spec: CustomSpec) -> BaseGrader:
-    target = _import_target(spec.function, spec.key)
+def _custom(spec: CustomSpec, folder: Path | None) -> BaseGrader:
+    target = _import_target(spec.function, spec.key, folder)
     where = f"custom grader {spec.key!r} ({spec.function})"
     extra = _tables(spec)
     is_function = callable(target) and not spec.factory and not isinstance(target, type)
@@ -304,16 +314,20 @@ def _call(target: Any, spec: CustomSpec, extra: dict[str, Any], where: str) -> A
         ) from exc
 
 
-def _import_target(target: str, key: str) -> Any:
+def _import_target(target: str, key: str, folder: Path | None = None) -> Any:
     module_name, _, attr = target.partition(":")
     where = f"custom grader {key!r}"
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = _import_module(module_name, folder, where)
+    except GradewireError:
+        raise
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            beside = f" (looked for beside the grader file first, in {folder})" if folder else ""
             raise InvalidInputError(
-                f"{where}: no module named {module_name!r}; check the name in "
-                f"'{target}' and that the module is installed or on PYTHONPATH"
+                f"{where}: no module named {module_name!r}{beside}; check the name in "
+                f"'{target}' and that the module is beside the grader file, installed, or "
+                "on PYTHONPATH"
             ) from exc
         raise InvalidInputError(
             f"{where}: importing {module_name!r} failed because it imports {exc.name!r}, "
@@ -332,3 +346,50 @@ def _import_target(target: str, key: str) -> Any:
                 "check the name after the colon"
             ) from None
     return obj
+
+
+# sys.path is process-wide: one load at a time puts a grader file's folder on it.
+_PATH_LOCK = threading.Lock()
+
+
+def _import_module(name: str, folder: Path | None, where: str) -> Any:
+    """Import ``name``, looking in ``folder`` first (a grader file's own folder).
+
+    A module or package beside the grader file is the one its spec means, as a script's
+    folder comes first for the script. The folder stays on ``sys.path`` only while the
+    module is imported, so the module's own imports of its neighbours work and nothing
+    else in the process is shadowed by the folder afterwards.
+    """
+    if folder is None:
+        return importlib.import_module(name)
+    top = name.partition(".")[0]
+    found = importlib.machinery.PathFinder.find_spec(top, [str(folder)])
+    if found is None or _origin_of(found) is None:
+        # Nothing beside the file, or only a folder without __init__.py (a namespace
+        # package, which any data folder of that name would be): the usual import.
+        return importlib.import_module(name)
+    loaded = sys.modules.get(top)
+    if loaded is not None and _origin(loaded) != _origin_of(found):
+        raise InvalidInputError(
+            f"{where}: the module {top!r} beside the grader file ({_origin_of(found)}) "
+            f"cannot be imported: a module of that name was already imported from "
+            f"{_origin(loaded) or 'elsewhere'}; rename the module beside the grader file"
+        )
+    with _PATH_LOCK:
+        sys.path.insert(0, str(folder))
+        try:
+            return importlib.import_module(name)
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(str(folder))
+
+
+def _origin(module: Any) -> str | None:
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+    return str(Path(origin).resolve()) if isinstance(origin, str) else None
+
+
+def _origin_of(spec: Any) -> str | None:
+    origin = getattr(spec, "origin", None)
+    return str(Path(origin).resolve()) if isinstance(origin, str) else None

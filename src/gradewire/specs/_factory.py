@@ -118,7 +118,9 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     ``bash`` spec runs its command, here and wherever the file is loaded (``gradewire
     eval``, ``gradewire serve``). The file you name is trusted as you would trust a
     script of yours; load one you did not write with ``trust_code=False``, which refuses
-    those specs (see `build_grader`).
+    those specs (see `build_grader`). A ``custom`` spec's module is looked for first in
+    the grader file's folder (``function = "mygraders:correct"`` with ``mygraders.py``
+    beside the file), then where Python looks (installed packages, ``PYTHONPATH``).
 
     OpenAI grader objects (Evals testing criteria, RFT graders) are taken unchanged: in the
     list, alone as the whole file, or as an OpenAI eval's ``testing_criteria``. Their model
@@ -180,7 +182,9 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
         )
     if not trust_code:
         refuse_code([*parsed.graders, *openai_items.values()], str(file))
-    builder = Builder()
+    # A custom spec's module is looked for beside the file first (trusted code only: with
+    # trust_code=False the code specs were refused above).
+    builder = Builder(module_folder=file.resolve().parent)
     built = iter([builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders])
     connection = openai_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
     graders: list[BaseGrader] = []
