@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+import gradewire as gw
 from gradewire import (
     CombinedGrader,
     CommandGrader,
@@ -645,3 +646,59 @@ def test_a_data_folder_beside_the_file_does_not_shadow_an_installed_package(tmp_
     file.write_text(json.dumps([installed]))
     (grader,) = load_graders(file)
     assert grader.grader_key == "f"
+
+
+ADAPTIVE_JUDGE = """
+[judge]
+base_url = "{url}"
+api_key_env = "JUDGE_KEY"
+
+[[graders]]
+type = "binary_judge"
+key = "helpful-judge"
+criteria = "The response directly answers the user's question without going off-topic"
+judge_model = "llama-3.1-8b-instruct"
+feedback_key = "helpfulness"
+"""
+
+
+async def test_adaptives_binary_judge_spec_writes_its_scores_under_the_feedback_key(
+    env, judge_server, tmp_path
+):
+    """Adaptive's binary_judge, as its reference writes it, with feedback_key."""
+    judge_server.handler = lambda request: '{"reasoning": "it answers", "verdict": "PASS"}'
+    file = tmp_path / "graders.toml"
+    file.write_text(ADAPTIVE_JUDGE.format(url=judge_server.base_url))
+    (judge,) = load_graders(file, trust_code=False)
+    assert judge.grader_key == "helpfulness"  # logs, summaries and trackers use it
+    assert judge.spec["key"] == "helpful-judge"
+    assert judge.spec["feedback_key"] == "helpfulness"
+    logger = gw.RewardLogger(judge)
+    assert [g.value for g in await logger.grade([SAMPLE])] == [1.0]
+    logs = logger.step(1)
+    assert logs["rewards/helpfulness/score/mean"] == 1.0
+    assert not any("helpful-judge" in name for name in logs)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"prompt": "Say yes", "completion": "yes indeed"}) + "\n")
+    result = await gw.run_eval(data, [judge], tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert "helpfulness" in json.dumps(summary)
+    assert result is not None
+    again = build_grader(grader_config(judge)["graders"][0])
+    assert again.grader_key == "helpfulness"
+
+
+def test_two_graders_writing_under_one_feedback_key_are_refused(env, tmp_path):
+    judge = {
+        "type": "binary_judge",
+        "criteria": "Answers it",
+        "judge_model": {"model": "judge", "base_url": "http://127.0.0.1:9/v1"},
+        "feedback_key": "helpfulness",
+    }
+    file = tmp_path / "graders.json"
+    file.write_text(json.dumps([{**judge, "key": "a"}, {**judge, "key": "b"}]))
+    with pytest.raises(InvalidInputError, match="'helpfulness'"):
+        load_graders(file)
+    file.write_text(json.dumps([{**judge, "key": "a"}, {**judge, "key": "a", "feedback_key": "x"}]))
+    with pytest.raises(InvalidInputError, match="two graders share the key 'a'"):
+        load_graders(file)

@@ -126,8 +126,13 @@ class Builder:
         self._module_folder = module_folder
 
     def build(self, spec: Any) -> BaseGrader:
-        """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
-        grader = self._make(spec)
+        """The grader for one resolved spec, remembering the spec in ``grader.spec``.
+
+        The grader is keyed by the spec's ``feedback_key`` when it has one (the name its
+        scores are written under), else by its ``key``.
+        """
+        keyed = spec.model_copy(update={"key": spec.written_as}) if spec.feedback_key else spec
+        grader = self._make(keyed)
         if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
             # The other types pass it to their constructor, with their own meaning.
             grader.timeout = spec.timeout

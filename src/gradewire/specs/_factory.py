@@ -65,8 +65,10 @@ def build_grader(
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
             ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
-            ``combined``, ``panel``), a ``key`` and that type's fields; `grader.spec` of a
-            built grader works too. An OpenAI grader object (``string_check``, ...,
+            ``combined``, ``panel``), a ``key`` and that type's fields (every type also
+            takes ``feedback_key``, Adaptive's: the name the grader's scores are written
+            under, its ``grader_key``; by default the ``key``); `grader.spec` of a built
+            grader works too. An OpenAI grader object (``string_check``, ...,
             ``multi``) is built by `gradewire.openai_grader`, its model graders reaching
             ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
@@ -182,6 +184,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
         )
     if not trust_code:
         refuse_code([*parsed.graders, *openai_items.values()], str(file))
+    _check_unique_keys(parsed.graders, str(file))
     # A custom spec's module is looked for beside the file first (trusted code only: with
     # trust_code=False the code specs were refused above).
     builder = Builder(module_folder=file.resolve().parent)
@@ -337,11 +340,24 @@ def _toml_module() -> Any:
 
 
 def _check_unique(graders: list[BaseGrader], where: str) -> None:
+    """No two graders write under one name (their ``feedback_key``, else their key)."""
     seen: set[str] = set()
     for grader in graders:
         if grader.grader_key in seen:
             raise InvalidInputError(
-                f"{where}: two graders share the key {grader.grader_key!r}; give each a "
-                "distinct key so their logs and rewards do not mix"
+                f"{where}: two graders write their scores under {grader.grader_key!r} (their "
+                "feedback_key, or their key where they have none); give each a distinct one "
+                "so their logs and rewards do not mix"
             )
         seen.add(grader.grader_key)
+
+
+def _check_unique_keys(specs: Iterable[Any], where: str) -> None:
+    """No two specs share a ``key`` (each spec's identifier, whatever it writes under)."""
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.key in seen:
+            raise InvalidInputError(
+                f"{where}: two graders share the key {spec.key!r}; give each a distinct key"
+            )
+        seen.add(spec.key)

@@ -123,11 +123,19 @@ class SpecBase(_Strict):
     """What every grader spec has: its key, its tables, its timeout, and what code it runs."""
 
     key: str = Field(min_length=1)
+    # Adaptive's feedback_key, "the feedback key to write scores to": the name the built
+    # grader logs under (its grader_key: logs, summaries, trackers); None: the key.
+    feedback_key: str | None = Field(default=None, min_length=1)
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
     # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
     # and external_endpoint types give it their own meaning and default.
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @property
+    def written_as(self) -> str:
+        """The name the grader's scores are written under: ``feedback_key``, else ``key``."""
+        return self.feedback_key or self.key
 
     def runs_code(self) -> str | None:
         """What building or grading this spec itself runs as code (None: no code).
