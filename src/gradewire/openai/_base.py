@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, Literal
 
 from gradewire.core._errors import IgnoreGradeException
 from gradewire.core._failure_records import attach_log_fields
@@ -12,7 +13,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
-from gradewire.openai._errors import ErrorKind, error_kind
+from gradewire.openai._errors import ErrorKind, TemplateVariableError, error_kind
 
 __all__ = ["ERROR_KIND_FIELD", "OpenAIGrader", "kind_count_key"]
 
@@ -42,6 +43,18 @@ class OpenAIGrader(BaseGrader):
 
     error_kinds: ClassVar[tuple[ErrorKind, ...]] = ("invalid_variable_error", "other_error")
     """The kinds this type of grader can raise, shown on dashboards even at 0."""
+
+    missing_variables: Literal["error", "abstain"] = "error"
+    """What a template variable that names nothing or a null makes of a sample (see
+    `OpenAIGraderSettings`); the builder sets it from the settings."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("grade")
+        if own is not None and not getattr(own, "_missing_variables_checked", False):
+            # Every type's grade() renders templates its own way: the policy on missing
+            # variables is applied once, here, around each of them.
+            cls.grade = _with_missing_variables(own)  # type: ignore[method-assign,assignment]
 
     def __init__(
         self,
@@ -117,3 +130,21 @@ class OpenAIGrader(BaseGrader):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grader_key={self.grader_key!r})"
+
+
+def _with_missing_variables(
+    grade: Callable[[Any, StringThread], Awaitable[Grade]],
+) -> Callable[[Any, StringThread], Awaitable[Grade]]:
+    """``grade``, with a missing variable an abstention when the grader says so."""
+
+    @functools.wraps(grade)
+    async def checked(self: OpenAIGrader, sample: StringThread) -> Grade:
+        try:
+            return await grade(self, sample)
+        except TemplateVariableError as exc:
+            if self.missing_variables != "abstain":
+                raise
+            raise IgnoreGradeException(f"{exc} (missing_variables='abstain')") from exc
+
+    checked._missing_variables_checked = True  # type: ignore[attr-defined]
+    return checked

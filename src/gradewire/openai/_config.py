@@ -25,7 +25,14 @@ from gradewire.openai._settings import (
     OpenAIGraderSettings,
 )
 
-__all__ = ["OPENAI_GRADER_TYPES", "Connection", "build", "is_openai_config"]
+__all__ = [
+    "OPENAI_CODE_TYPES",
+    "OPENAI_GRADER_TYPES",
+    "Connection",
+    "build",
+    "is_openai_config",
+    "validate",
+]
 
 OPENAI_GRADER_TYPES = (
     "string_check",
@@ -36,6 +43,9 @@ OPENAI_GRADER_TYPES = (
     "multi",
 )
 """The ``type`` of each OpenAI grader object."""
+
+OPENAI_CODE_TYPES = {"python": "the Python source of its 'source' field"}
+"""The OpenAI grader types that run code, and what they run (`specs` refuses them untrusted)."""
 
 # Evals' testing criteria add pass_threshold to these types (text_similarity requires it
 # there; RFT graders have none).
@@ -267,6 +277,12 @@ def _validate_multi(config: Mapping[str, Any], label: str) -> dict[str, Any]:
 
 
 def _build(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
+    grader = _make(config, connection, key, where)
+    grader.missing_variables = connection.settings.get("missing_variables") or "error"
+    return grader
+
+
+def _make(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
     kind = config["type"]
     if kind == "string_check":
         from gradewire.openai._string_check import StringCheck
