@@ -63,7 +63,9 @@ def agreement(
     judges): a mapping id → label such as a dict or a pandas Series, or a sequence aligned
     with ``ids``. A missing id, None or NaN is a missing label. Two raters are compared on
     the items both labelled; with more raters, Krippendorff's α uses every item that at
-    least two labelled.
+    least two labelled. Numbers are compared at float32's precision, integers exactly: a
+    judge's ``np.float32(0.1)`` and a person's ``0.1`` from JSON are one label (shown as
+    0.1), as are any two numbers float32 cannot tell apart.
 
     What is computed depends on the scale (two raters; more raters give raw agreement and
     α only): raw agreement always; Cohen's κ on nominal and ordinal scales; linearly and
