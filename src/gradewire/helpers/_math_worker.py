@@ -57,7 +57,8 @@ def serve(conn: Connection) -> None:
 
 
 if __name__ == "__main__":
-    from _worker_life import die_with_parent  # this script's folder is first on sys.path
+    # This script's folder is first on sys.path: no gradewire import needed.
+    from _worker_life import die_with_parent  # type: ignore[import-not-found]
 
     die_with_parent(int(sys.argv[2]), int(sys.argv[1]))
     serve(Connection(int(sys.argv[1])))
