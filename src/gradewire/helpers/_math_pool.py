@@ -99,14 +99,14 @@ class _Worker:
     def wait_ready(self) -> None:
         """Wait until the worker has imported what it runs (not counted in any call's timeout)."""
         if not self.conn.poll(_START_TIMEOUT):
-            raise WorkerCrashed(f"a math worker process did not start within {_START_TIMEOUT:g} s")
+            raise WorkerCrashed(f"a worker process did not start within {_START_TIMEOUT:g} s")
         self.take_ready()
 
     def take_ready(self) -> None:
         """Read the worker's ready message (it has arrived)."""
         ok, message = self.conn.recv()
         if not ok:
-            raise WorkerCrashed(f"a math worker process could not start: {message}")
+            raise WorkerCrashed(f"a worker process could not start: {message}")
         self.ready = True
 
     def kill(self) -> None:
@@ -164,7 +164,7 @@ class WorkerPool:
                     if isinstance(exc, WorkerCrashed):
                         raise
                     raise WorkerCrashed(
-                        f"a math worker process died as it started ({type(exc).__name__})"
+                        f"a worker process died as it started ({type(exc).__name__})"
                     ) from None
             try:
                 worker.conn.send(args)
@@ -177,7 +177,7 @@ class WorkerPool:
             except (EOFError, OSError) as exc:
                 self._retire(worker)
                 raise WorkerCrashed(
-                    f"a math worker process died during the call ({type(exc).__name__}); "
+                    f"a worker process died during the call ({type(exc).__name__}); "
                     "the next call starts a new one"
                 ) from None
             except PoolTimeout:
