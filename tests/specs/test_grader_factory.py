@@ -536,8 +536,8 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
         }
     )
     assert factory.timeout == 2.0
-    # bash and external_endpoint keep their own meaning of the word: the command's limit
-    # (scored 0.0) and each HTTP attempt's.
+    # bash's timeout bounds the grade, as everywhere (a command out of time is a timeout
+    # outcome); external_endpoint's is each HTTP attempt's (EndpointGrader.attempt_timeout).
     bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
     assert bash.timeout == 7.0
     assert bash._timeout == 7.0  # type: ignore[attr-defined]
