@@ -589,3 +589,72 @@ def test_unclosed_braces_parse_in_one_pass_and_a_template_has_a_size_bound():
     assert built, "parsing a template near the size bound did not end"
     with pytest.raises(gw.InvalidInputError, match="more than the 1,000,000 a template"):
         openai_grader(check("huge", "eq", "{{" * (MAX_TEMPLATE_CHARS // 2 + 1)))
+def _words(count: int, seed: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    return " ".join(f"w{rng.randrange(3000)}" for _ in range(count))
+
+
+async def test_a_long_rouge_l_times_out_while_other_grades_on_the_loop_go_on():
+    # rougeL is quadratic in pure Python: 4,000 words a side take seconds. Run where the
+    # timeout holds, it is a timeout outcome, and the loop keeps serving other grades.
+    import asyncio
+
+    slow = openai_grader(similarity("rouge_l"))
+    slow.timeout = 1.0
+    quick = openai_grader(similarity("rouge_1"))
+    events: list[str] = []
+    finished = asyncio.Event()
+
+    async def long_one() -> None:
+        outcome = await slow.grade_many([thread(_words(4000, 1), reference=_words(4000, 2))])
+        events.append(f"slow:{outcome[0]}")
+        finished.set()
+
+    async def short_ones() -> None:
+        while not finished.is_set():
+            await quick.grade(thread("the cat sat", reference="the cat sat down"))
+            events.append("quick")
+            await asyncio.sleep(0.01)
+
+    await asyncio.gather(long_one(), short_ones())
+    slow_at = next(i for i, event in enumerate(events) if event.startswith("slow"))
+    assert events[slow_at] == "slow:None"  # a timeout, not a late score
+    # While the long grade ran, the loop kept grading (on a blocked loop: one at most).
+    assert events[:slow_at].count("quick") >= 5, events[: slow_at + 1]
+    logs = slow.get_logs()
+    assert logs["score/timeout_count"] == 1
+    assert logs["score/error_count"] == 1
+
+
+async def test_a_metric_past_its_size_bound_is_refused_not_run():
+    # A 1 MB completion would never finish under rougeL: it is an error, named, at once.
+    grader = openai_grader(similarity("rouge_l"))
+    outcome = await grader.grade_many([thread(_words(150_000, 3), reference=_words(2000, 4))])
+    assert outcome == [None]
+    logs = grader.get_logs()
+    assert logs["score/error_count"] == 1
+    assert logs.get("score/timeout_count", 0) == 0
+
+
+@pytest.mark.parametrize("metric", METRICS)
+async def test_long_texts_score_as_the_library_does_in_the_worker(metric, monkeypatch):
+    # Long enough to go to the worker process; the number is the library's own.
+    from gradewire.openai._text_similarity import metric_pool
+
+    pool = metric_pool()
+    calls: list[str] = []
+    acall = pool.acall
+
+    async def counted(args: tuple[Any, ...], timeout: float | None = None) -> Any:
+        calls.append(args[0])
+        return await acall(args, timeout)
+
+    monkeypatch.setattr(pool, "acall", counted)
+    words = (400, 300) if metric in ("rouge_l", "meteor") else (5000, 4000)
+    text, reference = _words(words[0], 5), _words(words[1], 6)
+    grader = openai_grader(similarity(metric))
+    grade = await grader.grade(thread(text, reference=reference))
+    assert calls == [metric]
+    assert grade.value == pytest.approx(reference_value(metric, text, reference), abs=1e-12)

@@ -538,11 +538,11 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
         }
     )
     assert factory.timeout == 2.0
-    # bash and external_endpoint keep their own meaning of the word: the command's limit
-    # (scored 0.0) and each HTTP attempt's.
+    # bash's timeout bounds the grade, as everywhere (a command out of time is a timeout
+    # outcome); external_endpoint's is each HTTP attempt's (EndpointGrader.attempt_timeout).
     bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
     assert bash.timeout == 7.0
-    assert bash._timeout is None  # type: ignore[attr-defined]
+    assert bash._timeout == 7.0  # type: ignore[attr-defined]
     combined = build_grader({**specs["reward"], "timeout": 60})
     assert combined.timeout == 60.0
     assert all(sub.timeout is None for sub in combined.graders)  # type: ignore[attr-defined]

@@ -148,7 +148,7 @@ class Builder:
                 spec.key,
                 spec.url,
                 token=_env(spec.token_env, "token_env", spec.key),
-                timeout=spec.timeout,
+                attempt_timeout=spec.timeout,  # the spec's timeout is each attempt's
                 max_attempts=spec.max_attempts,
                 payload=spec.payload,
                 remote_grader=spec.remote_grader,

@@ -129,7 +129,7 @@ class SpecBase(_Strict):
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
     # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
-    # and external_endpoint types give it their own meaning and default.
+    # type has its own default; external_endpoint's is each attempt's bound.
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @property
@@ -255,7 +255,7 @@ class ExternalEndpointSpec(_NoCode):
     type: Literal["external_endpoint"]
     url: str = Field(min_length=1)
     token_env: str | None = None
-    # Each HTTP attempt's limit (EndpointGrader.timeout).
+    # Each HTTP attempt's limit (EndpointGrader.attempt_timeout).
     timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_attempts: int | None = Field(default=None, ge=1)
     payload: Literal["gradewire", "openrlhf"] = "gradewire"
@@ -273,7 +273,8 @@ class BashSpec(SpecBase):
     type: Literal["bash"]
     command: str | list[str]
     cwd: str | None = None
-    # The command's limit: its processes are killed and the grade is 0.0 (BashGrader.timeout).
+    # The grade's bound (CommandGrader.timeout): the command's processes are ended and the
+    # sample is a timeout outcome.
     timeout: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     completion_via: Literal["env", "stdin", "file"] = "env"
 
