@@ -589,6 +589,8 @@ def test_unclosed_braces_parse_in_one_pass_and_a_template_has_a_size_bound():
     assert built, "parsing a template near the size bound did not end"
     with pytest.raises(gw.InvalidInputError, match="more than the 1,000,000 a template"):
         openai_grader(check("huge", "eq", "{{" * (MAX_TEMPLATE_CHARS // 2 + 1)))
+
+
 def _words(count: int, seed: int) -> str:
     import random
 
