@@ -49,8 +49,11 @@ class ChatCompletion:
         logprobs: Per-token log probabilities, when asked for and the server gave them.
         model: The model name the server reported.
         cached: Whether the answer came from a cache instead of the server.
-        finish_reason: Why generation stopped, as the server said (``"stop"``; ``"length"``
-            when the reply was cut at the token limit); None when it did not say.
+        finish_reason: Why generation stopped, in OpenAI's words (``"stop"``; ``"length"``
+            when the reply was cut at the token limit, whatever the provider calls it); None
+            when the server did not say.
+        fingerprint: The backend configuration the server reported (OpenAI's
+            ``system_fingerprint``), or None. With ``model`` it says who answered.
     """
 
     text: str
@@ -59,6 +62,7 @@ class ChatCompletion:
     model: str | None = None
     cached: bool = False
     finish_reason: str | None = None
+    fingerprint: str | None = None
 
 
 @runtime_checkable
