@@ -142,6 +142,13 @@ class ModelClient(NegotiatedSettings):
         self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         self.retry = retry_setting(retry, max_attempts)
         own = check_settings(settings, ModelSettings, f"{name}()")
+        refused = sorted(set(own) - provider.takes)
+        if refused:
+            raise InvalidInputError(
+                f"{name}() got {', '.join(refused)}, which {provider.name}'s API does not take "
+                f"(it takes {', '.join(sorted(provider.takes))}); leave it out, or send it with "
+                f"extra_body= to a server that takes it"
+            )
         self.temperature: float | None = own.get("temperature")
         self.max_tokens: int | None = own.get("max_tokens")
         self.extra_body = provider.extra_body(extra_body)
@@ -243,6 +250,8 @@ class ModelClient(NegotiatedSettings):
             prompted=provider.dialects.prompted,
             logprobs=provider.logprobs and not negotiator.logprobs_refused(),
             settings=own,
+            takes=provider.takes,
+            defaults=provider.defaults,
         )
 
     @property
@@ -292,6 +301,9 @@ class ModelClient(NegotiatedSettings):
         """
         temperature = self.temperature if temperature is None else temperature
         max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        provider = self.provider
+        if "temperature" not in provider.takes:
+            temperature = None  # a judge's default temperature: the API has none to set
         loop = asyncio.get_running_loop()
         last = self._last
         if last is not None and last[0]() is loop:
@@ -301,7 +313,6 @@ class ModelClient(NegotiatedSettings):
             resources = await self._open_loop(loop) if found is None else found
             self._last = (weakref.ref(loop), resources)
         negotiator = self._negotiator
-        provider = self.provider
         state = resources.state
         # Past max_concurrency calls waiting for a slot, a call waits here, before it builds
         # its request (see `EndpointState`).

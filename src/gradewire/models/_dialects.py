@@ -30,8 +30,8 @@ from gradewire.models._response_format import ReadOnlyDict, canonical_json, read
 __all__ = [
     "AUTO_ORDER",
     "OPENAI_DIALECTS",
-    "Dialects",
     "STRUCTURED_OUTPUTS",
+    "Dialects",
     "StructuredOutput",
     "apply_dialect",
     "dialect_parameters",

@@ -53,7 +53,7 @@ class ModelUsage:
 class UsageTally:
     """The running counts behind `ModelUsage` (a model may answer on several threads)."""
 
-    __slots__ = ("_calls", "_cached", "_completion", "_lock", "_prompt", "_served")
+    __slots__ = ("_cached", "_calls", "_completion", "_lock", "_prompt", "_served")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

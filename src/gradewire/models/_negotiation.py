@@ -38,8 +38,9 @@ class StructuredOutputRefusedError(ParameterRefusedError):
     """The endpoint refused a dialect, and the next one needs the prompt to change.
 
     Raised when "auto" moves to a dialect whose prompt shows an example answer
-    (``"guided_json"`` or ``"prompt"``): `complete_structured` catches it and asks again with that prompt. The
-    new dialect is remembered for the endpoint, so later calls go there directly.
+    (``"guided_json"`` or ``"prompt"``): `complete_structured` catches it and asks again
+    with that prompt. The new dialect is remembered for the endpoint, so later calls go
+    there directly.
     """
 
 

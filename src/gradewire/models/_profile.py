@@ -11,6 +11,7 @@ can return logprobs, and the settings it samples with unless a call sets its own
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,10 @@ class ModelProfile:
         logprobs: Whether it can return per-token log probabilities (now: a server that
             refused them is asked without them).
         settings: Its own `ModelSettings`, for every call that does not set its own.
+        takes: The `ModelSettings` its API takes; a call's others are not sent (Anthropic's
+            Messages API takes no temperature).
+        defaults: What a request carries when neither the call, the caller nor the model
+            sets it (an API that requires ``max_tokens``); empty when the server decides.
     """
 
     provider: str = "custom"
@@ -48,6 +53,8 @@ class ModelProfile:
     prompted: frozenset[str] = frozenset({"prompt"})
     logprobs: bool = True
     settings: ModelSettings = field(default_factory=lambda: ModelSettings(), hash=False)
+    takes: frozenset[str] = frozenset({"temperature", "max_tokens"})
+    defaults: ModelSettings = field(default_factory=lambda: ModelSettings(), hash=False)
 
     def shows_example(self, dialect: str | None) -> bool:
         """Whether a structured call in ``dialect`` shows an example answer in its prompt."""
@@ -90,10 +97,8 @@ def remember_prompt_mode(model: object) -> None:
     A model that cannot be weakly referenced is not remembered: it is asked with the schema
     again, and falls back again, on each call.
     """
-    try:
+    with contextlib.suppress(TypeError):
         _prompt_only[model] = True
-    except TypeError:
-        pass
 
 
 def _learnt(model: object) -> bool:

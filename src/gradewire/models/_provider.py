@@ -35,6 +35,8 @@ class Provider(ABC):
         name: The provider's name in ``get_model("name/model")``.
         dialects: The structured-output dialects its requests can carry.
         logprobs: Whether its answers can carry per-token log probabilities.
+        takes: The `ModelSettings` its API takes; a call's others are not sent, and a
+            model's own are refused at construction.
         defaults: Settings a request carries when neither the call nor the model sets them
             (an API that requires ``max_tokens``...).
         default_base_url: The API root when neither ``base_url=`` nor the environment names one.
@@ -49,6 +51,7 @@ class Provider(ABC):
     name: ClassVar[str]
     dialects: ClassVar[Dialects]
     logprobs: ClassVar[bool]
+    takes: ClassVar[frozenset[str]] = frozenset({"temperature", "max_tokens"})
     defaults: ClassVar[ModelSettings] = ModelSettings()
     default_base_url: ClassVar[str]
     base_url_env: ClassVar[str]
@@ -78,7 +81,7 @@ class Provider(ABC):
 
     def check_key(self, base_url: str, key: str | None, *, base_url_given: bool) -> None:
         """Refuse to call the provider's public API without a key: every call would fail."""
-        if key and key.strip() or self.public_host is None:
+        if (key and key.strip()) or self.public_host is None:
             return
         if urllib.parse.urlsplit(base_url).hostname != self.public_host:
             return
