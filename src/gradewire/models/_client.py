@@ -47,7 +47,7 @@ from gradewire.models._openai_config import cache_setting, concurrency_setting, 
 from gradewire.models._profile import ModelProfile
 from gradewire.models._provider import Provider
 
-__all__ = ["DEFAULT_ATTEMPT_TIMEOUT", "ModelClient"]
+__all__ = ["DEFAULT_ATTEMPT_TIMEOUT", "ModelClient", "attempt_timeout_setting"]
 
 if TYPE_CHECKING:
     import httpx
@@ -137,7 +137,7 @@ class ModelClient(NegotiatedSettings):
         self.model = model
         self.base_url = provider.base_url(base_url)
         self.url = provider.url(self.base_url)
-        self.attempt_timeout = _attempt_timeout(attempt_timeout, timeout, name)
+        self.attempt_timeout = attempt_timeout_setting(attempt_timeout, timeout, name)
         self.max_concurrency = concurrency_setting(max_concurrency)
         self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         self.retry = retry_setting(retry, max_attempts)
@@ -399,7 +399,8 @@ class ModelClient(NegotiatedSettings):
         await self.aclose()
 
 
-def _attempt_timeout(attempt_timeout: object, timeout: object, where: str) -> float:
+def attempt_timeout_setting(attempt_timeout: object, timeout: object, where: str) -> float:
+    """``attempt_timeout`` checked, or ``timeout`` (its older name) with a warning."""
     if timeout is not None:
         if attempt_timeout is not None:
             raise InvalidInputError(
@@ -411,7 +412,7 @@ def _attempt_timeout(attempt_timeout: object, timeout: object, where: str) -> fl
             f"pass attempt_timeout={timeout!r} (a whole grade, retries included, is bounded "
             "by the grader's timeout=)",
             DeprecationWarning,
-            stacklevel=_outside_models(),
+            stacklevel=_outside_gradewire(),
         )
         attempt_timeout = timeout
     if attempt_timeout is None:
@@ -419,12 +420,12 @@ def _attempt_timeout(attempt_timeout: object, timeout: object, where: str) -> fl
     return check_positive_seconds("attempt_timeout", attempt_timeout)
 
 
-def _outside_models() -> int:
-    """The ``stacklevel`` of the first caller outside ``gradewire.models``, for a warning."""
+def _outside_gradewire() -> int:
+    """The ``stacklevel`` of the first caller outside gradewire, for a warning."""
     frame = sys._getframe(2)  # the caller of the function that warns
     level = 2
     while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(
-        "gradewire.models."
+        "gradewire."
     ):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1

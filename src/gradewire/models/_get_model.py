@@ -72,7 +72,7 @@ def _split(model: object) -> tuple[str, str]:
         )
     provider, sep, name = model.partition("/")
     known = ", ".join(sorted(PROVIDERS))
-    if not sep or not name.strip():
+    if not sep:
         raise InvalidInputError(
             f"get_model({model!r}): name the provider and the model, 'provider/model' "
             f"(providers: {known}); e.g. 'openai/{model or 'gpt-4o-mini'}' for an "
@@ -84,7 +84,7 @@ def _split(model: object) -> tuple[str, str]:
             f"a model an OpenAI-compatible server serves as {model!r}, write "
             f"'openai/{model}'"
         )
-    return provider, name
+    return provider, name  # an empty name is refused by the client, saying what it must be
 
 
 def _client_class(provider: str) -> type[ModelClient]:
