@@ -67,7 +67,13 @@ class ChatCompletion:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A chat model a judge can call: one async method, messages in, text out."""
+    """A chat model a judge can call: one async method, messages in, text out.
+
+    A model may also declare what it can do as a ``profile`` attribute (`ModelProfile`:
+    its structured-output dialect, logprobs, its own settings); `complete_structured` reads
+    it, and reads a model without one as `profile_of` says. Every client `get_model` makes
+    declares one.
+    """
 
     async def complete(
         self,

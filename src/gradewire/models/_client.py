@@ -424,9 +424,7 @@ def _outside_gradewire() -> int:
     """The ``stacklevel`` of the first caller outside gradewire, for a warning."""
     frame = sys._getframe(2)  # the caller of the function that warns
     level = 2
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(
-        "gradewire."
-    ):
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("gradewire."):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level

@@ -109,9 +109,7 @@ class Connection:
             from gradewire.openai._embeddings import EmbeddingsClient
 
             options = {
-                k: v
-                for k, v in self.model_options.items()
-                if k in ("attempt_timeout", "timeout")
+                k: v for k, v in self.model_options.items() if k in ("attempt_timeout", "timeout")
             }
             self._embeddings = EmbeddingsClient(
                 self.settings.get("embedding_model") or DEFAULT_EMBEDDING_MODEL,
