@@ -562,7 +562,7 @@ def test_toml_files_map_configured_models_to_served_ones(tmp_path):
     score, python = gw.load_graders(path)
     assert score.model.model == "smollm2"
     assert score.model.base_url == "http://127.0.0.1:9/v1"
-    assert score.model.timeout == 5
+    assert score.model.attempt_timeout == 5  # the [judge] timeout bounds each attempt
     assert python.process_timeout == 3
 
 

@@ -69,11 +69,13 @@ class Connection:
     """How the graders of one config reach their models.
 
     Attributes:
-        model: A `ChatModel` every model grader uses; None builds `OpenAIChatModel`s.
+        model: A `ChatModel` every model grader uses; None builds one per served model with
+            `get_model` (an OpenAI-compatible server's, unless the served name names its
+            provider: ``"anthropic/claude-haiku-4-5"``).
         base_url: The API root of the chat and embeddings endpoints (None: the client's
             default, ``OPENAI_BASE_URL`` or OpenAI's).
         api_key: The API key, or None.
-        model_options: More `OpenAIChatModel` keywords (timeout, cache, ...).
+        model_options: More `get_model` keywords (attempt_timeout, cache, ...).
         settings: The `OpenAIGraderSettings`.
     """
 
@@ -95,15 +97,15 @@ class Connection:
                     "model=, or set them in your model's extra_body"
                 )
             return self.model
-        from gradewire.models._openai_chat import OpenAIChatModel
+        from gradewire.models._get_model import get_model, qualified_model_name
 
         mapped = self.settings.get("served_models") or {}
         served = self.settings.get("served_model") or mapped.get(name, name)
         key = (served, repr(sorted(extra.items())))
         model = self._models.get(key)
         if model is None:
-            model = self._models[key] = OpenAIChatModel(
-                served,
+            model = self._models[key] = get_model(
+                qualified_model_name(served),
                 base_url=self.base_url,
                 api_key=self.api_key,
                 extra_body=dict(extra) or None,
@@ -116,7 +118,9 @@ class Connection:
         if self._embeddings is None:
             from gradewire.openai._embeddings import EmbeddingsClient
 
-            options = {k: v for k, v in self.model_options.items() if k in ("timeout",)}
+            options = {
+                k: v for k, v in self.model_options.items() if k in ("attempt_timeout", "timeout")
+            }
             self._embeddings = EmbeddingsClient(
                 self.settings.get("embedding_model") or DEFAULT_EMBEDDING_MODEL,
                 base_url=self.base_url,

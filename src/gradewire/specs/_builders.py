@@ -26,7 +26,8 @@ from gradewire.judges._rag_judges import (
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
-from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._client import ModelClient
+from gradewire.models._get_model import get_model, qualified_model_name
 from gradewire.openai._config import Connection
 from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
@@ -53,7 +54,7 @@ __all__ = ["Builder", "openai_connection", "resolve"]
 _JudgeSpec = (
     BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
 )
-# What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
+# What a [judge] table passes on to every judge model, and what becomes a `get_model`
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
 _MODEL_KEYWORDS = tuple(name for name in _MODEL_FIELDS if name not in ("base_url", "api_key_env"))
@@ -103,9 +104,7 @@ def openai_connection(
     )
     if judge is None:
         return Connection(settings=settings)
-    options = {
-        name: getattr(judge, name) for name in _MODEL_KEYWORDS if getattr(judge, name) is not None
-    }
+    options = _model_options(judge)
     return Connection(
         base_url=judge.base_url,
         api_key=_env(judge.api_key_env, "api_key_env", where),
@@ -122,7 +121,7 @@ class Builder:
     """
 
     def __init__(self, module_folder: Path | None = None) -> None:
-        self._models: dict[JudgeModelSpec, OpenAIChatModel] = {}
+        self._models: dict[JudgeModelSpec, ModelClient] = {}
         self._module_folder = module_folder
 
     def build(self, spec: Any) -> BaseGrader:
@@ -218,22 +217,33 @@ class Builder:
             **common,
         )
 
-    def model(self, spec: JudgeModelSpec, key: str) -> OpenAIChatModel:
-        """One `OpenAIChatModel` per distinct judge model spec."""
+    def model(self, spec: JudgeModelSpec, key: str) -> ModelClient:
+        """One model per distinct judge model spec: ``"provider/name"``, by `get_model`.
+
+        A name without a provider (``"gpt-4o-mini"``, ``"Qwen/Qwen2.5-7B-Instruct"``) is an
+        OpenAI-compatible server's, as grader files have always meant it.
+        """
         shared = self._models.get(spec)
         if shared is not None:
             return shared
-        options: dict[str, Any] = {
-            name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
-        }
-        model = OpenAIChatModel(
-            spec.model,
+        model = get_model(
+            qualified_model_name(spec.model),
             base_url=spec.base_url,
             api_key=_env(spec.api_key_env, "api_key_env", key),
-            **options,
+            **_model_options(spec),
         )
         self._models[spec] = model
         return model
+
+
+def _model_options(spec: JudgeModelSpec | JudgeDefaults) -> dict[str, Any]:
+    options = {
+        name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
+    }
+    if "timeout" in options:
+        # A judge model's timeout has always bounded each HTTP attempt: its name now.
+        options["attempt_timeout"] = options.pop("timeout")
+    return options
 
 
 def _criterion(item: str | tuple[str, float] | RubricItemSpec) -> Any:
