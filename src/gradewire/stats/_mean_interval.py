@@ -45,9 +45,9 @@ __all__ = [
     "MeanEstimate",
     "Method",
     "check_range",
+    "clopper_pearson",
     "cluster_robust_stderr",
     "cr2_stderr",
-    "clopper_pearson",
     "mean_interval",
     "wilson",
 ]
@@ -240,19 +240,15 @@ def mean_interval(
         se, df, g = cr2_stderr(y, clusters)
         variance = se * se
         caveat = _few_clusters(g, df)
-    if p in (0.0, 1.0) or not variance > 0.0:
-        # Every score on one bound (or no spread to measure): the widest a score in
-        # the range can vary, a 0/1 score's, over every sample.
-        effective = float(n)
-    else:
-        effective = p * (1.0 - p) / variance
-    if df > 0 and effective < math.inf:
+    # Every score on one bound (or no spread to measure): the widest a score in the
+    # range can vary, a 0/1 score's, over every sample.
+    spread = p not in (0.0, 1.0) and variance > 0.0
+    effective = p * (1.0 - p) / variance if spread else float(n)
+    if df > 0:
         effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
     elif not df > 0:
         effective = float(n)  # one sample or one cluster: nothing but the range
         caveat = caveat or "one sample: the interval rests on the range alone"
-    if effective == math.inf:
-        return MeanEstimate(mean, mean, mean, "bounded", effective, caveat)
     low, high = wilson(p, effective, confidence)
     return MeanEstimate(
         mean, lo + low * (hi - lo), lo + high * (hi - lo), "bounded", effective, caveat
