@@ -115,15 +115,17 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--completion-key",
         default=None,
         metavar="FIELD",
-        help="the field that holds the completion (default: completion); a row with no "
-        "completion is a data error",
+        help="the field that holds the completion (default: completion), or a dotted path "
+        "into an object field (sample.output_text); a row with no completion is a data "
+        'error. OpenAI Evals rows ({"item": ..., "sample": ...}) are read as they are',
     )
     parser.add_argument(
         "--prompt-key",
         default=None,
         metavar="FIELD",
         help="the field that holds the prompt, a string or a list of messages (default: "
-        "prompt; 'messages' reads messages as the prompt of a separate completion field)",
+        "prompt; 'messages' reads messages as the prompt of a separate completion field), "
+        "or a dotted path (item.question)",
     )
     parser.add_argument(
         "--allow-prompt-only",
