@@ -387,7 +387,7 @@ def _record_ppi(result: Any, key: str, ppi: Any) -> dict[str, float]:
 
     from gradewire.eval.runs._folder import SUMMARY, write_json
 
-    figures = ppi.to_dict()
+    figures = {key: _finite(value) for key, value in ppi.to_dict().items()}
     figures["method_name"] = (
         f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), normal interval"
     )
@@ -403,6 +403,15 @@ def _record_ppi(result: Any, key: str, ppi: Any) -> dict[str, float]:
     summary.setdefault("metrics", {}).update(metrics)
     write_json(path, summary)
     return metrics
+
+
+def _finite(value: Any) -> Any:
+    """A value as strict JSON holds it: a non-finite float as None (inside lists too)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _engine(args: argparse.Namespace) -> Any:
