@@ -205,6 +205,7 @@ class Cell:
     before_method: str
     before_coverage: float
     caveat: bool
+    before_width: float
 
 
 def _run_cell(
@@ -214,10 +215,10 @@ def _run_cell(
     clusters: Sequence[str] | None,
     reps: int,
     seed: int,
-) -> tuple[str, float, float, str, float, bool]:
+) -> tuple[str, float, float, str, float, bool, float]:
     rng = np.random.default_rng(seed)
     hits = old_hits = 0
-    widths = 0.0
+    widths = old_widths = 0.0
     methods: dict[str, int] = {}
     old_methods: dict[str, int] = {}
     caveats = 0
@@ -230,10 +231,19 @@ def _run_cell(
         caveats += found.caveat is not None
         low, high, old = before(x, score_range, clusters)
         old_hits += bool(low <= truth <= high)
+        old_widths += high - low if math.isfinite(high - low) else 1.0
         old_methods[old] = old_methods.get(old, 0) + 1
     main = max(methods, key=methods.__getitem__)
     old_main = max(old_methods, key=old_methods.__getitem__)
-    return main, hits / reps, widths / reps, old_main, old_hits / reps, caveats > reps // 2
+    return (
+        main,
+        hits / reps,
+        widths / reps,
+        old_main,
+        old_hits / reps,
+        caveats > reps // 2,
+        old_widths / reps,
+    )
 
 
 def audit(reps: int, seed: int = 2027) -> list[Cell]:
@@ -288,8 +298,22 @@ def table(cells: Sequence[Cell], reps: int) -> str:
         "clustered 0/1 by Wilson over the design-effect sample size without a degrees-of-"
         "freedom correction), on the same data sets.",
         "",
-        "| scores | n | method | coverage | mean width | caveat | before | before coverage |",
-        "|---|---|---|---|---|---|---|---|",
+        "What the table shows. 0/1 scores: Wilson's interval, narrower, covered 89-92% at "
+        "n = 5 and near rates of 0.02 or 0.98; Clopper-Pearson's exact interval holds 95% "
+        "in every cell, at the price of width at small n. Scores in a declared range with "
+        "many zeros (a bleu-like score): the t interval covered 90-92% at n = 10 to 50 and "
+        "went outside [0, 1]; the effective-n Wilson interval holds 94-98% and stays "
+        "inside. Clusters: Wilson over the design-effect sample size, with no degrees-of-"
+        "freedom correction, covered 82% with 3 clusters; CR1's t interval covered 66% with "
+        "3 clusters of unequal sizes. CR2 with Bell-McCaffrey degrees of freedom holds "
+        "93-95% there, and the figure is printed with a caveat below 10 clusters (or 9 "
+        "degrees of freedom), where a cell (10 unequal clusters) stays under 93%. A t "
+        "interval of skewed scores whose range is not declared covers 92% at n = 10 to 20: "
+        "it is printed with a caveat (n < 50 and skewness of 1 or more).",
+        "",
+        "| scores | n | method | coverage | mean width | caveat | before | before coverage "
+        "| before width |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         low = " **low**" if c.coverage < THRESHOLD else ""
@@ -297,7 +321,7 @@ def table(cells: Sequence[Cell], reps: int) -> str:
         out.append(
             f"| {c.scenario} | {c.size} | {c.method} | {c.coverage:.1%}{low} | "
             f"{c.width:.3f} | {'yes' if c.caveat else ''} | {c.before_method} | "
-            f"{c.before_coverage:.1%}{old_low} |"
+            f"{c.before_coverage:.1%}{old_low} | {c.before_width:.3f} |"
         )
     out.append("")
     return "\n".join(out)

@@ -43,7 +43,7 @@ def test_the_cells_main_failed_now_cover_at_least_93_percent():
         ),
     ]
     for index, (draw, truth, score_range, clusters) in enumerate(cells):
-        _, coverage, _, _, before, _ = bench._run_cell(
+        _, coverage, _, _, before, _, _ = bench._run_cell(
             draw, truth, score_range, clusters, reps, seed=index
         )
         # 400 draws: 93% is about 3 standard errors below the 95% the methods reach.

@@ -75,7 +75,11 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
             "to OUT/results.jsonl as they land; running the same command again resumes, "
             "skipping what is already graded with the same grader specs. Ctrl-C stops "
             "starting samples and keeps everything graded (press it twice to abandon the "
-            "samples in flight)."
+            "samples in flight). Exit status: 0 done; 1 more samples with an error than "
+            "--fail-on-error allows; 2 bad arguments, data, grader file or run folder "
+            "(nothing graded); 3 logging to a tracker failed (the run folder is complete); "
+            f"{EXIT_GRADER_FAILED} a grader scored no sample, or failed on more than "
+            "--max-error-rate of them (the run folder is kept); 130 interrupted."
         ),
     )
     parser.add_argument(

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -221,12 +221,21 @@ def mean_interval(
         return MeanEstimate(math.nan, math.nan, math.nan, "none")
     mean = float(x.mean())
     bounds = check_range(score_range)
+    voided = None
     if bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
+        voided = (
+            f"scores from {x.min():g} to {x.max():g} fall outside the declared range "
+            f"[{bounds[0]:g}, {bounds[1]:g}]: the range was left out"
+        )
         bounds = None
     lo, hi = bounds if bounds is not None else (0.0, 1.0)
     on_bounds = bool(np.all((x == lo) | (x == hi)))
     if bounds is None and not on_bounds:
-        return _t(x, mean, clusters, confidence)
+        found = _t(x, mean, clusters, confidence)
+        if voided is None:
+            return found
+        caveat = voided if found.caveat is None else f"{voided}; {found.caveat}"
+        return replace(found, caveat=caveat)
     # Rescaled to [0, 1]: a proportion, or a bounded score as a fraction of its range.
     y = (x - lo) / (hi - lo)
     p = float(y.mean())

@@ -13,7 +13,7 @@ from gradewire.core import InvalidInputError, LogState, MissingDependencyError, 
 from gradewire.eval.runs._folder import CONFIG, is_run, read_config, read_records
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
 from gradewire.eval.runs._run_view import render_run, run_line
-from gradewire.eval.runs._statistics import GraderSummary, summarize
+from gradewire.eval.runs._statistics import GraderSummary, passed_verdict, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,6 +109,22 @@ class EvalRun:
             outcome = self.outcome(record, grader)
             if outcome is not None and outcome.value is not None:
                 out[record.id] = outcome.value
+        return out
+
+    def passes(self, grader: str) -> dict[str, bool]:
+        """Sample id to pass verdict, for the samples the grader scored with a pass rule.
+
+        The verdict is the grade's ``info["passed"]`` (OpenAI graders with a
+        ``pass_threshold``, string_check, label_model); a grader without a pass rule
+        gives an empty dict. Compare pairs two runs' verdicts by id, as it pairs scores.
+        """
+        out = {}
+        for record in self.records:
+            outcome = self.outcome(record, grader)
+            if outcome is not None and outcome.grade is not None:
+                verdict = passed_verdict(outcome.grade)
+                if verdict is not None:
+                    out[record.id] = verdict
         return out
 
     def metrics(self) -> dict[str, float]:

@@ -36,6 +36,7 @@ __all__ = [
     "GraderSummary",
     "cluster_labels",
     "clustered_stderr",
+    "passed_verdict",
     "summarize",
     "t_interval",
     "wilson_interval",
@@ -224,7 +225,7 @@ def summarize(
                 values.append(outcome.value)
                 if labels is not None:
                     groups.append(labels[index])
-                verdict = _passed(outcome.grade)
+                verdict = passed_verdict(outcome.grade)
                 if verdict is not None:
                     verdicts.append(1.0 if verdict else 0.0)
                     if labels is not None:
@@ -263,7 +264,7 @@ def summarize(
     return summaries
 
 
-def _passed(grade: Mapping[str, Any] | None) -> bool | None:
+def passed_verdict(grade: Mapping[str, Any] | None) -> bool | None:
     """The grade's pass verdict (``info["passed"]``), or None when it has none."""
     if grade is None:
         return None
