@@ -74,6 +74,13 @@ class BaseGrader(LoggingCore[LogT], ABC):
 
     logs_own_failures: ClassVar[bool] = False
     """Whether `grade()` logs the abstentions and errors it raises itself (`log_failure`)."""
+    score_range: tuple[float, float] | None = None
+    """The closed range ``(low, high)`` every score of this grader lies in, when known.
+
+    The eval statistics keep a mean's interval inside it (`gradewire eval` records it in
+    the run's config). OpenAI graders, range judges and score_model set it; a grader of
+    your own may set it as a class or instance attribute. None: unknown (0/1 scores are
+    still found from the values)."""
     # Class defaults, so a subclass that sets up its own state before calling
     # super().__init__() (or skips it) still grades.
     _timeout: float | None = None

@@ -26,6 +26,24 @@ def kind_count_key(kind: str) -> str:
     return f"score/{kind}_count"
 
 
+def _score_range(config: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The range OpenAI's docs give the grader type's scores (None: not bounded by its type)."""
+    kind = config.get("type")
+    if kind in ("string_check", "label_model"):
+        return (0.0, 1.0)
+    if kind == "text_similarity":
+        # Cosine similarity of embeddings is in [-1, 1]; the lexical metrics in [0, 1].
+        return (-1.0, 1.0) if config.get("evaluation_metric") == "cosine" else (0.0, 1.0)
+    if kind == "score_model":
+        declared = config.get("range") or (0.0, 1.0)
+        try:
+            low, high = (float(v) for v in declared)
+        except (TypeError, ValueError):
+            return None
+        return (low, high) if low < high else None
+    return None  # python and multi graders compute any number
+
+
 class OpenAIGrader(BaseGrader):
     """The base of the graders built from OpenAI grader configs (`openai_grader`).
 
@@ -68,6 +86,7 @@ class OpenAIGrader(BaseGrader):
         self.config: dict[str, Any] = dict(config)
         self.spec: dict[str, Any] = self.config
         self.pass_threshold = pass_threshold
+        self.score_range = _score_range(self.config)
         self._kind_counts: Counter[str] = Counter()
         self.shown_error_kinds: tuple[ErrorKind, ...] = self.error_kinds
         """The kinds counted on dashboards even at 0 (a multi grader's: its graders')."""
