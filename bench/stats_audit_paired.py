@@ -78,8 +78,13 @@ def _bounded(n: int, zeros_a: float, zeros_b: float, shared: float = 0.5) -> Dra
     return draw
 
 
-def _clustered(g: int, binary: bool, effect: float) -> Draw:
+def _clustered(
+    g: int, binary: bool, effect: float, spread: float = 0.1, sizes: tuple[int, int] = (4, 16)
+) -> Draw:
     """G clusters of 4 to 16 pairs; each cluster has its own level and its own effect.
+
+    ``spread`` is how far a cluster's effect strays from ``effect`` (uniform); ``sizes``
+    the range of cluster sizes (uniform).
 
     0/1: A is right with a cluster probability in [0.3, 0.6], B with that plus the
     cluster's effect (``effect`` ± 0.1). Bounded: scores are 0 with a cluster probability
@@ -90,11 +95,11 @@ def _clustered(g: int, binary: bool, effect: float) -> Draw:
     """
 
     def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[str], float]:
-        sizes = rng.integers(4, 17, size=g)
-        labels = np.repeat(np.arange(g), sizes)
-        n = int(sizes.sum())
+        counts = rng.integers(sizes[0], sizes[1] + 1, size=g)
+        labels = np.repeat(np.arange(g), counts)
+        n = int(counts.sum())
         level = rng.uniform(0.3, 0.6, g) if binary else rng.uniform(0.4, 0.8, g)
-        moved = effect + rng.uniform(-0.1, 0.1, g)
+        moved = effect + rng.uniform(-spread, spread, g)
         u = rng.random(n)
         ub = np.where(rng.random(n) < 0.5, u, rng.random(n))
         if binary:
@@ -139,6 +144,13 @@ def grid(sizes: Sequence[int] = SIZES, clusters: Sequence[int] = CLUSTERS) -> li
         for effect, label in ((0.0, "no difference"), (0.1, "an effect")):
             for g in clusters:
                 cells.append(Cell(family, label, f"{g} clusters", _clustered(g, binary, effect)))
+        for effect, label in (
+            (0.0, "no difference, unlike clusters"),
+            (0.1, "an effect, unlike clusters"),
+        ):
+            for g in clusters:
+                draw = _clustered(g, binary, effect, spread=0.3, sizes=(2, 40))
+                cells.append(Cell(family, label, f"{g} clusters", draw))
     return cells
 
 
@@ -215,7 +227,8 @@ def markdown(rows: Sequence[Figures], reps: int, seconds: float) -> str:
         "degrees of freedom)** with a cluster key. 0/1 clustered cells: A right with a "
         "cluster probability in [0.3, 0.6], B that plus 0.1 ± 0.1 per cluster; bounded "
         "clustered: scores 0 with a cluster probability in [0.4, 0.8], else Beta(2, 2); 4 "
-        "to 16 pairs per cluster.",
+        "to 16 pairs per cluster. *Unlike clusters*: each cluster's effect strays ± 0.3 "
+        "(not ± 0.1) and clusters hold 2 to 40 pairs.",
         "",
         "| family | case | n | method | coverage | type I | refused | agree | |",
         "|---|---|---|---|---:|---:|---:|---|---|",
