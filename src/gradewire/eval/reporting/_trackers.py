@@ -157,6 +157,9 @@ SLICE_COLUMNS = (
     "ci_high",
     "p_value",
     "flips",
+    "flips_clearly",
+    "method",
+    "note",
 )
 
 
