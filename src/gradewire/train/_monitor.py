@@ -31,8 +31,9 @@ only repeat the first):
     least ``length_corr``): the reward pays for length.
 ``dominance`` (a `CombinedGrader`)
     One component's share of the total's variance, averaged over the last ``window``
-    steps, reached ``dominance_share`` after having been under 0.5 in the first
-    ``warmup`` steps: one part of the reward now carries the signal.
+    steps, reached ``dominance_share`` (default 0.5: the larger part) after having been
+    under half of that in the first ``warmup`` steps: a part that carried little of the
+    reward's signal now carries most of it.
 ``unscored``
     The share of samples left without a reward (abstentions, errors, timeouts) over the
     last ``window`` steps is above ``max_unscored_rate`` with a one-sided 99.9% Wilson
@@ -165,7 +166,8 @@ class RewardMonitor:
         length_drift_sd: Length growth, in early per-sample standard deviations, that the
             length rule needs.
         length_corr: The reward-length correlation the length rule needs.
-        dominance_share: The variance share of one component that raises ``dominance``.
+        dominance_share: The variance share of one component that raises ``dominance``
+            (when it started under half of it).
         max_unscored_rate: The share of samples without a reward that raises ``unscored``.
     """
 
@@ -178,7 +180,7 @@ class RewardMonitor:
         scan: int = 100,
         length_drift_sd: float = 1.0,
         length_corr: float = 0.3,
-        dominance_share: float = 0.8,
+        dominance_share: float = 0.5,
         max_unscored_rate: float = 0.05,
     ) -> None:
         for name, value in (("threshold", threshold), ("length_drift_sd", length_drift_sd)):
@@ -410,7 +412,7 @@ class RewardMonitor:
                 continue
             early = float(np.mean(shares[: self.warmup]))
             recent = float(np.mean(shares[-self.window :]))
-            if early < 0.5 and recent >= self.dominance_share:
+            if early < self.dominance_share / 2 and recent >= self.dominance_share:
                 track.fired.add("dominance")
                 message = (
                     f"{root}: the component {component} now carries {recent:.0%} of the "
