@@ -25,11 +25,10 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._settings import check_positive_seconds
 from gradewire.http._endpoint_state import Ticket, declare_limit, endpoint_state
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
-from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._loop_resources import LoopResources
+from gradewire.http._loop_senders import LoopSenders
 from gradewire.http._refusal import ParameterRefusedError
 from gradewire.http._retry import RetryPolicy
-from gradewire.http._senders import HttpxSender, Sender, default_sender
 from gradewire.http._settings import check_headers
 from gradewire.models._cache_io import load_facts, store_facts
 from gradewire.models._chat_model import ChatCompletion, ChatMessage
@@ -204,6 +203,7 @@ class ModelClient(NegotiatedSettings):
             self._what,
         )
         self._tally = UsageTally()
+        self._senders = LoopSenders(self.url, self.attempt_timeout, http_client)
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopResources] = (
             weakref.WeakKeyDictionary()
         )
@@ -369,14 +369,7 @@ class ModelClient(NegotiatedSettings):
         state = endpoint_state(loop, self._endpoint_key, self.max_concurrency)
         if self.cache is not None:
             await load_facts(self.cache, self._endpoint_key, self.provider.dialects)
-        if self._http_client is not None:
-            sender: Sender = HttpxSender(self._http_client, owned=False)
-            resources = self._loops[loop] = LoopResources(sender, state, owned=False)
-            return resources
-        sender = default_sender(self.url, self.attempt_timeout)
-        resources = self._loops[loop] = LoopResources(sender, state, owned=True)
-        # Closed by aclose(), or else when the loop shuts down (asyncio.run, run_sync...).
-        await close_with_loop(sender)
+        resources = self._loops[loop] = LoopResources(await self._senders.sender(), state)
         return resources
 
     async def aclose(self) -> None:
@@ -385,10 +378,8 @@ class ModelClient(NegotiatedSettings):
         Connections made on other loops close when those loops shut down.
         """
         self._last = None
-        resources = self._loops.pop(asyncio.get_running_loop(), None)
-        if resources is not None and resources.owned:
-            forget(resources.sender)
-            await resources.sender.aclose()
+        self._loops.pop(asyncio.get_running_loop(), None)
+        await self._senders.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
 
