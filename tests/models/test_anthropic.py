@@ -229,3 +229,18 @@ async def test_judges_grade_with_an_anthropic_model(api, make_claude):
     grade = await ranged.grade(sample)
     assert grade.value == pytest.approx(0.75)
     assert grade.info["source"] == "parsed"
+
+
+async def test_a_server_without_keys_still_gets_the_api_version(judge_server, api, make_claude):
+    api.api_key = None  # a local Messages API that wants no key
+    model = make_claude(api_key="")
+    assert (await model.complete(USER)).text == "PASS"
+    [request] = judge_server.requests
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert "x-api-key" not in request.headers
+
+
+def test_the_older_json_schema_switch_means_the_strongest_dialect(judge_server):
+    options: dict[str, Any] = {"base_url": "http://127.0.0.1:1", "api_key": KEY}
+    assert get_model("anthropic/c", json_schema=True, **options).structured_output == "tool_use"
+    assert get_model("anthropic/c", json_schema=False, **options).structured_output == "prompt"

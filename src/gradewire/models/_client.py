@@ -32,6 +32,7 @@ from gradewire.http._retry import RetryPolicy
 from gradewire.http._settings import check_headers
 from gradewire.models._cache_io import load_facts, store_facts
 from gradewire.models._chat_model import ChatCompletion, ChatMessage
+from gradewire.models._client_settings import cache_setting, concurrency_setting, retry_setting
 from gradewire.models._fetch import Target, fetch
 from gradewire.models._inflight import share_in_flight
 from gradewire.models._judge_cache import JudgeCache
@@ -42,7 +43,6 @@ from gradewire.models._negotiation import (
     Negotiator,
     StructuredOutputRefusedError,
 )
-from gradewire.models._openai_config import cache_setting, concurrency_setting, retry_setting
 from gradewire.models._profile import ModelProfile
 from gradewire.models._provider import Provider
 
@@ -95,6 +95,8 @@ class ModelClient(NegotiatedSettings):
             provider's dialects, strongest first, moving on when the server refuses one by
             name, and remembers the choice for the endpoint (in the process and in the
             ``cache`` file); or one dialect by name, never changed.
+        json_schema: The older switch: True is the provider's strongest dialect (OpenAI's
+            ``"json_schema"``), False ``"prompt"``.
         http_client: Your own `httpx.AsyncClient` (proxies, TLS, transports); never closed
             here. ``attempt_timeout`` and ``max_response_bytes`` still apply to each attempt.
         max_response_bytes: The largest answer body accepted, also once decompressed
@@ -122,13 +124,19 @@ class ModelClient(NegotiatedSettings):
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         structured_output: str = "auto",
+        json_schema: bool | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         timeout: float | None = None,
         **settings: Unpack[ModelSettings],
     ) -> None:
         name = type(self).__name__
-        provider = self.provider
+        provider = getattr(type(self), "provider", None)
+        if not isinstance(provider, Provider):
+            raise InvalidTypeError(
+                f"{name} names no provider: a ModelClient subclass sets provider = "
+                "SomeProvider(); to make a model, call get_model('provider/name')"
+            )
         if not isinstance(model, str) or not model.strip():
             raise InvalidInputError(
                 f"model must be a non-empty str (the served name), not {model!r}"
@@ -152,6 +160,8 @@ class ModelClient(NegotiatedSettings):
         self.max_tokens: int | None = own.get("max_tokens")
         self.extra_body = provider.extra_body(extra_body)
         setting = provider.dialects.setting(structured_output)
+        if json_schema is not None:  # the older switch: True is the strongest, False "prompt"
+            setting = provider.dialects.order[0] if json_schema else "prompt"
         if http_client is not None and not _is_httpx_client(http_client):
             raise InvalidTypeError(
                 f"http_client must be an httpx.AsyncClient, not {type(http_client).__name__}"
@@ -173,7 +183,11 @@ class ModelClient(NegotiatedSettings):
             "headers": dict(headers) if headers else None,
             "max_response_bytes": self.max_response_bytes,
         }
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **provider.headers,
+        }
         if key and key.strip():
             # A key pasted with its newline is the usual cause of "invalid header" errors.
             self._headers.update(provider.auth_headers(key.strip()))
@@ -253,6 +267,21 @@ class ModelClient(NegotiatedSettings):
             takes=provider.takes,
             defaults=provider.defaults,
         )
+
+    @property
+    def json_schema(self) -> bool | None:
+        """Whether the endpoint takes the strongest dialect's JSON schema (None: unknown).
+
+        The older form of ``structured_output``: setting True means the strongest dialect
+        (OpenAI's ``"json_schema"``), False ``"prompt"`` and None ``"auto"``.
+        """
+        dialect = self.structured_output_dialect
+        return None if dialect is None else dialect == self.provider.dialects.order[0]
+
+    @json_schema.setter
+    def json_schema(self, value: bool | None) -> None:
+        strongest = self.provider.dialects.order[0]
+        self.structured_output = "auto" if value is None else strongest if value else "prompt"
 
     @property
     def usage(self) -> ModelUsage:
