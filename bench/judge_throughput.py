@@ -67,10 +67,10 @@ from typing import Any
 
 import httpx
 
+from gradewire.http import _loop_senders
 from gradewire.http._fast_http import FastHttpSender
 from gradewire.http._senders import HttpxPoolSender
 from gradewire.judges._binary_judge import BinaryVerdict
-from gradewire.http import _loop_senders
 from gradewire.models import ChatMessage
 from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.models._response_format import json_schema_response_format
