@@ -11,9 +11,12 @@ import math
 import pickle
 import re
 import threading
+from decimal import Decimal
 from typing import Any
 
 import hypothesis
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import strategies as st
 
@@ -124,7 +127,11 @@ async def test_a_missing_variable_is_an_error_of_its_own_kind_never_an_empty_str
     assert again.kind == "invalid_variable_error"
 
 
-@pytest.mark.parametrize("null", [None, math.nan, float("nan")])
+@pytest.mark.parametrize(
+    "null",
+    [None, math.nan, np.float32("nan"), Decimal("NaN"), pd.NA, pd.NaT],
+    ids=["None", "nan", "float32", "Decimal", "pd.NA", "pd.NaT"],
+)
 @pytest.mark.parametrize("operation", ["eq", "ne", "like", "ilike"])
 async def test_a_null_reference_is_a_missing_variable_never_the_text_null(operation, null):
     """A null (or NaN, as a data frame stores a missing cell) is no value to compare."""

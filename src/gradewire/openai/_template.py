@@ -62,12 +62,16 @@ class Variable:
         return value
 
 
+# pandas' missing-value markers, known by their type's name: pandas is not imported here.
+_MISSING_TYPES = ("NAType", "NaTType")
+
+
 def _is_null(value: Any) -> bool:
-    """JSON's null, or a NaN (how a data frame stores a missing cell)."""
-    if value is None:
+    """JSON's null, a NaN (how a data frame stores a missing cell), or pandas' NA/NaT."""
+    if value is None or type(value).__name__ in _MISSING_TYPES:
         return True
     try:
-        return isinstance(value, numbers.Real) and math.isnan(value)
+        return isinstance(value, numbers.Number) and math.isnan(value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         return False
 
