@@ -9,6 +9,7 @@ from gradewire.models._truncated import TruncatedOutputError
 
 __all__ = [
     "ERROR_KINDS",
+    "DataVariableError",
     "ErrorKind",
     "FormulaError",
     "OpenAIGraderError",
@@ -77,6 +78,15 @@ class TemplateVariableError(OpenAIGraderError):
     """A ``{{namespace.path}}`` of a template names nothing in the sample or its item."""
 
     kind: ErrorKind = "invalid_variable_error"
+
+
+class DataVariableError(TemplateVariableError):
+    """A ``{{item.path}}`` names nothing in the data row, or a null or NaN there.
+
+    The data row's value is missing (a reference not given): `OpenAIGraderSettings`'s
+    ``missing_variables="abstain"`` makes such a sample an abstention. A variable of the
+    model's output that names nothing stays a `TemplateVariableError`: the model's fault.
+    """
 
 
 class SampleParseError(OpenAIGraderError):
