@@ -8,8 +8,9 @@ Which method, in words:
   and covers the true rate at least 95% of the time at every n and every rate. Wilson's
   interval, used before, is narrower but covered 89-92% of the time at n = 5 and near
   rates of 0.02 or 0.98 (the audit below): Clopper-Pearson is the one that holds.
-- **bounded** (``bounded``): the scores lie in a known range (``score_range``: OpenAI
-  graders, range judges, score_model's ``range``), or they are 0/1 and clustered. Wilson's
+- **bounded** (``bounded``; clustered, ``bounded_clustered``): the scores lie in a known
+  range (``score_range``: OpenAI graders, range judges, score_model's ``range``), or they
+  are 0/1 and clustered. Wilson's
   interval of the mean rescaled to [0, 1], over an *effective* number of samples: the
   number of 0/1 samples whose mean would be as uncertain, ``n_eff = p(1 - p) / var``
   (``var`` the mean's variance, clustered when asked), shrunk by ``(z / t_df)^2`` because
@@ -52,13 +53,14 @@ __all__ = [
     "wilson",
 ]
 
-Method = Literal["clopper_pearson", "bounded", "t", "t_clustered", "none"]
+Method = Literal["clopper_pearson", "bounded", "bounded_clustered", "t", "t_clustered", "none"]
 
 METHOD_NAMES: dict[str, str] = {
     "clopper_pearson": "Clopper-Pearson exact",
     "bounded": "Wilson score, effective n (Korn-Graubard)",
+    "bounded_clustered": "Wilson score, effective n (Korn-Graubard), cluster-robust CR2",
     "t": "Student t",
-    "t_clustered": "Student t, cluster-robust",
+    "t_clustered": "Student t, cluster-robust CR2 (Bell-McCaffrey df)",
     "none": "no interval",
 }
 """Each method's name as the screen, the report and the README print it."""
@@ -257,10 +259,12 @@ def mean_interval(
         effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
     elif not df > 0:
         effective = float(n)  # one sample or one cluster: nothing but the range
-        caveat = caveat or "one sample: the interval rests on the range alone"
+        alone = "one cluster" if clusters is not None else "one sample"
+        caveat = f"{alone}: no spread to learn from, the interval rests on the range alone"
     low, high = wilson(p, effective, confidence)
+    method: Method = "bounded" if clusters is None else "bounded_clustered"
     return MeanEstimate(
-        mean, lo + low * (hi - lo), lo + high * (hi - lo), "bounded", effective, caveat
+        mean, lo + low * (hi - lo), lo + high * (hi - lo), method, effective, caveat
     )
 
 
