@@ -340,3 +340,21 @@ def test_openai_graders_declare_their_range():
         api_key="x",
     )
     assert scale.score_range == (1.0, 5.0)
+
+
+def test_a_plain_sink_gets_the_methods_caveats_and_pass_metrics(tmp_path):
+    from gradewire.eval.reporting._trackers import log_run_to_sink
+    from gradewire.sinks import MemorySink
+
+    run = make_run(tmp_path, {"acc": [1, 0, 1, 1, 0, 1]}, topics=list("aabbcc"))
+    run = type(run)(
+        run.name, run.records, run.spec_hashes, run.config, run.folder, cluster_key="topic"
+    )
+    sink = MemorySink()
+    log_run_to_sink(run, sink)
+    assert sink.config["interval_methods"] == {
+        "acc": "Wilson score, effective n (Korn-Graubard), cluster-robust CR2"
+    }
+    assert "3 clusters" in sink.config["interval_caveats"]["acc"]
+    (_, logs) = sink.steps[0]
+    assert logs["acc/score/ci_low"] >= 0.0
