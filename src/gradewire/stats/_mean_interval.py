@@ -236,17 +236,19 @@ def mean_interval(
         found = _t(x, mean, clusters, confidence)
         if voided is None:
             return found
-        caveat = voided if found.caveat is None else f"{voided}; {found.caveat}"
-        return replace(found, caveat=caveat)
+        note = voided if found.caveat is None else f"{voided}; {found.caveat}"
+        return replace(found, caveat=note)
     # Rescaled to [0, 1]: a proportion, or a bounded score as a fraction of its range.
     y = (x - lo) / (hi - lo)
     p = float(y.mean())
     if on_bounds and clusters is None:
         low, high = clopper_pearson(round(float(y.sum())), n, confidence)
         return MeanEstimate(mean, lo + low * (hi - lo), lo + high * (hi - lo), "clopper_pearson")
+    df: float
+    caveat: str | None = None
     if clusters is None:
         variance = float(y.var(ddof=1)) / n if n > 1 else math.nan
-        df, caveat = n - 1, None
+        df = n - 1
     else:
         se, df, g = cr2_stderr(y, clusters)
         variance = se * se
@@ -257,7 +259,7 @@ def mean_interval(
     effective = p * (1.0 - p) / variance if spread else float(n)
     if df > 0:
         effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
-    elif not df > 0:
+    else:
         effective = float(n)  # one sample or one cluster: nothing but the range
         alone = "one cluster" if clusters is not None else "one sample"
         caveat = f"{alone}: no spread to learn from, the interval rests on the range alone"
@@ -272,6 +274,8 @@ def _t(
     x: npt.NDArray[np.float64], mean: float, clusters: Sequence[str] | None, confidence: float
 ) -> MeanEstimate:
     n = int(x.size)
+    df: float
+    method: Method
     if clusters is None:
         if n < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one sample")
@@ -283,7 +287,7 @@ def _t(
         if g < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one cluster")
     half = _t_quantile(confidence, df) * se
-    return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)  # type: ignore[arg-type]
+    return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)
 
 
 def _few_clusters(g: int, df: float) -> str | None:
