@@ -191,7 +191,9 @@ async def test_a_looping_python_grader_is_timed_out_and_leaves_no_process():
         time.sleep(0.05)
     assert not left(), "a process of the grader survived"
     assert await grader(thread("x")) is None
-    assert grader.get_logs()["score/unresponsive_reward_error_count"] == 1
+    logs = grader.get_logs()
+    assert logs["score/unresponsive_reward_error_count"] == 1
+    assert logs["score/timeout_count"] == 1  # a timeout outcome, as on every grader
 
 
 MESSAGES = [

@@ -63,7 +63,8 @@ class PythonGrader(OpenAIGrader):
     environment holds only ``PATH``, ``HOME``, ``TMPDIR``, ``TZ`` and the locale, under the
     same supervisor as `gradewire.tools.CommandGrader`: past ``timeout`` the process and
     everything it started are ended (SIGTERM, then SIGKILL), and the sample is an
-    ``unresponsive_reward_error``. An exception in ``grade``, or a result that is not a
+    ``unresponsive_reward_error``, a timeout outcome (``score/timeout_count``) as on every
+    grader. An exception in ``grade``, or a result that is not a
     finite number, is a ``python_grader_runtime_error``.
 
     What the code can read of other processes: on Linux, where unprivileged user
@@ -101,6 +102,8 @@ class PythonGrader(OpenAIGrader):
         self.source: str = config["source"]
         _defines_grade(self.source, where)
         self.process_timeout = timeout
+        # Always bounded (by the process's timeout): its timeouts are counted, 0 included.
+        self._timeout_applied = True
 
     async def grade(self, sample: StringThread) -> Grade:
         """Run ``grade(sample, item)`` for one sample in its own process."""
@@ -132,7 +135,9 @@ class PythonGrader(OpenAIGrader):
         if result.timed_out:
             raise UnresponsiveRewardError(
                 f"the python grader did not return within {self.process_timeout:g} s; its "
-                "processes were ended (raise python_timeout if it needs longer)"
+                "processes were ended (raise python_timeout if it needs longer)",
+                grader_key=self.grader_key,
+                seconds=self.process_timeout,
             )
         answer = _answer(result.stdout)
         tail = result.stderr.strip()[-1000:]
