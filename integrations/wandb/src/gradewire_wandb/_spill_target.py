@@ -39,7 +39,7 @@ def sink_for_target(target: Mapping[str, Any], *, closed: bool) -> WandbSink:
     # Only the plain values WandbSink.delivery_target writes: a spill folder is data anyone
     # who could write to it may have planted, and init's `settings` (a mapping) names the
     # server wandb sends this environment's API key to.
-    kwargs = (
+    kwargs: dict[str, Any] = (
         {str(k): v for k, v in init.items() if isinstance(v, str | int | float | bool) or v is None}
         if isinstance(init, Mapping)
         else {}
