@@ -100,8 +100,8 @@ def test_clusters_multiply_the_pairs_by_the_design_effect(tmp_path):
     b = a + rng.normal(0, 0.1, 30)[topics] + rng.normal(0, 0.05, 240)
     run_a = make_run(tmp_path / "a", {"g": a}, topics=[str(t) for t in topics])
     run_b = make_run(tmp_path / "b", {"g": b}, topics=[str(t) for t in topics])
-    flat = plan_comparison(run_a, run_b, 0.02)["g"]
-    clustered = plan_comparison(run_a, run_b, 0.02, cluster_key="topic")["g"]
+    flat = plan_comparison(run_a, run_b, 0.02)[0]["g"]
+    clustered = plan_comparison(run_a, run_b, 0.02, cluster_key="topic")[0]["g"]
     assert clustered.design_effect > 3
     assert clustered.n_pairs == math.ceil(flat.n_pairs * clustered.design_effect)
 
@@ -126,3 +126,37 @@ def test_power_command(tmp_path):
     bad = run("power", str(tmp_path / "a"), str(tmp_path / "b"), "--difference", "0")
     assert bad.returncode == 2
     assert "non-zero" in bad.stderr
+
+
+def test_a_grader_the_pilot_cannot_plan_is_named_and_the_others_are_planned(tmp_path, capsys):
+    from gradewire.cli import main
+
+    def power(*extra):
+        code = main([*argv, *extra])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    rng = np.random.default_rng(5)
+    a = (rng.random(100) < 0.6).astype(float)
+    b = np.where(rng.random(100) < 0.8, a, 1 - a)
+    same = np.ones(100)
+    make_run(tmp_path / "a", {"correct": a, "flat": same, "rare": [1.0, 0.0] + [None] * 98})
+    make_run(tmp_path / "b", {"correct": b, "flat": same, "rare": [1.0, 1.0] + [None] * 98})
+    argv = ["power", str(tmp_path / "a"), str(tmp_path / "b"), "--difference", "0.05"]
+    code, out, err = power()
+    assert code == 1, err
+    assert out.startswith(f"correct: {samples_needed(0.05, np.std(b - a, ddof=1)):,}")
+    assert "flat: no plan: the differences' standard deviation must be positive" in err
+    assert "rare: no plan: a pilot needs at least 3 pairs" in err
+    code, out, _ = power("--json")
+    data = json.loads(out)
+    assert set(data) == {"correct", "flat", "rare"}
+    assert "never disagree" in data["flat"]["refused"]
+    code, out, err = power("--grader", "correct")
+    assert code == 0, err
+    assert out.startswith("correct: ")
+    assert "flat" not in out + err
+    assert power("--grader", "flat")[0] == 2
+    code, _, err = power("--grader", "nope")
+    assert code == 2
+    assert "do not both have the grader(s) 'nope'" in err
