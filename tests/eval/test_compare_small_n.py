@@ -285,3 +285,13 @@ def test_clusters_of_very_unequal_size_are_said_to_make_the_level_slip():
     assert any("very unequal size (2 to 40 pairs)" in w for w in result.warnings)
     alike = [str(i % 6) for i in range(len(labels))]
     assert not any("unequal" in w for w in paired_difference(a, b, clusters=alike).warnings)
+
+
+def test_the_detectable_difference_with_few_clusters_uses_the_tests_t_quantiles(tmp_path):
+    run_a, run_b, _, _, _ = _clustered_runs(tmp_path)
+    (g,) = compare_runs(run_a, run_b, cluster_key="topic").graders
+    expected = (stats.t.ppf(0.975, g.dof) + stats.t.ppf(0.8, g.dof)) * g.stderr
+    assert g.detectable == pytest.approx(expected, rel=1e-9)
+    # At least as large as the interval's half-width: a difference the test cannot see is
+    # never called detectable.
+    assert g.detectable > (g.ci_high - g.ci_low) / 2

@@ -48,7 +48,7 @@ __all__ = [
 FEW_CLUSTERS = 10
 
 # Clusters this many times larger than the smallest one make the CR2 interval's level
-# slip in the audit's "unlike clusters" cells (2 to 40 pairs a cluster).
+# slip a little in the audit's "unlike clusters" cells (2 to 40 pairs a cluster).
 UNLIKE_SIZES = 5
 
 BINARY = "mid-p McNemar test, Tango score interval"
@@ -149,21 +149,18 @@ def paired_difference(
     naive = _independent(x, y, confidence)
     d = y - x
     notes = list(_spread_notes(d))
-    if n_clusters < FEW_CLUSTERS:
-        notes.append(
-            f"only {n_clusters} clusters: the clustered interval uses a small-sample "
-            f"correction (CR2, t on few degrees of freedom), so it is wide; with fewer than "
-            f"{FEW_CLUSTERS} clusters its coverage depends on how alike the clusters are"
-        )
+    few = n_clusters < FEW_CLUSTERS
     sizes = Counter(map(str, labels)).values()
     if max(sizes) >= UNLIKE_SIZES * min(sizes):
         notes.append(
             f"clusters of very unequal size ({min(sizes)} to {max(sizes)} pairs): with such "
             "clusters the simulation audit finds the clustered interval's coverage down to "
-            "about 93% and its false-positive rate up to about 7% (not 5%); read a p-value "
+            "about 94% and its false-positive rate up to about 6% (not 5%); read a p-value "
             "near the level with care"
         )
     if not np.any(d):
+        if few:
+            notes.insert(0, f"only {n_clusters} clusters")
         return PairedDifference(
             0.0,
             math.nan,
@@ -177,6 +174,13 @@ def paired_difference(
             warnings=(*notes, _NO_SPREAD),
         )
     t = cr2_interval(d, labels, confidence)
+    if few:
+        notes.insert(
+            0,
+            f"only {n_clusters} clusters: the clustered interval uses a small-sample "
+            f"correction (CR2, t on {t.dof:.1f} degrees of freedom); with fewer than "
+            f"{FEW_CLUSTERS} clusters its coverage depends on how alike the clusters are",
+        )
     low, high = _within(t.low, t.high, x, y)
     return PairedDifference(
         t.estimate,
@@ -213,7 +217,9 @@ def _independent(
         alpha = 1.0 - confidence
         if (low > 0.0 or high < 0.0) and p_value >= alpha:
             notes = (
-                f"Tango's interval alone ({low:.4f} to {high:.4f}) excludes 0 but the "
+                # 0/1 scores read in points, as the verdict writes them.
+                f"Tango's interval alone ({100 * low:.1f} to {100 * high:.1f} points) "
+                "excludes 0 but the "
                 f"mid-p McNemar test does not reject no difference (p = {p_value:.4f}): "
                 "the interval is extended to 0, so the two agree",
             )
