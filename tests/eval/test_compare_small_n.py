@@ -295,3 +295,13 @@ def test_the_detectable_difference_with_few_clusters_uses_the_tests_t_quantiles(
     # At least as large as the interval's half-width: a difference the test cannot see is
     # never called detectable.
     assert g.detectable > (g.ci_high - g.ci_low) / 2
+
+
+def test_clustered_pairs_that_never_differ_still_get_tangos_interval():
+    a = [1.0, 0.0] * 10
+    labels = [str(i % 4) for i in range(20)]
+    result = paired_difference(a, a, clusters=labels)
+    z2 = stats.norm.ppf(0.975) ** 2
+    assert (result.low, result.high) == pytest.approx((-z2 / (20 + z2), z2 / (20 + z2)))
+    assert result.n_clusters == 4
+    assert any("treated as independent" in w for w in result.warnings)

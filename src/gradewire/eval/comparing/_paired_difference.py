@@ -158,6 +158,20 @@ def paired_difference(
             "about 94% and its false-positive rate up to about 6% (not 5%); read a p-value "
             "near the level with care"
         )
+    if not np.any(d) and naive.method == BINARY:
+        # Nothing differs, so no spread between clusters can be measured; Tango's interval
+        # over the pairs still bounds what so many ties allow.
+        return replace(
+            naive,
+            n_clusters=n_clusters,
+            naive_low=naive.low,
+            naive_high=naive.high,
+            warnings=(
+                *notes,
+                "no pair differs, so how clusters vary cannot be measured: the interval is "
+                "Tango's, with the pairs treated as independent",
+            ),
+        )
     if not np.any(d):
         if few:
             notes.insert(0, f"only {n_clusters} clusters")
