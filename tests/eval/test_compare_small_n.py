@@ -304,4 +304,18 @@ def test_clustered_pairs_that_never_differ_still_get_tangos_interval():
     z2 = stats.norm.ppf(0.975) ** 2
     assert (result.low, result.high) == pytest.approx((-z2 / (20 + z2), z2 / (20 + z2)))
     assert result.n_clusters == 4
-    assert any("treated as independent" in w for w in result.warnings)
+    assert any("treats the pairs as independent" in w for w in result.warnings)
+
+
+def test_bounded_scores_that_never_differ_get_an_exact_bound_not_a_point():
+    # The non-0/1 counterpart of item 2: identical scores in [0, 1] on 10 pairs.
+    a = [0.1, 0.35, 0.5, 0.8, 0.0, 0.25, 0.6, 0.9, 0.45, 0.7]
+    result = paired_difference(a, a)
+    # Clopper–Pearson's upper bound with 0 of 10 differing, at 97.5% one-sided.
+    bound = stats.beta.ppf(0.975, 1, 10)
+    assert (result.low, result.high) == pytest.approx((-bound, bound), rel=1e-12)
+    assert result.p_value == 1.0
+    # Outside [0, 1] nothing bounds a pair's difference: no interval, and the reason.
+    wide = paired_difference([5.0 * v for v in a], [5.0 * v for v in a])
+    assert math.isnan(wide.low)
+    assert any("no interval" in w for w in wide.warnings)
