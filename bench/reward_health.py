@@ -4,7 +4,7 @@
    a quarter of the prompts gold-graded, 300 steps. Clean runs (both rewards rise, in
    three shapes, with a shared slow wobble) give the false-alarm rate: the share of
    runs raising any alert. Hacked runs (plain, paying for length, with a dominant
-   component, a slow drift) give, for the ``gold_decline`` rule: the share that alerted
+   component, a slow drift) give, for the ``gold_gap`` rule: the share that alerted
    before the gold's expected peak, the share whose first alert came within 10% of the
    run's steps after it, and the median delay after the peak (a run with no alert counts
    its remaining steps). Seeds: clean from 5000, hacked from 6000 (not the seeds the
@@ -42,7 +42,7 @@ def replays(clean: int, hacked: int, steps: int) -> None:
             replay = simulate(kind, 6000 + s, steps=steps)
             peak = replay.gold_peak
             assert peak is not None
-            alerts = [a for a in RewardMonitor().replay(replay.steps) if a.signal == "gold_decline"]
+            alerts = [a for a in RewardMonitor().replay(replay.steps) if a.signal == "gold_gap"]
             first = alerts[0].step if alerts else steps
             never += not alerts
             early += first < peak

@@ -122,7 +122,7 @@ def test_a_hacked_replay_alerts_after_the_golds_peak_and_never_before(kind):
         monitor = RewardMonitor()
         alerts = monitor.replay(replay.steps)
         assert replay.gold_peak is not None
-        gold = [a for a in alerts if a.signal == "gold_decline"]
+        gold = [a for a in alerts if a.signal == "gold_gap"]
         assert all(a.step >= replay.gold_peak for a in gold), (seed, gold)
         if kind == "hack_length":
             assert any(a.signal == "length_drift" for a in alerts), seed
@@ -180,7 +180,7 @@ async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_i
     out = capsys.readouterr().out
     assert "\x1b" not in out
     assert out.count("\n- step ") == len(live.alerts)
-    assert f"step {live.alerts[0].step} [gold_decline]" in out
+    assert f"step {live.alerts[0].step} [gold_gap]" in out
 
     clean = tmp_path / "clean.jsonl"
     sink = JsonlSink(clean)
@@ -189,3 +189,30 @@ async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_i
     sink.close()
     assert main(["health", str(clean)]) == 0
     assert "no alert" in capsys.readouterr().out
+
+
+def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives():
+    sm = pytest.importorskip("statsmodels.api")
+    from gradewire.train._gold_lag import GoldLag
+
+    rng = np.random.default_rng(4)
+    steps = 50
+    proxy = np.linspace(0.2, 0.8, steps) + rng.normal(0, 0.01, steps)
+    gold = 0.1 + 0.5 * proxy + rng.normal(0, 0.02, steps)
+    gold[-10:] = gold[-10:].mean() - 0.05 - np.linspace(0, 0.02, 10)  # flat, then falling
+    lag = GoldLag(shortest=10, longest=10, reference=30, least_reference=20)
+    for g, p in zip(gold, proxy, strict=True):
+        lag.add(float(g), float(p))
+    result = lag.test()
+    assert result is not None
+    a = steps - 10
+    fit = sm.OLS(gold[a - 30 : a], sm.add_constant(proxy[a - 30 : a])).fit()
+    ps = proxy[a:].mean()
+    prediction = fit.get_prediction(np.array([[1.0, ps]]))
+    # the noise: half the mean squared successive difference of gold - b * proxy
+    resid = gold - fit.params[1] * proxy
+    noise = np.mean(np.diff(resid) ** 2) / 2
+    se = np.sqrt(noise * (1 / 10 + prediction.se_mean[0] ** 2 / fit.scale))
+    assert result.expected == pytest.approx(prediction.predicted_mean[0])
+    assert result.z == pytest.approx((gold[a:].mean() - prediction.predicted_mean[0]) / se)
+    assert result.z < -3
