@@ -216,3 +216,12 @@ def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives():
     assert result.expected == pytest.approx(prediction.predicted_mean[0])
     assert result.z == pytest.approx((gold[a:].mean() - prediction.predicted_mean[0]) / se)
     assert result.z < -3
+
+
+def test_a_grader_that_scored_nothing_is_still_watched():
+    monitor = RewardMonitor()
+    logs = {"rewards/judge/score/count": 0, "rewards/judge/score/error_count": 64}
+    (alert,) = monitor.observe(1, logs)
+    assert (alert.step, alert.grader, alert.signal) == (1, "rewards/judge", "unscored")
+    assert "64 errors" in alert.message
+    assert monitor.signals["rewards/judge/health/error_rate"] == 1.0

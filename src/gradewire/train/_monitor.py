@@ -64,6 +64,7 @@ from gradewire.train._gold_lag import GoldLag
 __all__ = ["Alert", "RewardHealthError", "RewardMonitor", "check_on_alert"]
 
 _SCORE_MEAN = "/score/mean"
+_SCORE_COUNT = "/score/count"
 _WILSON_Z = 3.090232306167813  # one-sided 99.9%
 _MIN_SEGMENT = 10
 
@@ -155,7 +156,7 @@ class RewardMonitor:
 
     Feed it each step's logs in order (what `RewardLogger.step` returns, or a JSONL
     file's steps through `replay`); it returns the alerts raised at that step and keeps
-    them all in `alerts`. It finds the graders by their ``<root>/score/mean`` keys, so it
+    them all in `alerts`. It finds the graders by their ``<root>/score/count`` keys, so it
     works on any run gradewire logged, under any prefix. The rules and their tuning are
     in this module's docs.
 
@@ -447,10 +448,11 @@ class RewardMonitor:
 
 
 def _roots(logs: Mapping[str, LogValue]) -> list[str]:
+    # score/count is logged even when no sample got a score (score/mean is not then).
     return [
-        key[: -len(_SCORE_MEAN)]
+        key[: -len(_SCORE_COUNT)]
         for key in logs
-        if key.endswith(_SCORE_MEAN) and "/health/" not in key and key != _SCORE_MEAN[1:]
+        if key.endswith(_SCORE_COUNT) and "/health/" not in key and key != _SCORE_COUNT[1:]
     ]
 
 
