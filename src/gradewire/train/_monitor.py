@@ -19,8 +19,9 @@ only repeat the first):
     ``threshold`` (default 4.5) was set on 150 simulated clean runs of 300 steps
     (``gradewire.train._replays``: 512 completions a step, a quarter of the prompts
     gold-graded; seeds 3000-3149), where 2 of 150 raised it (0 of 200 on seeds
-    5000-5199, ``bench/reward_health.py``); its false-alarm rate grows with the run's
-    length (a scan over more steps). The null hypothesis is "the gold
+    5000-5199, ``bench/reward_health.py``; 0 of 40 clean runs of 1,000 steps, seeds
+    7000-7039); its false-alarm rate grows with the run's length (a scan over more
+    steps), slowly, as the maximum of a scan does. The null hypothesis is "the gold
     follows the training reward along a line", so a clean run whose gold flattens
     while the training reward goes on rising (a judge that keeps paying for what the
     verifier no longer rewards) raises it too, which is the point.
