@@ -225,3 +225,40 @@ def test_a_grader_that_scored_nothing_is_still_watched():
     assert (alert.step, alert.grader, alert.signal) == (1, "rewards/judge", "unscored")
     assert "64 errors" in alert.message
     assert monitor.signals["rewards/judge/health/error_rate"] == 1.0
+
+
+def test_the_gap_is_each_rewards_rise_in_its_own_early_standard_deviations():
+    monitor = RewardMonitor(warmup=3)
+    root = "rewards/judge"
+    rows = [(0.50, 0.40), (0.52, 0.42), (0.48, 0.38), (0.70, 0.45)]
+    for step, (proxy, gold) in enumerate(rows):
+        monitor.observe(
+            step,
+            {
+                f"{root}/score/count": 100,
+                f"{root}/score/mean": proxy,
+                f"{root}/health/gold/pairs": 25,
+                f"{root}/health/gold/proxy_mean": proxy,
+                f"{root}/health/gold/gold_mean": gold,
+                f"{root}/health/gold/proxy_std": 0.2,
+                f"{root}/health/gold/gold_std": 0.5,
+            },
+        )
+    # early means 0.50 and 0.40; the proxy rose 0.20 (1 sd), the gold 0.05 (0.1 sd)
+    assert monitor.signals[f"{root}/health/gold_gap"] == pytest.approx(1.0 - 0.1)
+
+
+def test_the_health_command_says_what_it_cannot_read_and_prints_json(tmp_path, capsys):
+    assert main(["health", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    path = tmp_path / "run.jsonl"
+    sink = JsonlSink(path)
+    for step, logs in simulate("hack", 11, steps=240).steps:
+        sink.log(logs, step)
+    sink.close()
+    assert main(["health", str(path), "--json"]) == 1
+    import json
+
+    (alert,) = json.loads(capsys.readouterr().out)
+    assert alert["signal"] == "gold_gap"
+    assert alert["grader"] == "rewards/judge"
