@@ -4,7 +4,8 @@ While a run is healthy, the gold reference and the training reward rise together
 stretch of steps the gold follows a line in the training reward, ``gold = a + b * proxy``
 with ``b >= 0``. When the policy finds a shortcut, the training reward goes on rising and
 the gold does not follow. At every step this test takes each recent segment (the last
-``shortest`` to ``longest`` steps), fits the line on the ``reference`` steps before it,
+``shortest`` to ``longest`` steps, 8 to 60), fits the line on the ``reference`` steps
+before it (up to 200: a long reference makes the line's extrapolation precise),
 and asks how far the segment's mean gold falls below the line's prediction, in standard
 errors: the prediction error of ordinary least squares, with the step noise estimated by
 von Neumann's mean squared successive difference of ``gold - b * proxy`` over the whole
@@ -41,8 +42,8 @@ class GoldLag:
     """The running state of the test for one grader (one gold, one training reward)."""
 
     shortest: int = 8
-    longest: int = 40
-    reference: int = 60
+    longest: int = 60
+    reference: int = 200
     least_reference: int = 20
     _g: list[float] = field(default_factory=lambda: [0.0])
     _p: list[float] = field(default_factory=lambda: [0.0])

@@ -10,21 +10,22 @@ only repeat the first):
 ``gold_gap`` (needs a gold reference, ``RewardLogger(gold=...)``)
     The gold reference falls behind what the training reward predicts, and stops
     rising: the test of `gradewire.train._gold_lag` (the gold's mean over each recent
-    segment of 8 to 40 steps against the line ``gold = a + b * proxy`` fitted on the 60
-    steps before it, in standard errors, the most negative over the segments whose gold
-    is not rising). On the per-step gold, the share's luck of the draw is first taken
-    out with the regression estimator (the gold share's proxy mean against the whole
-    batch's). When the training reward rose over that segment, the sentence says the
-    reward is being hacked; when it did not, that training is degrading.
+    segment of 8 to 60 steps against the line ``gold = a + b * proxy`` fitted on up to
+    200 steps before it, in standard errors, the most negative over the segments whose
+    gold is not rising). On the per-step gold, the share's luck of the draw is first
+    taken out with the regression estimator (the gold share's proxy mean against the
+    whole batch's). When the training reward rose over that segment, the sentence says
+    the reward is being hacked; when it did not, that training is degrading.
     ``threshold`` (default 4.5) was set on 150 simulated clean runs of 300 steps
     (``gradewire.train._replays``: 512 completions a step, a quarter of the prompts
-    gold-graded; seeds 3000-3149), where 2 of 150 raised it (0 of 200 on seeds
-    5000-5199, ``bench/reward_health.py``; 0 of 40 clean runs of 1,000 steps, seeds
-    7000-7039); its false-alarm rate grows with the run's length (a scan over more
-    steps), slowly, as the maximum of a scan does. The null hypothesis is "the gold
-    follows the training reward along a line", so a clean run whose gold flattens
-    while the training reward goes on rising (a judge that keeps paying for what the
-    verifier no longer rewards) raises it too, which is the point.
+    gold-graded; seeds 3000-3149), where 1 raised it, and checked on 60 clean runs of a
+    second, simpler simulation (independent per-sample noise, 256 completions a step),
+    where none did; ``bench/reward_health.py`` gives the figures on fresh seeds. Its
+    false-alarm rate grows with the run's length (a scan over more steps), slowly, as
+    the maximum of a scan does. The null hypothesis is "the gold follows the training
+    reward along a line", so a run whose gold flattens while the training reward goes
+    on rising (a judge that keeps paying for what the verifier no longer rewards)
+    raises it too, which is the point.
 ``length_drift``
     Completion length has grown by at least ``length_drift_sd`` of its early per-sample
     spread over the last ``window`` steps, the growth is beyond the noise (the largest
