@@ -31,9 +31,9 @@ from gradewire.models._get_model import get_model, qualified_model_name
 from gradewire.openai._config import Connection
 from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
-    BashSpec,
     BinaryJudgeSpec,
     CombinedSpec,
+    CommandSpec,
     CustomSpec,
     ExternalEndpointSpec,
     JudgeDefaults,
@@ -132,7 +132,7 @@ class Builder:
         """
         keyed = spec.model_copy(update={"key": spec.written_as}) if spec.feedback_key else spec
         grader = self._make(keyed)
-        if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
+        if spec.timeout is not None and not isinstance(spec, CommandSpec | ExternalEndpointSpec):
             # The other types pass it to their constructor, with their own meaning.
             grader.timeout = spec.timeout
         # Set on the object (not a class attribute): the spec belongs to this grader.
@@ -153,7 +153,7 @@ class Builder:
                 remote_grader=spec.remote_grader,
                 **_tables(spec),
             )
-        if isinstance(spec, BashSpec):
+        if isinstance(spec, CommandSpec):
             return CommandGrader(
                 spec.key,
                 spec.command,

@@ -3,7 +3,7 @@
 Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
 ``[judge]`` defaults merged in, secrets only as environment variable names), so
 `grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
-A spec of type ``custom`` or ``bash``, and an OpenAI ``python`` grader, is code wherever it
+A spec of type ``custom`` or ``command``, and an OpenAI ``python`` grader, is code wherever it
 sits (alone, or in a ``combined``, ``panel`` or ``multi``): `build_grader` builds it only with
 ``trust_code=True``, while `load_graders` trusts the local file it is given. One walk over
 the whole tree (`specs._trust`) decides it before anything is imported or built.
@@ -52,9 +52,9 @@ def build_grader(
 
     A spec can be code: ``custom`` imports and calls the Python it names (a module's
     import runs that module; ``"builtins:exec"`` with ``factory = true`` runs its key as
-    Python), ``bash`` runs a shell command and an OpenAI ``python`` grader runs its
-    source. Such a spec, alone or anywhere inside a ``combined``, ``panel`` or ``multi``,
-    is refused (before anything is imported or built) unless
+    Python), ``command`` (once ``bash``) runs a shell command and an OpenAI ``python``
+    grader runs its source. Such a spec, alone or anywhere inside a ``combined``, ``panel``
+    or ``multi``, is refused (before anything is imported or built) unless
     ``trust_code=True``, since a dict may come from anywhere: a tracker's logged config
     (`grader_config` is made to be logged, and read back), a run folder, a request. Pass
     ``trust_code=True`` for a spec you wrote or that comes from a file you control.
@@ -64,8 +64,9 @@ def build_grader(
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
-            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
-            ``combined``, ``panel``), a ``key`` and that type's fields (every type also
+            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``command``
+            (``bash``, its old name, is read as it), ``custom``, ``combined``, ``panel``),
+            a ``key`` and that type's fields (every type also
             takes ``feedback_key``, Adaptive's: the name the grader's scores are written
             under, its ``grader_key``; by default the ``key``); `grader.spec` of a built
             grader works too. An OpenAI grader object (``string_check``, ...,
@@ -73,7 +74,7 @@ def build_grader(
             ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
-        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders
+        trust_code: Build ``custom`` and ``command`` specs and OpenAI ``python`` graders
             (anywhere in the tree).
 
     Returns:
@@ -117,7 +118,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     A grader file is code: a ``custom`` spec imports and calls the Python it names (with
     ``function = "builtins:exec"`` and ``factory = true`` it runs its key as Python) and a
-    ``bash`` spec runs its command, here and wherever the file is loaded (``gradewire
+    ``command`` spec runs its command, here and wherever the file is loaded (``gradewire
     eval``, ``gradewire serve``). The file you name is trusted as you would trust a
     script of yours; load one you did not write with ``trust_code=False``, which refuses
     those specs (see `build_grader`). A ``custom`` spec's module is looked for first in
@@ -144,7 +145,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     Args:
         path: The grader file.
-        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders,
+        trust_code: Build ``custom`` and ``command`` specs and OpenAI ``python`` graders,
             anywhere in the tree (default: yes, the file is yours).
 
     Raises:
