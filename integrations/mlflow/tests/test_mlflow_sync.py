@@ -5,7 +5,7 @@ start), or to the session's real server, killed mid-run. ``gradewire sync`` then
 what they left, to the run their files name or to one given by hand, and ends a run whose
 sink was closed during the outage with the status and the time of that close.
 
-The ``gradewire.spill_targets`` entry point is read from the installed metadata; these
+The ``spill_target`` entry point is read from the installed metadata; these
 tests load what ``pyproject.toml`` declares instead, so that they check the declaration.
 """
 
@@ -26,7 +26,7 @@ from mlflow import MlflowClient
 
 from gradewire import BackgroundSink
 from gradewire.cli import main
-from gradewire.sinks.background import _sync
+from gradewire.sinks.background import _spill_replay
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, read_run
 from mlflow_trainer import logs
@@ -40,10 +40,12 @@ PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
 def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
     declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
     factories = {}
-    for name, value in declared["gradewire.spill_targets"].items():
-        module, _, attribute = value.partition(":")
-        factories[name] = getattr(importlib.import_module(module), attribute)
-    monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
+    for name, value in declared["gradewire.integrations"].items():
+        kind, _, integration = name.partition(".")
+        if kind == "spill_target":
+            module, _, attribute = value.partition(":")
+            factories[integration] = getattr(importlib.import_module(module), attribute)
+    monkeypatch.setattr(_spill_replay, "spill_target_factories", lambda: factories)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import tomllib
 
 from gradewire.cli import main
 from gradewire.sinks import read_spill
-from gradewire.sinks.background import _sync
+from gradewire.sinks.background import _spill_replay
 from gradewire_wandb import find_offline_runs, read_offline_run
 from support.processes import SpillChild, child_env, wait_for
 from wandb_trainer import make_sink
@@ -37,17 +37,19 @@ PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
 
 @pytest.fixture(autouse=True)
 def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The ``gradewire.spill_targets`` factories as pyproject.toml declares them.
+    """The ``spill_target`` factories as pyproject.toml declares them.
 
     The entry points are read from the installed metadata; loading the declaration
     checks the declaration itself.
     """
     declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
     factories = {}
-    for name, value in declared["gradewire.spill_targets"].items():
-        module, _, attribute = value.partition(":")
-        factories[name] = getattr(importlib.import_module(module), attribute)
-    monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
+    for name, value in declared["gradewire.integrations"].items():
+        kind, _, integration = name.partition(".")
+        if kind == "spill_target":
+            module, _, attribute = value.partition(":")
+            factories[integration] = getattr(importlib.import_module(module), attribute)
+    monkeypatch.setattr(_spill_replay, "spill_target_factories", lambda: factories)
 
 
 class Trainer(SpillChild):
