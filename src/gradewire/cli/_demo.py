@@ -15,7 +15,7 @@ from gradewire.core._combined_grader import CombinedGrader
 from gradewire.core._errors import MissingDependencyError, OutputParserException
 from gradewire.core._grader import BaseGrader, LogValue
 from gradewire.core._integrations import integrations
-from gradewire.core._stats import LogState
+from gradewire.core._log_state import LogState
 from gradewire.core._table import Table
 from gradewire.core._thread import StringThread
 from gradewire.helpers._numeric import numeric_match
