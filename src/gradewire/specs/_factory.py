@@ -158,7 +158,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     from gradewire.openai._config import is_openai_config
     from gradewire.specs._builders import Builder, openai_connection, resolve
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._error_messages import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
     from gradewire.specs._trust import refuse_code
 
@@ -271,7 +271,7 @@ def grader_config(graders: BaseGrader | Iterable[BaseGrader]) -> dict[str, Any]:
 def _parse(spec: Mapping[str, Any], where: str) -> Any:
     from pydantic import ValidationError
 
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._error_messages import spec_error
 
     if not isinstance(spec, Mapping):
         raise InvalidTypeError(
@@ -286,7 +286,7 @@ def _parse(spec: Mapping[str, Any], where: str) -> Any:
 def _defaults(raw: Mapping[str, Any] | None, what: str) -> JudgeDefaults | None:
     from pydantic import ValidationError
 
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._error_messages import spec_error
     from gradewire.specs._grader_specs import JudgeDefaults
 
     if raw is None:
