@@ -38,7 +38,7 @@ from gradewire.specs._grader_specs import (
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
-    OpenAIDefaults,
+    OpenAIGraderDefaults,
     PairwiseJudgeSpec,
     PanelSpec,
     PrebuiltJudgeSpec,
@@ -49,7 +49,7 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "openai_connection", "resolve"]
+__all__ = ["Builder", "openai_graders_connection", "resolve"]
 
 _JudgeSpec = (
     BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
@@ -95,8 +95,8 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     return spec.model_copy(update={"judge_model": model})
 
 
-def openai_connection(
-    judge: JudgeDefaults | None, openai: OpenAIDefaults | None, where: str
+def openai_graders_connection(
+    judge: JudgeDefaults | None, openai: OpenAIGraderDefaults | None, where: str
 ) -> Connection:
     """How a file's OpenAI graders reach models: its ``[judge]`` and ``[openai]`` tables."""
     settings = OpenAIGraderSettings(

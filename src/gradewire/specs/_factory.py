@@ -93,7 +93,7 @@ def build_grader(
         ... })  # doctest: +SKIP
     """
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, resolve
+    from gradewire.specs._builders import Builder, openai_graders_connection, resolve
     from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
@@ -105,7 +105,9 @@ def build_grader(
         # Before anything is built or imported, for every kind of spec.
         refuse_code([parsed], "build_grader")
     if openai:
-        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
+        return _openai(
+            spec, openai_graders_connection(defaults, None, "build_grader()"), "build_grader()"
+        )
     return Builder().build(resolve(parsed, defaults))
 
 
@@ -157,7 +159,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     from pydantic import ValidationError
 
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, resolve
+    from gradewire.specs._builders import Builder, openai_graders_connection, resolve
     from gradewire.specs._error_messages import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
     from gradewire.specs._trust import refuse_code
@@ -190,7 +192,9 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     # trust_code=False the code specs were refused above).
     builder = Builder(module_folder=file.resolve().parent)
     built = iter([builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders])
-    connection = openai_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
+    connection = (
+        openai_graders_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
+    )
     graders: list[BaseGrader] = []
     for index in range(len(items)):
         if index in openai_items:

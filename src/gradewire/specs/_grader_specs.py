@@ -49,7 +49,7 @@ __all__ = [
     "GraderSpec",
     "JudgeDefaults",
     "JudgeModelSpec",
-    "OpenAIDefaults",
+    "OpenAIGraderDefaults",
     "PairwiseJudgeSpec",
     "PanelSpec",
     "PrebuiltJudgeSpec",
@@ -124,19 +124,20 @@ def _settings_fields(name: str, declared: type) -> type[_Strict]:
 if TYPE_CHECKING:
     _ModelSettingsFields = _Strict
     _JudgeSettingsFields = _Strict
-    OpenAIDefaults = _Strict
+    OpenAIGraderDefaults = _Strict
 else:
     _ModelSettingsFields = _settings_fields("_ModelSettingsFields", ModelSettings)
     _JudgeSettingsFields = _settings_fields("_JudgeSettingsFields", JudgeSettings)
-    OpenAIDefaults = _settings_fields("OpenAIDefaults", OpenAIGraderSettings)
-    OpenAIDefaults.__doc__ = (
+    OpenAIGraderDefaults = _settings_fields("OpenAIGraderDefaults", OpenAIGraderSettings)
+    OpenAIGraderDefaults.__doc__ = (
         "The ``[openai]`` table of a grader file: the `OpenAIGraderSettings` of its OpenAI "
-        "grader objects."
+        "Evals grader objects (``string_check``, ``score_model``, ...; not the OpenAI chat "
+        "wire format, which a judge model speaks)."
     )
 
 
 class _ModelOptions(_ModelSettingsFields):
-    """How to reach and call an OpenAI-compatible judge model (all optional).
+    """How to reach and call a judge model (all optional), given to `get_model`.
 
     Besides the connection, the model's own `gradewire.models.ModelSettings`
     (``temperature``, ``max_tokens``), which a judge's own settings override.
@@ -160,7 +161,10 @@ class _ModelOptions(_ModelSettingsFields):
 
 
 class JudgeModelSpec(_ModelOptions):
-    """An OpenAI-compatible judge model: what `OpenAIChatModel` is built from."""
+    """A judge model: ``"provider/name"`` (a bare name is an OpenAI-compatible server's).
+
+    What `gradewire.models.get_model` builds the judge's model client from.
+    """
 
     model: str = Field(min_length=1)
 
@@ -461,5 +465,5 @@ class GraderFileSpec(_Strict):
     """
 
     judge: JudgeDefaults | None = None
-    openai: OpenAIDefaults | None = None
+    openai: OpenAIGraderDefaults | None = None
     graders: list[GraderSpec] = Field(default_factory=list)
