@@ -94,3 +94,36 @@ def test_spec_timeouts_take_the_one_seconds_check(kind: str, bad: object) -> Non
     with pytest.raises(InvalidInputError, match="timeout must be") as caught:
         build_grader(spec, trust_code=True)
     assert "sk-secret" not in str(caught.value)
+
+
+JUDGE_KINDS = sorted(kind for kind, spec in SPEC_TYPES.items() if hasattr(spec, "arguments"))
+
+
+@pytest.mark.parametrize("kind", JUDGE_KINDS)
+def test_a_judge_spec_s_own_fields_are_its_constructor_s_parameters(kind: str) -> None:
+    # A judge kind is built generically, grader_class()(key, model, **arguments(), ...): a
+    # field of its own that its constructor does not name would fail at build time (or
+    # vanish into **settings), so it fails here.
+    from gradewire.judges._judge_settings import JudgeSettings
+
+    spec = SPEC_TYPES[kind]
+    assert issubclass(spec, SpecBase)
+    named = {
+        name
+        for name, parameter in inspect.signature(spec.builds).parameters.items()
+        if parameter.kind is not parameter.VAR_KEYWORD
+    }
+    common = {*SpecBase.model_fields, "type", "judge_model", *JudgeSettings.__annotations__}
+    own = set(spec.model_fields) - common
+    chosen = {"judge"} if kind == "prebuilt_judge" else set()  # picks the class instead
+    assert own - chosen <= named
+
+
+def test_judge_kinds_are_every_judge() -> None:
+    assert JUDGE_KINDS == [
+        "binary_judge",
+        "pairwise_judge",
+        "prebuilt_judge",
+        "range_judge",
+        "rubric_judge",
+    ]

@@ -30,6 +30,11 @@ from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models._model_settings import ModelSettings
@@ -218,11 +223,36 @@ class _NoCode(SpecBase):
         return None
 
 
-class _Judge(_NoCode, _JudgeSettingsFields):
-    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields."""
+# What every judge spec has that its constructor does not take as a keyword of its own.
+_JUDGE_COMMON = frozenset(
+    {"type", "key", "feedback_key", "sample_tables", "timeout", "judge_model"}
+)
 
+
+class _Judge(_NoCode, _JudgeSettingsFields):
+    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields.
+
+    A judge kind is built as ``grader_class()(key, model, **arguments(), **settings)``: its
+    own fields go to the constructor parameters of the same name, so a new judge spec needs
+    no builder of its own.
+    """
+
+    type: str  # each judge spec's Literal
     # A model name or a table; None takes the file's [judge] model.
     judge_model: JudgeModelSpec | None = None
+
+    def grader_class(self) -> Callable[..., object]:
+        """The judge class this spec builds (``builds``, unless the spec chooses)."""
+        return self.builds
+
+    def arguments(self) -> dict[str, Any]:
+        """The spec's own fields, as its judge class's constructor takes them."""
+        settings = set(JudgeSettings.__annotations__)
+        return {
+            name: getattr(self, name)
+            for name in type(self).model_fields
+            if name not in _JUDGE_COMMON and name not in settings
+        }
 
     @field_validator("judge_model", mode="before")
     @classmethod
@@ -258,6 +288,11 @@ class BinaryJudgeSpec(_Judge):
 
 
 _PREBUILT = ("FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY")
+_PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
+    "FAITHFULNESS": FaithfulnessGrader,
+    "CONTEXT_RELEVANCY": ContextRelevancyGrader,
+    "ANSWER_RELEVANCY": AnswerRelevancyGrader,
+}
 PrebuiltName = Literal["FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY"]
 
 
@@ -267,6 +302,12 @@ class PrebuiltJudgeSpec(_Judge):
     builds: ClassVar[Callable[..., object]] = JudgeGrader
     type: Literal["prebuilt_judge"]
     judge: PrebuiltName
+
+    def grader_class(self) -> Callable[..., object]:
+        return _PREBUILT_CLASSES[self.judge]
+
+    def arguments(self) -> dict[str, Any]:
+        return {}  # ``judge`` chose the class
 
     @field_validator("judge", mode="before")
     @classmethod
@@ -294,6 +335,13 @@ class RubricJudgeSpec(_Judge):
     type: Literal["rubric_judge"]
     # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
     criteria: list[str | tuple[str, float] | RubricItemSpec] = Field(min_length=1)
+
+    def arguments(self) -> dict[str, Any]:
+        criteria = [
+            (item.requirement, item.weight) if isinstance(item, RubricItemSpec) else item
+            for item in self.criteria
+        ]
+        return {"criteria": criteria}
 
 
 class PairwiseJudgeSpec(_Judge):
