@@ -9,7 +9,16 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    Union,
+    get_args,
+    get_type_hints,
+)
 
 from pydantic import (
     BaseModel,
@@ -486,17 +495,10 @@ GraderSpec = Annotated[
 """Any grader spec; ``type`` says which."""
 
 SPEC_TYPES: dict[str, type[BaseModel]] = {
-    "binary_judge": BinaryJudgeSpec,
-    "prebuilt_judge": PrebuiltJudgeSpec,
-    "rubric_judge": RubricJudgeSpec,
-    "range_judge": RangeJudgeSpec,
-    "pairwise_judge": PairwiseJudgeSpec,
-    "external_endpoint": ExternalEndpointSpec,
-    "command": CommandSpec,
-    "custom": CustomSpec,
-    "combined": CombinedSpec,
-    "panel": PanelSpec,
+    get_args(spec.model_fields["type"].annotation)[0]: spec
+    for spec in get_args(get_args(GraderSpec)[0])
 }
+"""Each spec type by its name (the first of its ``type`` literal), read off `GraderSpec`."""
 
 SPEC_ALIASES: dict[str, str] = {"bash": "command"}
 """Old spec type names still read in grader files, and the type each now names."""
