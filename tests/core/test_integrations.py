@@ -61,3 +61,24 @@ def test_a_third_party_integration_is_found_by_the_same_group(tmp_path, monkeypa
     assert found["acme"].value == "json:dumps"
     assert "nokind" not in found
     assert "" not in found
+
+
+def test_each_integration_folder_is_listed_wherever_tools_need_its_name() -> None:
+    # The folder integrations/<name>/src/gradewire_<name> is the one place an integration
+    # is named; pytest, mypy and ruff find it by glob. The tools that need package names
+    # (the wheel, import-linter) must list each one, or its code goes unshipped or
+    # unchecked: this names the place that was missed.
+    config = tomllib.loads(PYPROJECT.read_text())
+    root = PYPROJECT.parent
+    packages = sorted(p.name for p in root.glob("integrations/*/src/gradewire_*") if p.is_dir())
+    assert packages, "no integration folder found"
+    wheel = config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    linter = config["tool"]["importlinter"]
+    contracts = {c["name"]: c for c in linter["contracts"]}
+    never = next(c for n, c in contracts.items() if n.startswith("The package never imports"))
+    acyclic = next(c for c in contracts.values() if c["type"] == "acyclic_siblings")
+    for package in packages:
+        assert any(path.endswith(f"/{package}") for path in wheel), f"{package}: wheel packages"
+        assert package in linter["root_packages"], f"{package}: importlinter root_packages"
+        assert package in never["forbidden_modules"], f"{package}: the core must not import it"
+        assert package in acyclic["ancestors"], f"{package}: the acyclic contract's ancestors"
