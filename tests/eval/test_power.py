@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from gradewire.eval.comparing._paired_binary import mcnemar_tango
 from scipy import optimize, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 
