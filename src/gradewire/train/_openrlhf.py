@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -22,7 +21,7 @@ from gradewire.core import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
-from gradewire.train._fail_fast import FailFast
+from gradewire.train._failure_policy import FailurePolicy, resolve_failure
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
@@ -65,12 +64,11 @@ class OpenRLHFRewardFunc:
         grader: BaseGrader,
         *,
         label_key: str,
-        failure_reward: float | None,
         stop_texts: Sequence[str],
         max_concurrency: int,
         timeout: float | None = None,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = 64,
+        failure: FailurePolicy | None = None,
+        **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
@@ -78,20 +76,16 @@ class OpenRLHFRewardFunc:
             )
         if not isinstance(label_key, str) or not label_key:
             raise InvalidInputError(f"label_key must be a non-empty str, not {label_key!r}")
-        if failure_reward is not None:
-            if isinstance(failure_reward, bool) or not isinstance(failure_reward, int | float):
-                raise InvalidTypeError(
-                    f"failure_reward must be a number or None, not {failure_reward!r}"
-                )
-            if not math.isfinite(failure_reward):
-                raise InvalidInputError(f"failure_reward must be finite, not {failure_reward!r}")
+        self.failure = resolve_failure(
+            failure, deprecated, where="openrlhf_reward_func", stacklevel=4
+        )
         self.grader = grader
         self.label_key = label_key
-        self.failure_reward = None if failure_reward is None else float(failure_reward)
+        self.failure_value = self.failure.failure_value
         self.stop_texts = tuple(stop_texts)
         self.max_concurrency = max_concurrency
         self.timeout = timeout_setting(timeout, "timeout")
-        self.fail_fast = FailFast(max_error_rate, error_window, where="openrlhf_reward_func(...)")
+        self.fail_fast = self.failure.fail_fast("openrlhf_reward_func(...)")
         self._runner = _LoopThread()
         grader.bound_undrained(
             "OpenRLHF logs only extra_logs; read the grader's full statistics with "
@@ -131,7 +125,7 @@ class OpenRLHFRewardFunc:
         """Grade OpenRLHF's samples; returns ``{"rewards", "scores", "extra_logs"}``.
 
         Raises:
-            GradingError: A sample got no grade and ``failure_reward`` is None.
+            GradingError: A sample got no grade and ``failure.failure_value`` is None.
             GraderFailingError: The window reached ``max_error_rate``.
         """
         samples, outside = self.threads(list(queries), list(prompts), labels)
@@ -165,17 +159,18 @@ class OpenRLHFRewardFunc:
                 errors.append(0.0)
                 continue
             skipped = isinstance(outcome, IgnoreGradeException)
-            if self.failure_reward is None:
+            if self.failure_value is None:
                 what = "abstained" if skipped else f"failed ({type(outcome).__name__}: {outcome})"
                 message = (
-                    f"grader {key!r} {what} on a sample and failure_reward is None, so it has "
-                    "no reward; pass failure_reward=... to openrlhf_reward_func to give such "
-                    "samples a reward (they stay counted in extra_logs)"
+                    f"grader {key!r} {what} on a sample and its failure_value is None, so it "
+                    "has no reward; pass failure=FailurePolicy(failure_value=...) to "
+                    "openrlhf_reward_func to give such samples a reward (they stay counted "
+                    "in extra_logs)"
                 )
                 # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
                 logger.error("%s", message)
                 raise GradingError(message) from outcome
-            rewards.append(self.failure_reward)
+            rewards.append(self.failure_value)
             abstained.append(1.0 if skipped else 0.0)
             errors.append(0.0 if skipped else 1.0)
         return {
@@ -193,12 +188,11 @@ def openrlhf_reward_func(
     grader: BaseGrader,
     *,
     label_key: str = "label",
-    failure_reward: float | None = None,
     stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
     max_concurrency: int = 64,
     timeout: float | None = None,
-    max_error_rate: float | None = 1.0,
-    error_window: int | None = 64,
+    failure: FailurePolicy | None = None,
+    **deprecated: Any,
 ) -> OpenRLHFRewardFunc:
     """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
 
@@ -215,7 +209,7 @@ def openrlhf_reward_func(
     ``reward_func`` is logged at INFO and the sample's reward becomes None, which breaks
     the step later. So where the grader abstains or fails:
 
-    - with ``failure_reward=None`` (the default) the call raises `GradingError`, logged
+    - with ``failure_value=None`` (`FailurePolicy`'s default) the call raises `GradingError`, logged
       at ERROR here first: a failing grader stops the run instead of training on a
       reward nobody chose;
     - with a number, the sample gets that reward, and ``extra_logs`` flags it.
@@ -224,9 +218,10 @@ def openrlhf_reward_func(
     ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
     and ``<key>/prompt_not_in_query``.
 
-    Fail fast, for when ``failure_reward`` lets failures through: once at least
+    Fail fast, for when ``failure_value`` lets failures through: once at least
     ``max_error_rate`` of the last ``error_window`` samples failed (by default, all of the
-    last 64), every call raises `GraderFailingError` (logged at ERROR), with the grader's
+    last 64; OpenRLHF sends one sample a call, so the window is checked once full), every
+    call raises `GraderFailingError` (logged at ERROR), with the grader's
     first error of the window chained and its traceback in the message. Abstentions are
     not failures. OpenRLHF reads only ``extra_logs``, so a grader with no
     ``max_log_records`` of its own keeps at most 10,000 log records.
@@ -234,21 +229,22 @@ def openrlhf_reward_func(
     Args:
         grader: The grader.
         label_key: The metadata key the label goes under (e.g. ``"answer"``).
-        failure_reward: The reward of a sample that got no grade; None raises.
         stop_texts: Special tokens cut from the end of each response.
         max_concurrency: How many samples of one call are graded at once.
         timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
             of its own (a timed-out sample is a failure, counted as a timeout).
-        max_error_rate: The fail-fast share; None: never stop.
-        error_window: The window, in samples (OpenRLHF sends one a call); None: each call.
+        failure: What a sample with no grade gets, and the fail-fast bound
+            (`FailurePolicy`; default ``FailurePolicy()``: such a sample raises, and all of
+            the last 64 failing stops the run).
+        **deprecated: ``failure_reward=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
     return OpenRLHFRewardFunc(
         grader,
         label_key=label_key,
-        failure_reward=failure_reward,
         stop_texts=stop_texts,
         max_concurrency=max_concurrency,
         timeout=timeout,
-        max_error_rate=max_error_rate,
-        error_window=error_window,
+        failure=failure,
+        **deprecated,
     )

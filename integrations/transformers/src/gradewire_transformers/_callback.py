@@ -10,7 +10,8 @@ from typing import Any, Literal
 from gradewire import BaseGrader, FanOutSink, InvalidTypeError, MissingDependencyError, RewardLogger
 from gradewire.core import LogValue
 from gradewire.sinks import Sink
-from gradewire.train import Alert, RewardMonitor
+from gradewire.train import Alert, FailurePolicy, RewardMonitor
+from gradewire.train._failure_policy import resolve_failure
 from gradewire_transformers._reward import TrlReward
 
 try:
@@ -83,10 +84,10 @@ class GradewireCallback(TrainerCallback):
         prefix: The section of every key (default ``rewards``: ``rewards/<key>/score/mean``).
         histogram_edges: Bin edges of the histograms (see `RewardLogger`).
         table_every: Log sample tables at global steps that are multiples of this.
-        max_error_rate: Stop training (`GraderFailingError`) when at least this share of a
-            window of the completions the reward functions graded failed; None: never
-            (see `RewardLogger`). Each `trl_reward` also checks its own bound.
-        error_window: The window: None, each batch on its own; N, the last N completions.
+        failure: The fail-fast bound over the completions the reward functions graded
+            (`FailurePolicy`: stop training with `GraderFailingError` once at least
+            ``max_error_rate`` of a grader's window failed; see `RewardLogger`). Each
+            `trl_reward` also checks its own policy.
         gold: A trusted grader graded beside the reward functions on ``gold_fraction``
             of the completions (picked by a hash of each one), for the reward-health
             figures and the ``gold_decline`` alert (see `gradewire.train.RewardMonitor`).
@@ -94,6 +95,8 @@ class GradewireCallback(TrainerCallback):
         monitor: The `RewardMonitor` (True: the default one; False: no health alerts).
         on_alert: ``"warn"``: log alerts and train on; ``"raise"``: stop training at the
             logging step that raised one (`RewardHealthError`), as fail-fast does.
+        **deprecated: ``max_error_rate=``, ``error_window=``: warn, and mean the
+            `FailurePolicy` fields of the same names.
     """
 
     def __init__(
@@ -103,12 +106,12 @@ class GradewireCallback(TrainerCallback):
         prefix: str | None = "rewards",
         histogram_edges: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
         table_every: int = 1,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = None,
+        failure: FailurePolicy | None = None,
         gold: BaseGrader | None = None,
         gold_fraction: float = 0.25,
         monitor: RewardMonitor | bool = True,
         on_alert: Literal["warn", "raise"] = "warn",
+        **deprecated: Any,
     ) -> None:
         if getattr(TrainerCallback, "_missing", False):
             raise MissingDependencyError("transformers", extra="trl", purpose=_PURPOSE)
@@ -128,8 +131,7 @@ class GradewireCallback(TrainerCallback):
             prefix=prefix,
             histogram_edges=histogram_edges,
             table_every=table_every,
-            max_error_rate=max_error_rate,
-            error_window=error_window,
+            failure=resolve_failure(failure, deprecated, where="GradewireCallback"),
             gold=gold,
             gold_fraction=gold_fraction,
             monitor=monitor,
