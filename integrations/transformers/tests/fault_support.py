@@ -99,3 +99,58 @@ def faulty_judge(faults: Faults | None) -> Iterator[JudgeServer]:
     )
     with JudgeServer(handler, record=False) as server:
         yield server
+
+
+@dataclass
+class HashedFaults:
+    """Faults for completions nobody numbered (a real trainer's): each judge request's fate
+    is a seeded hash of its messages, so it is the same on every retry and every run, and
+    a 429 comes only on the first request of a content.
+
+    Attributes:
+        injected: How many distinct contents got each fate (``"429"``, ``"slow"``,
+            ``"silent"``, ``"ok"``).
+    """
+
+    seed: int
+    slow_delay: float
+    rate_429: float = 0.10
+    rate_slow: float = 0.02
+    rate_silent: float = 0.01
+    retry_after: float = 0.05
+    injected: dict[str, int] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fate(self, key: str) -> str:
+        draw = random.Random(f"{self.seed}:{key}").random()
+        if draw < self.rate_silent:
+            return "silent"
+        if draw < self.rate_silent + self.rate_slow:
+            return "slow"
+        if draw < self.rate_silent + self.rate_slow + self.rate_429:
+            return "429"
+        return "ok"
+
+    def handle(self, request: Request) -> Reply:
+        key = json.dumps(request.json.get("messages"), sort_keys=True)
+        fate = self.fate(key)
+        with self.lock:
+            first = key not in self.seen
+            self.seen[key] = self.seen.get(key, 0) + 1
+            if first:
+                self.injected[fate] = self.injected.get(fate, 0) + 1
+        if fate == "silent":
+            return Reply(status=200, json={}, delay=SILENCE)
+        if fate == "slow":
+            return chat(json.dumps({"reasoning": "late", "verdict": "PASS"}), delay=self.slow_delay)
+        if fate == "429" and first:
+            return error(429, retry_after=self.retry_after)
+        return chat(json.dumps({"reasoning": "fine", "verdict": "PASS"}))
+
+
+@contextmanager
+def hashed_judge(faults: HashedFaults) -> Iterator[JudgeServer]:
+    """A judge server on 127.0.0.1 that injects ``faults`` by content."""
+    with JudgeServer(faults.handle, record=False) as server:
+        yield server
