@@ -184,7 +184,9 @@ def trl_reward(
         log_reasoning: Add the reasoning column to TRL's completions table.
         timeout: Seconds one completion's grade may take, when the grader sets no
             `timeout` of its own; a timed-out completion gets no reward and counts in
-            ``score/timeout_count``.
+            ``score/timeout_count``. A call (a step's batch of n completions) then takes at
+            most ``ceil(n / max_concurrency) * timeout``: a worker that waits on a judge
+            that never answers holds its slot for ``timeout``, never longer.
         failure: What a completion with no grade gets, and the fail-fast bound
             (`FailurePolicy`; default ``FailurePolicy()``: None, masked by TRL).
         **deprecated: ``failure_value=``, ``max_error_rate=``, ``error_window=``: warn,
