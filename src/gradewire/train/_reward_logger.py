@@ -63,7 +63,9 @@ class RewardLogger:
       counted over groups with at least two scored samples: such groups give GRPO no
       learning signal;
     - ``score/length_corr``: Pearson's correlation of the reward with the completion
-      length (a reward-hacking signal), when defined;
+      length (a reward-hacking signal), when defined; ``score/length_corr_undefined`` is
+      1.0 when the window had scored samples but no correlation (every completion one
+      length, or every reward the same: no correlation exists) and 0.0 when it has one;
     - for a `CombinedGrader`: ``total/weighted/...`` (its own value, with its weights) and
       ``total/unweighted/...`` (the same sub-grades, every weight 1).
     - reward health, under ``<key>/health/``: ``length_mean`` and ``length_std``; with a
