@@ -24,7 +24,7 @@ except ImportError:  # the package imports without the extra; the callback says 
         _missing = True
 
 
-__all__ = ["WANDB_STEP_METRIC", "GradewireCallback"]
+__all__ = ["FAMILIES_TAG", "WANDB_STEP_METRIC", "GradewireCallback", "metric_families"]
 
 logger = logging.getLogger("gradewire")
 
@@ -34,8 +34,34 @@ WANDB_STEP_METRIC = "train/global_step"
 """The x axis the HF Trainer's W&B callback declares, and so the one these figures use."""
 
 
-def tracker_sinks(report_to: Sequence[str]) -> list[Sink]:
-    """Sinks into the runs the trainer's own W&B / MLflow callbacks have open."""
+FAMILIES_TAG = "gradewire.metric_families"
+"""The MLflow run tag that tells the trainer's reward figures from gradewire's."""
+
+
+def metric_families(prefix: str | None) -> str:
+    """The text of the `FAMILIES_TAG` tag: which metric names are whose, and how made.
+
+    TRL logs ``rewards/<function>/mean`` and ``/std`` into the same run as the callback's
+    ``rewards/<grader>/score/...``; MLflow shows them side by side with nothing else to
+    tell a reader that they are two families computed two ways.
+    """
+    root = "" if prefix is None else f"{prefix}/"
+    return (
+        f"{root}<grader>/<field>/{{mean,std,min,max,count}}, {root}<grader>/score/"
+        "{abstained_count,error_count,timeout_count,histogram,length_corr,...} and "
+        f"{root}<grader>/health/...: gradewire's (GradewireCallback), exact over each "
+        "logging window, failed and abstained samples counted apart and left out of the "
+        "statistics. rewards/<function>/mean, rewards/<function>/std, reward, reward_std, "
+        "frac_reward_zero_std: the trainer's own (TRL), a plain mean of per-batch figures "
+        "when logging_steps > 1, failed samples as NaN."
+    )
+
+
+def tracker_sinks(report_to: Sequence[str], prefix: str | None = "rewards") -> list[Sink]:
+    """Sinks into the runs the trainer's own W&B / MLflow callbacks have open.
+
+    The MLflow run gets a `FAMILIES_TAG` tag naming the two families of reward figures.
+    """
     sinks: list[Sink] = []
     wandb = sys.modules.get("wandb")
     if "wandb" in report_to and wandb is not None and getattr(wandb, "run", None) is not None:
@@ -51,7 +77,11 @@ def tracker_sinks(report_to: Sequence[str]) -> list[Sink]:
             from gradewire_mlflow import MlflowSink
 
             sinks.append(
-                MlflowSink(run_id=active.info.run_id, tracking_uri=mlflow.get_tracking_uri())
+                MlflowSink(
+                    run_id=active.info.run_id,
+                    tracking_uri=mlflow.get_tracking_uri(),
+                    tags={FAMILIES_TAG: metric_families(prefix)},
+                )
             )
     return sinks
 
@@ -151,7 +181,7 @@ class GradewireCallback(TrainerCallback):
 
     def _target(self, report_to: Sequence[str]) -> Sink | None:
         if self._sink is None:
-            found = tracker_sinks(report_to)
+            found = tracker_sinks(report_to, self.reward_logger.prefix)
             if found:
                 self._sink = found[0] if len(found) == 1 else FanOutSink(*found)
             elif not self._warned:
