@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -22,6 +23,7 @@ from gradewire.core import (
 from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
 from gradewire.train._failure_policy import FailurePolicy, resolve_failure
+from gradewire.train._gold import check_gold_fraction, in_gold_share
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
@@ -68,6 +70,8 @@ class OpenRLHFRewardFunc:
         max_concurrency: int,
         timeout: float | None = None,
         failure: FailurePolicy | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
         **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
@@ -86,6 +90,23 @@ class OpenRLHFRewardFunc:
         self.max_concurrency = max_concurrency
         self.timeout = timeout_setting(timeout, "timeout")
         self.fail_fast = self.failure.fail_fast("openrlhf_reward_func(...)")
+        if gold is not None:
+            if not isinstance(gold, BaseGrader):
+                raise InvalidTypeError(
+                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+                    "BaseGrader.from_function(key, fn)"
+                )
+            if gold.grader_key == grader.grader_key:
+                raise InvalidInputError(
+                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
+                    "give the gold reference its own key"
+                )
+            gold.bound_undrained(
+                "OpenRLHF logs only extra_logs; read the gold's full statistics with "
+                "reward_func.gold.get_logs(clear=True) to drain them."
+            )
+        self.gold = gold
+        self.gold_fraction = check_gold_fraction(gold_fraction)
         self._runner = _LoopThread()
         grader.bound_undrained(
             "OpenRLHF logs only extra_logs; read the grader's full statistics with "
@@ -129,25 +150,50 @@ class OpenRLHFRewardFunc:
             GraderFailingError: The window reached ``max_error_rate``.
         """
         samples, outside = self.threads(list(queries), list(prompts), labels)
-        outcomes = self._runner.submit(self._grade(samples)).result()
-        return self.answer(outcomes, outside)
+        outcomes, gold = self._runner.submit(self._grade(samples)).result()
+        return self.answer(outcomes, outside, gold)
 
-    async def _grade(self, samples: list[StringThread]) -> list[Grade | Exception]:
+    async def _grade(
+        self, samples: list[StringThread]
+    ) -> tuple[list[Grade | Exception], list[Grade | Exception | None] | None]:
         # On the grading loop, so the fail-fast window is kept by one thread, however many
         # threads OpenRLHF calls from.
-        outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        gold: list[Grade | Exception | None] | None = None
+        gold_outcomes: list[Grade | Exception] = []
+        if self.gold is None:
+            outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        else:
+            chosen = [i for i, s in enumerate(samples) if in_gold_share(s, self.gold_fraction)]
+            # The gold grades its share concurrently, under the same timeout.
+            outcomes, gold_outcomes = await asyncio.gather(
+                self.grader._attempt_many(samples, self.max_concurrency, self.timeout),
+                self.gold._attempt_many(
+                    [samples[i] for i in chosen], self.max_concurrency, self.timeout
+                ),
+            )
+            gold = [None] * len(samples)
+            for i, outcome in zip(chosen, gold_outcomes, strict=True):
+                gold[i] = outcome
         try:
             self.fail_fast.observe(self.grader.grader_key, outcomes)
+            if self.gold is not None:
+                self.fail_fast.observe(self.gold.grader_key, gold_outcomes)
         except GraderFailingError as exc:
             # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
             logger.error("%s", exc)
             raise
-        return outcomes
+        return outcomes, gold
 
     def answer(
-        self, outcomes: Sequence[Grade | Exception], outside: Sequence[bool]
+        self,
+        outcomes: Sequence[Grade | Exception],
+        outside: Sequence[bool],
+        gold: Sequence[Grade | Exception | None] | None = None,
     ) -> dict[str, Any]:
-        """The reply for graded samples (see `openrlhf_reward_func`)."""
+        """The reply for graded samples (see `openrlhf_reward_func`).
+
+        ``gold``: the gold reference's outcome per sample (None outside its share).
+        """
         key = self.grader.grader_key
         rewards: list[float] = []
         abstained: list[float] = []
@@ -173,15 +219,32 @@ class OpenRLHFRewardFunc:
             rewards.append(self.failure_value)
             abstained.append(1.0 if skipped else 0.0)
             errors.append(0.0 if skipped else 1.0)
-        return {
-            "rewards": rewards,
-            "scores": list(rewards),
-            "extra_logs": {
-                f"{key}/abstained_count": abstained,
-                f"{key}/error_count": errors,
-                f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
-            },
+        extra_logs = {
+            f"{key}/abstained_count": abstained,
+            f"{key}/error_count": errors,
+            f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
         }
+        if gold is not None:
+            # OpenRLHF logs the mean of each list over every sample, so a figure that
+            # exists only for the gold's pairs goes out as 0.0 elsewhere, beside the pairs'
+            # indicator: the pairs' mean is the ratio of the two means.
+            pairs = [
+                isinstance(g, Grade)
+                and isinstance(o, Grade)
+                and math.isfinite(g.value)
+                and math.isfinite(o.value)
+                for o, g in zip(outcomes, gold, strict=True)
+            ]
+            extra_logs[f"{key}/gold_pair"] = [1.0 if p else 0.0 for p in pairs]
+            extra_logs[f"{key}/gold_value"] = [
+                g.value if p and isinstance(g, Grade) else 0.0
+                for p, g in zip(pairs, gold, strict=True)
+            ]
+            extra_logs[f"{key}/gold_gap"] = [
+                o.value - g.value if p and isinstance(o, Grade) and isinstance(g, Grade) else 0.0
+                for p, o, g in zip(pairs, outcomes, gold, strict=True)
+            ]
+        return {"rewards": rewards, "scores": list(rewards), "extra_logs": extra_logs}
 
 
 def openrlhf_reward_func(
@@ -192,6 +255,8 @@ def openrlhf_reward_func(
     max_concurrency: int = 64,
     timeout: float | None = None,
     failure: FailurePolicy | None = None,
+    gold: BaseGrader | None = None,
+    gold_fraction: float = 0.25,
     **deprecated: Any,
 ) -> OpenRLHFRewardFunc:
     """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
@@ -236,6 +301,17 @@ def openrlhf_reward_func(
         failure: What a sample with no grade gets, and the fail-fast bound
             (`FailurePolicy`; default ``FailurePolicy()``: such a sample raises, and all of
             the last 64 failing stops the run).
+        gold: A trusted grader graded beside the reward on ``gold_fraction`` of the
+            samples, concurrently and under the same timeout and fail-fast policy. Its
+            statistics: ``reward_func.gold.get_logs(clear=True)``. Per sample,
+            ``extra_logs`` gets ``<key>/gold_pair`` (1.0 where both graded), and, 0.0
+            outside the pairs, ``<key>/gold_value`` and ``<key>/gold_gap`` (reward minus
+            gold): OpenRLHF logs means over all samples, so the gold's mean over the pairs
+            is ``train/<key>/gold_value / train/<key>/gold_pair``, and the mean gap
+            likewise.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (its ``metadata["id"]``, else its conversation): the same on every rank
+            and in a restarted run.
         **deprecated: ``failure_reward=``, ``max_error_rate=``, ``error_window=``: warn,
             and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
@@ -246,5 +322,7 @@ def openrlhf_reward_func(
         max_concurrency=max_concurrency,
         timeout=timeout,
         failure=failure,
+        gold=gold,
+        gold_fraction=gold_fraction,
         **deprecated,
     )

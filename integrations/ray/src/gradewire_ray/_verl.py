@@ -23,6 +23,7 @@ from gradewire.core._grader import timeout_setting
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.train import FailurePolicy, RewardLogger
 from gradewire.train._failure_policy import resolve_failure
+from gradewire.train._gold import check_gold_fraction
 from gradewire_ray._channel import DEFAULT_CHANNEL
 from gradewire_ray._ray import import_ray, pickle, unpickle
 from gradewire_ray._sender import WindowSender
@@ -78,6 +79,8 @@ class VerlReward:
         val_splits: Sequence[str],
         timeout: float | None = None,
         failure: FailurePolicy | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
         **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
@@ -109,6 +112,24 @@ class VerlReward:
         self.sub_keys = _sub_keys(grader)
         self.timeout = timeout_setting(timeout, "timeout")
         self.fail_fast = self.failure.fail_fast("verl_compute_score(...)")
+        if gold is not None:
+            if not isinstance(gold, BaseGrader):
+                raise InvalidTypeError(
+                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+                    "BaseGrader.from_function(key, fn)"
+                )
+            if gold.grader_key == grader.grader_key:
+                raise InvalidInputError(
+                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
+                    "give the gold reference its own key"
+                )
+            if channel is None:
+                raise InvalidInputError(
+                    "gold=... needs a channel: the gold's figures reach the tracker only "
+                    "through it (drain_reward_stats); pass channel=... or leave gold out"
+                )
+        self.gold = gold
+        self.gold_fraction = check_gold_fraction(gold_fraction)
         self._sender: WindowSender | None = None
         self._loop_thread = _LoopThread()
 
@@ -125,6 +146,8 @@ class VerlReward:
             "val_splits": self.val_splits,
             "timeout": self.timeout,
             "failure": self.failure,
+            "gold": self.gold,
+            "gold_fraction": self.gold_fraction,
         }
 
     def keys(self) -> list[str]:
@@ -153,8 +176,18 @@ class VerlReward:
         if reward_logger is None:
             # A grader of its own per section: the logger drains the grader's logs, and
             # training and validation figures must not take each other's records.
-            grader = self.grader if not sender.loggers else _copy(self.grader)
-            reward_logger = RewardLogger(grader, prefix=None, histogram_edges=self.histogram_edges)
+            first = not sender.loggers
+            grader = self.grader if first else _copy(self.grader)
+            gold = self.gold if first or self.gold is None else _copy(self.gold)
+            reward_logger = RewardLogger(
+                grader,
+                prefix=None,
+                histogram_edges=self.histogram_edges,
+                failure=self.failure,
+                gold=gold,
+                gold_fraction=self.gold_fraction,
+                monitor=False,  # drain_reward_stats logs the figures; no alerts out here
+            )
             sender.loggers[section] = reward_logger
         return reward_logger
 
@@ -173,14 +206,22 @@ class VerlReward:
         section = "val-rewards" if split in self.val_splits else "rewards"
         reward_logger = self._logger(section)
         grader = next(iter(reward_logger.graders.values()))
-        outcome = await grader._attempt(thread, self.timeout)
+        gold = None
+        if self.gold is None:
+            outcome = await grader._attempt(thread, self.timeout)
+        else:
+            # The gold grades its share concurrently, under the same timeout.
+            outcome, gold = await asyncio.gather(
+                grader._attempt(thread, self.timeout),
+                reward_logger.gold_grades([thread], max_concurrency=1, timeout=self.timeout),
+            )
         grade = outcome if isinstance(outcome, Grade) else None
         index = info.get("index")
         # GRPO's completions of one prompt share the row's index in veRL's data recipes.
         group = f"{data_source}/{index}" if index is not None else f"sample-{next(_ids)}"
         if self.channel is not None:
             # Without a channel nothing would ever drain what the logger keeps per sample.
-            reward_logger.record(grader, [thread], [grade], groups=[group])
+            reward_logger.record(grader, [thread], [grade], groups=[group], gold=gold)
             await self._sender_for().delivered()
         self.fail_fast.observe(grader.grader_key, [outcome])
         return self.answer(outcome)
@@ -249,6 +290,8 @@ def verl_compute_score(
     val_splits: Sequence[str] = VAL_SPLITS,
     timeout: float | None = None,
     failure: FailurePolicy | None = None,
+    gold: BaseGrader | None = None,
+    gold_fraction: float = 0.25,
     **deprecated: Any,
 ) -> Callable[..., Any]:
     """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
@@ -294,6 +337,14 @@ def verl_compute_score(
             fast: once at least ``max_error_rate`` of the last ``error_window`` samples of
             a worker failed (by default all of the last 64; veRL sends one a call), the
             call raises `GraderFailingError`, with the first error chained.
+        gold: A trusted grader (a stronger judge, a held-out verifier) graded beside the
+            reward on ``gold_fraction`` of the samples, concurrently and under the same
+            timeout and fail-fast policy; its statistics (under its key) and the pairs
+            (``<key>/health/gold/...``: both means and standard deviations, their
+            correlation) go through the channel with the reward's. Needs a channel.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (``extra_info`` ``id`` if set, else its conversation), so every worker
+            and a restarted run pick the same ones.
         **deprecated: ``failure_score=``, ``max_error_rate=``, ``error_window=``: warn,
             and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
@@ -306,6 +357,8 @@ def verl_compute_score(
         val_splits=val_splits,
         timeout=timeout,
         failure=failure,
+        gold=gold,
+        gold_fraction=gold_fraction,
         **deprecated,
     )
     if sync:
