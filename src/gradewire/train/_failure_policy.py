@@ -58,12 +58,14 @@ class FailurePolicy:
             rather than stop on one unlucky sample). None: each batch on its own.
         failure_value: The reward a sample that got no grade is given. None (the default)
             gives no number: TRL gets None, which it masks (the completion is left out of
-            that function's reward); an adapter whose trainer needs a number (OpenRLHF,
-            veRL, verifiers, the reward server) refuses the sample instead (OpenRLHF: the
-            call raises `GradingError`) or, where its default policy sets a number, uses
-            that number and flags the sample (``<key>/error_count`` in ``extra_logs``,
-            veRL's ``error`` key, verifiers' ``reward_masked``) so that it is never read as
-            a real score. NaN is allowed where the trainer reads it as missing.
+            that function's reward). An adapter whose trainer needs a number refuses
+            None: OpenRLHF's call raises `GradingError` for such a sample; veRL and
+            verifiers refuse the policy when it is built, and their default policies set
+            0.0. A number is given to the sample and flagged (``<key>/error_count`` in
+            ``extra_logs``, veRL's ``error`` key, verifiers' ``reward_masked``), so that it
+            is never read as a real score. NaN is allowed where the trainer reads it as
+            missing. (The reward server's ``ServerSettings.failure_value`` is the same
+            value under the same name.)
     """
 
     max_error_rate: float | None = field(default=1.0, metadata=checked_by(_rate))
