@@ -16,7 +16,9 @@ the last of them is graded, through the same ``_attempt_many`` that ``trl_reward
 goal is that the successful calls keep within 10% of the fault-free throughput: a call
 that fails must not hold the others back (connection slots, concurrency, retries).
 
-Run: ``python bench/reward_loop_faults.py [--steps 6] [--batch 256]``. Figures move on a
+Run: ``python bench/reward_loop_faults.py [--steps 6] [--batch 256] [--rate-429 0.1]
+[--rate-slow 0.02] [--rate-silent 0.01]`` (one kind of fault at a time shows what each
+costs). Figures move on a
 loaded machine; compare the rows of one run.
 """
 
@@ -91,7 +93,7 @@ async def one_step(grader: BinaryJudgeGrader, first: int, batch: int) -> dict[st
     }
 
 
-async def run(steps: int, batch: int) -> None:
+async def run(steps: int, batch: int, rates: dict[str, float]) -> None:
     judge = Judge()
     rows: dict[str, list[dict[str, float]]] = {"fault-free": [], "faults": []}
     with JudgeServer(judge.handle, record=False) as server:
@@ -104,7 +106,7 @@ async def run(steps: int, batch: int) -> None:
             order = ["fault-free", "faults"] if step % 2 == 0 else ["faults", "fault-free"]
             for name in order:
                 judge.faults = (
-                    draw_faults(batch, seed=step, slow_delay=3 * TIMEOUT)
+                    draw_faults(batch, seed=step, slow_delay=3 * TIMEOUT, **rates)
                     if name == "faults"
                     else None
                 )
@@ -143,8 +145,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rate-429", type=float, default=0.10)
+    parser.add_argument("--rate-slow", type=float, default=0.02)
+    parser.add_argument("--rate-silent", type=float, default=0.01)
     args = parser.parse_args()
-    asyncio.run(run(args.steps, args.batch))
+    rates = {
+        "rate_429": args.rate_429,
+        "rate_slow": args.rate_slow,
+        "rate_silent": args.rate_silent,
+    }
+    asyncio.run(run(args.steps, args.batch, rates))
 
 
 if __name__ == "__main__":
