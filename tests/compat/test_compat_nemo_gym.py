@@ -122,7 +122,7 @@ async def test_a_failed_rollout_is_still_a_verify_response() -> None:
 
     body = agent_request("$\\boxed{1}$", "1")
     grader = gw.BaseGrader.from_function("b", broken)
-    async with running(grader, failure_reward=0.0) as base, httpx.AsyncClient() as client:
+    async with running(grader, failure_value=0.0) as base, httpx.AsyncClient() as client:
         answer = (await client.post(f"{base}/verify", json=body, timeout=60)).json()
     read = SimpleAgentVerifyResponse.model_validate(answer)
     assert read.reward == 0.0

@@ -47,7 +47,7 @@ async def test_label_key_answer_feeds_a_grader_reading_metadata_answer():
 async def test_the_default_key_makes_the_failure_visible_not_a_quiet_zero():
     async with running(BaseGrader.from_function("exact", exact)) as base:
         answer = await post(base)
-    assert answer["rewards"] == [0.0, 0.0]  # the server's failure_reward
+    assert answer["rewards"] == [0.0, 0.0]  # the server's failure_value
     assert answer["extra_logs"]["reward_failed"] == [1.0, 1.0]
     assert all("KeyError" in error and "answer" in error for error in answer["errors"])
 

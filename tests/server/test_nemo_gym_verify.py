@@ -139,7 +139,7 @@ async def test_combined_grader_gives_reward_components() -> None:
     assert answer["reward"] == pytest.approx(0.75 * 1.0 + 0.25 * short)
 
 
-async def test_no_grade_is_flagged_and_gets_the_failure_reward() -> None:
+async def test_no_grade_is_flagged_and_gets_the_failure_value() -> None:
     def judge(sample: gw.StringThread) -> float | None:
         if "expected_answer" not in sample.metadata:
             return None
@@ -148,7 +148,7 @@ async def test_no_grade_is_flagged_and_gets_the_failure_reward() -> None:
     grader = gw.BaseGrader.from_function("judge", judge)
     math_request = ROLLOUTS["math"][0]["request"]
     tool_request = ROLLOUTS["tool_call"][0]["request"]
-    failed = (await verify(grader, math_request, failure_reward=-1.0)).json()
+    failed = (await verify(grader, math_request, failure_value=-1.0)).json()
     assert failed["reward"] == -1.0
     assert failed["reward_components"] == {}
     assert failed["abstained"] is False

@@ -312,7 +312,7 @@ async def test_malformed_requests_get_a_4xx_that_says_why(path, body, status, me
 
 async def test_openrlhf_get_reward():
     async with (
-        running(graders(), failure_reward=-1.0) as url,
+        running(graders(), failure_value=-1.0) as url,
         httpx.AsyncClient(base_url=url) as client,
     ):
         body = {
@@ -393,7 +393,7 @@ async def test_openrlhf_shape_round_trip():
             "rm", f"{url}/get_reward?grader=label", payload="openrlhf", retry=RetryPolicy(1)
         )
         grades = await remote.grade_many(THREADS)
-        # The abstention over there comes back as failure_reward (0.0) plus a flag: it is an
+        # The abstention over there comes back as failure_value (0.0) plus a flag: it is an
         # abstention here too, never a real 0.0 grade.
         assert [g and g.value for g in grades] == [1.0, 0.0, None, 1.0, 1.0]
         logs = remote.get_logs()
@@ -404,7 +404,7 @@ async def test_openrlhf_shape_round_trip():
 
 async def test_openrlhf_failures_and_abstentions_of_the_server_are_not_zeros():
     failing, abstaining = THREADS[4], THREADS[2]  # "boom" raises; no label returns None
-    async with running(graders(), failure_reward=0.0) as url:
+    async with running(graders(), failure_value=0.0) as url:
         fragile = EndpointGrader(
             "rm", f"{url}/get_reward?grader=fragile", payload="openrlhf", retry=RetryPolicy(1)
         )
@@ -487,8 +487,8 @@ def test_settings_are_checked():
         create_app([custom("a", "length_score"), custom("a", "label_match")])
     with pytest.raises(InvalidInputError, match="max_batch"):
         create_app(graders(), max_batch=0)
-    with pytest.raises(InvalidInputError, match="failure_reward"):
-        create_app(graders(), failure_reward=math.nan)
+    with pytest.raises(InvalidInputError, match="failure_value"):
+        create_app(graders(), failure_value=math.nan)
     with pytest.raises(InvalidInputError, match="at least one grader"):
         create_app([])
 

@@ -42,7 +42,8 @@ def documented(cls: type) -> list[str]:
 
 def test_the_keywords_are_the_fields_with_the_same_types():
     # The TypedDicts only type **options: they must not drift from the fields.
-    hints = typing.get_type_hints(ServerSettings)
+    # (failure_reward, the old name of failure_value, is an InitVar: no field, no keyword.)
+    hints = {k: v for k, v in typing.get_type_hints(ServerSettings).items() if k in FIELDS}
     assert typing.get_type_hints(ServerOptions) == hints
     assert list(typing.get_type_hints(ServerOptions)) == FIELDS
     app = typing.get_type_hints(AppOptions)
@@ -62,7 +63,7 @@ def test_the_defaults():
         "label",
     )
     assert (settings.max_batch, settings.max_body_bytes) == (4096, 64 * 1024 * 1024)
-    assert (settings.max_concurrency, settings.failure_reward) == (64, 0.0)
+    assert (settings.max_concurrency, settings.failure_value) == (64, 0.0)
     assert (settings.max_log_records, settings.max_log_bytes) == (10_000, 16 * 1024 * 1024)
     assert (settings.body_timeout, settings.header_timeout, settings.keepalive_timeout) == (
         60.0,
@@ -119,8 +120,8 @@ BAD: list[tuple[str, Any, type[Exception], str]] = [
     ("allowed_hosts", 5, InvalidTypeError, "allowed_hosts must be a list of host names"),
     ("max_batch", 0, InvalidInputError, "max_batch must be a positive int"),
     ("max_body_bytes", 1.5, InvalidInputError, "max_body_bytes must be a positive int"),
-    ("failure_reward", math.nan, InvalidInputError, "failure_reward must be finite"),
-    ("failure_reward", "0", InvalidTypeError, "failure_reward must be a number"),
+    ("failure_value", math.nan, InvalidInputError, "failure_value must be finite"),
+    ("failure_value", "0", InvalidTypeError, "failure_value must be a number"),
     ("label_key", " ", InvalidInputError, "label_key must not be empty"),
     ("max_concurrency", True, InvalidInputError, "max_concurrency must be a positive int"),
     ("max_log_records", 1, InvalidInputError, "max_log_records must be an int >= 2"),
@@ -150,7 +151,7 @@ async def test_a_bad_value_is_refused_naming_its_field_every_way(name, value, er
 
 
 async def test_a_settings_object_reaches_the_running_server():
-    settings = ServerSettings(max_batch=2, failure_reward=-1.0)
+    settings = ServerSettings(max_batch=2, failure_value=-1.0)
     thread = StringThread([("user", "q"), ("assistant", "a")]).to_dict()
     async with (
         running(exact(), settings=settings) as url,
@@ -183,7 +184,7 @@ GIVEN: dict[str, tuple[list[str], object]] = {
     "allowed_hosts": (["--allow-host", "RM-1", "--allow-host", "10.0.0.5"], {"rm-1", "10.0.0.5"}),
     "max_batch": (["--max-batch", "8"], 8),
     "max_body_bytes": (["--max-body-bytes", "2000"], 2000),
-    "failure_reward": (["--failure-reward", "-1.5"], -1.5),
+    "failure_value": (["--failure-value", "-1.5"], -1.5),
     "label_key": (["--label-key", "answer"], "answer"),
     "max_concurrency": (["--max-concurrency", "3"], 3),
     "max_log_records": (["--max-log-records", "4"], 4),
@@ -230,7 +231,7 @@ def test_zero_on_the_command_line_is_none(name):
     ("flags", "message"),
     [
         (["--max-batch", "0"], "--max-batch: max_batch must be a positive int, not 0"),
-        (["--failure-reward", "nan"], "--failure-reward: failure_reward must be finite"),
+        (["--failure-value", "nan"], "--failure-value: failure_value must be finite"),
         (["--body-timeout", "inf"], "--body-timeout: body_timeout must be a positive, finite"),
         (["--header-timeout", "0"], "--header-timeout: header_timeout must be a positive"),
         (["--max-log-bytes", "5"], "--max-log-bytes: max_log_bytes must be an int >= 40000"),
@@ -308,7 +309,7 @@ def test_the_serve_command_serves_with_the_flags_settings(tmp_path, monkeypatch)
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("failure_reward", "failure_reward must be finite"),
+        ("failure_value", "failure_value must be finite"),
         ("body_timeout", "body_timeout must be a positive, finite number of seconds"),
         ("header_timeout", "header_timeout must be a positive, finite number of seconds"),
         ("keepalive_timeout", "keepalive_timeout must be a positive, finite number of seconds"),
@@ -327,3 +328,16 @@ def test_a_count_of_the_wrong_type_is_a_type_error_like_the_sinks():
             ServerSettings(**{name: value})
     with pytest.raises(InvalidInputError, match="max_connections must be a positive int or None"):
         ServerSettings(max_connections=0)
+
+
+def test_the_old_name_failure_reward_still_works_and_warns_with_the_new_one():
+    with pytest.warns(DeprecationWarning, match="pass failure_value"):
+        settings = ServerSettings(failure_reward=-1.0)
+    assert settings.failure_value == -1.0
+    with pytest.warns(DeprecationWarning, match="pass failure_value"):
+        replaced = dataclasses.replace(ServerSettings(max_batch=3), failure_reward=-2.0)
+    assert (replaced.failure_value, replaced.max_batch) == (-2.0, 3)
+    with pytest.warns(DeprecationWarning, match="pass failure_value"):
+        create_app(exact(), failure_reward=-1.5)
+    assert settings_from(parse("--failure-reward", "-0.5")).failure_value == -0.5
+    assert "failure_reward" not in {f.name for f in dataclasses.fields(ServerSettings)}

@@ -20,6 +20,7 @@ from gradewire import (
     openrlhf_reward_func,
 )
 from gradewire.core import _logging_core
+from gradewire.train import FailurePolicy
 
 GUARD = 60.0
 
@@ -52,17 +53,19 @@ async def test_reward_logger_fail_fast_counts_failures_not_abstentions():
 
     quiet = RewardLogger(BaseGrader.from_function("a", abstains))
     assert await quiet.grade(samples(4)) == [None] * 4
-    off = RewardLogger(BaseGrader.from_function("t", typo), max_error_rate=None)
+    off = RewardLogger(
+        BaseGrader.from_function("t", typo), failure=FailurePolicy(max_error_rate=None)
+    )
     assert await off.grade(samples(4)) == [None] * 4
 
 
 async def test_record_checks_grades_made_elsewhere():
     grader = BaseGrader.from_function("g", typo)
-    reward_logger = RewardLogger(grader, max_error_rate=0.5, error_window=4)
+    reward_logger = RewardLogger(grader, failure=FailurePolicy(max_error_rate=0.5, error_window=4))
     ok = await BaseGrader.from_function("g", lambda s: 1.0).grade(samples(1)[0])
-    reward_logger.record(grader, samples(2), [ok, RuntimeError("down")])  # window not full
+    reward_logger.record(grader, samples(2), [ok, ok])  # window not full: 0 of 2 failed
     with pytest.raises(GraderFailingError, match="RuntimeError: down"):
-        reward_logger.record(grader, samples(2), [ok, RuntimeError("again")])
+        reward_logger.record(grader, samples(2), [RuntimeError("down"), RuntimeError("again")])
     # None (no grade, cause unknown) is no failure.
     plain = RewardLogger(grader)
     plain.record(grader, samples(2), [None, None])
@@ -73,7 +76,9 @@ async def test_reward_logger_grade_takes_a_timeout():
         await asyncio.Event().wait()
         return 1.0
 
-    reward_logger = RewardLogger(BaseGrader.from_function("h", hangs), max_error_rate=None)
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("h", hangs), failure=FailurePolicy(max_error_rate=None)
+    )
     grades = await asyncio.wait_for(reward_logger.grade(samples(2), timeout=0.1), GUARD)
     assert grades == [None, None]
     logs = reward_logger.step(1)
@@ -120,22 +125,26 @@ def call_openrlhf(reward_func: Any, n: int) -> list[Any]:
 
 def test_openrlhf_fails_fast_once_a_window_of_samples_failed(caplog: pytest.LogCaptureFixture):
     reward_func = openrlhf_reward_func(
-        BaseGrader.from_function("g", typo), failure_reward=0.0, error_window=8
+        BaseGrader.from_function("g", typo),
+        failure=FailurePolicy(failure_value=0.0, error_window=8),
     )
     with caplog.at_level(logging.ERROR, logger="gradewire"):
         outcomes = call_openrlhf(reward_func, 9)
-    assert outcomes[:7] == [[0.0]] * 7  # failure_reward, while the window fills
+    assert outcomes[:7] == [[0.0]] * 7  # failure_value, while the window fills
     assert all(isinstance(o, GraderFailingError) for o in outcomes[7:])
     assert isinstance(outcomes[7].__cause__, KeyError)
     assert any("openrlhf_reward_func(...)" in r.getMessage() for r in caplog.records)
     tolerant = openrlhf_reward_func(
-        BaseGrader.from_function("g", typo), failure_reward=0.0, max_error_rate=None
+        BaseGrader.from_function("g", typo),
+        failure=FailurePolicy(failure_value=0.0, max_error_rate=None),
     )
     assert call_openrlhf(tolerant, 70) == [[0.0]] * 70
 
 
 def test_openrlhf_without_failure_reward_still_raises_per_sample():
-    reward_func = openrlhf_reward_func(BaseGrader.from_function("g", typo), error_window=None)
+    reward_func = openrlhf_reward_func(
+        BaseGrader.from_function("g", typo), failure=FailurePolicy(error_window=None)
+    )
     (outcome,) = call_openrlhf(reward_func, 1)
     # With a window of one call, one failed sample is the whole window.
     assert isinstance(outcome, GraderFailingError)

@@ -7,7 +7,13 @@ import pytest
 
 from gradewire import BaseGrader, CombinedGrader, Histogram, JsonlSink, MemorySink, StringThread
 from gradewire.cli._main import main
-from gradewire.train import RewardHealthError, RewardLogger, RewardMonitor, StepWindow
+from gradewire.train import (
+    FailurePolicy,
+    RewardHealthError,
+    RewardLogger,
+    RewardMonitor,
+    StepWindow,
+)
 from gradewire.train._gold import in_gold_share
 from gradewire.train._health_window import LATENCY_EDGES, histogram_quantile
 from gradewire.train._replays import simulate
@@ -148,7 +154,7 @@ async def test_on_alert_raise_logs_the_step_then_stops():
     reward_logger = RewardLogger(
         BaseGrader.from_function("judge", failing_half),
         sinks=sink,
-        max_error_rate=None,
+        failure=FailurePolicy(max_error_rate=None),
         on_alert="raise",
     )
 

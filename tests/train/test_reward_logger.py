@@ -127,6 +127,25 @@ async def test_lengths_come_from_metadata_or_the_caller():
     )
 
 
+async def test_an_undefined_length_corr_is_said_not_left_out():
+    grader = BaseGrader.from_function("score", lambda s: float(s.metadata["value"]))
+    reward_logger = RewardLogger(grader, prefix=None)
+    samples = [thread("p", "x", value=v) for v in [0.1, 0.4, 0.35]]
+    await reward_logger.grade(samples, lengths=[8, 8, 8])  # every completion one length
+    logs = reward_logger.step(1)
+    assert "score/score/length_corr" not in logs
+    assert logs["score/score/length_corr_undefined"] == 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):  # numpy agrees: no correlation
+        assert math.isnan(np.corrcoef([0.1, 0.4, 0.35], [8, 8, 8])[0, 1])
+    await reward_logger.grade(samples, lengths=[3, 9, 7])
+    logs = reward_logger.step(2)
+    assert logs["score/score/length_corr_undefined"] == 0.0
+    assert logs["score/score/length_corr"] == pytest.approx(
+        np.corrcoef([0.1, 0.4, 0.35], [3, 9, 7])[0, 1]
+    )
+    assert "score/score/length_corr_undefined" not in reward_logger.step(3)  # nothing graded
+
+
 async def test_combined_grader_totals_and_sub_graders():
     fmt = BaseGrader.from_function("format", lambda s: float(s.completion().endswith(".")))
     size = BaseGrader.from_function("size", lambda s: min(len(s.completion()) / 10, 1.0))

@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import gradewire as gw
 import verl_reward
-from gradewire_ray import drain_reward_stats, install_verl_hook
+from gradewire.train._gold import in_gold_share
+from gradewire_ray import drain_reward_stats, install_verl_hook, verl_compute_score
 from verl_support import (
     assert_numbers_equal,
     batch,
@@ -191,3 +194,56 @@ def test_the_channel_the_trainer_opens_outlives_the_workers_that_send(ray_instan
     logs = drain_reward_stats(name)
     assert logs["rewards/exact/score/count"] == 90
     assert logs["rewards/exact/score/mean"] == pytest.approx(30 / 90, rel=1e-12)
+
+
+def gold_check(sample: gw.StringThread) -> float:
+    return float((sample.completion() or "").strip() == str(sample.metadata["ground_truth"]))
+
+
+def test_a_gold_grader_grades_its_share_beside_the_reward(ray_instance: Any) -> None:
+    drain_reward_stats()
+    gold = gw.BaseGrader.from_function("gold", gold_check)
+    compute_score = verl_compute_score(verl_reward.grader(), gold=gold, gold_fraction=0.5)
+    reward = compute_score.reward  # type: ignore[attr-defined]
+    samples = [sample(i) for i in range(80)]
+
+    async def score_all() -> list[dict[str, Any]]:
+        return await asyncio.gather(
+            *(
+                compute_score(
+                    data_source=s["data_source"],
+                    solution_str=s["response"],
+                    ground_truth=s["ground_truth"],
+                    extra_info=s["extra_info"],
+                )
+                for s in samples
+            )
+        )
+
+    answers = asyncio.run(score_all())
+    logs = drain_reward_stats()
+    threads = [
+        reward.thread(s["data_source"], s["response"], s["ground_truth"], s["extra_info"])
+        for s in samples
+    ]
+    share = [i for i, t in enumerate(threads) if in_gold_share(t, 0.5)]
+    assert 0 < len(share) < len(samples)
+    golds = [gold_check(threads[i]) for i in share]
+    assert logs["rewards/gold/score/count"] == len(share)
+    assert logs["rewards/gold/score/mean"] == pytest.approx(statistics.mean(golds), rel=1e-12)
+    # The pairs: the gold's share where the reward scored too.
+    paired = [i for i in share if answers[i]["error"] == 0.0 and answers[i]["abstained"] == 0.0]
+    assert logs["rewards/answer/health/gold/pairs"] == len(paired)
+    assert logs["rewards/answer/health/gold/gold_mean"] == pytest.approx(
+        statistics.mean(gold_check(threads[i]) for i in paired), rel=1e-12
+    )
+    assert logs["rewards/answer/health/gold/proxy_mean"] == pytest.approx(
+        statistics.mean(answers[i]["score"] for i in paired), rel=1e-12
+    )
+    # The reward's own figures are those of a run without a gold.
+    expected = expected_logs(samples)
+    assert logs["rewards/answer/score/mean"] == pytest.approx(
+        expected["rewards/answer/score/mean"], rel=1e-12
+    )
+    with pytest.raises(gw.InvalidInputError, match="needs a channel"):
+        verl_compute_score(verl_reward.grader(), channel=None, gold=gold)

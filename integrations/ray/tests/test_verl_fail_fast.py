@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 from typing import Any
 
 import pytest
 
-from gradewire import BaseGrader, GraderFailingError, StringThread
+from gradewire import BaseGrader, GraderFailingError, InvalidInputError, StringThread
+from gradewire.train import FailurePolicy
 from gradewire_ray import verl_compute_score
 
 
@@ -29,7 +31,10 @@ def call(compute_score: Any, i: int) -> Any:
 
 def test_every_sample_of_a_window_failing_stops_the_run():
     compute_score = verl_compute_score(
-        BaseGrader.from_function("g", typo), sync=True, channel=None, error_window=16
+        BaseGrader.from_function("g", typo),
+        sync=True,
+        channel=None,
+        failure=FailurePolicy(failure_value=0.0, error_window=16),
     )
     outcomes = [call(compute_score, i) for i in range(17)]
     scores = outcomes[:15]
@@ -44,7 +49,10 @@ def test_the_bound_can_be_turned_off_and_is_kept_when_pickled():
     import pickle
 
     compute_score = verl_compute_score(
-        BaseGrader.from_function("g", typo), sync=True, channel=None, max_error_rate=None
+        BaseGrader.from_function("g", typo),
+        sync=True,
+        channel=None,
+        failure=FailurePolicy(failure_value=0.0, max_error_rate=None),
     )
     assert all(call(compute_score, i)["error"] == 1.0 for i in range(80))
     reward = pickle.loads(pickle.dumps(compute_score.reward))  # type: ignore[attr-defined]
@@ -64,3 +72,18 @@ def test_a_timeout_scores_the_failure_score_flagged_as_an_error():
     assert "GradeTimeoutError" in answer["error_message"]
     with pytest.raises(ValueError, match="timeout"):
         verl_compute_score(BaseGrader.from_function("g", hangs), channel=None, timeout=0)
+
+
+def test_the_failure_policy_is_the_one_knob_and_the_old_name_warns():
+    with pytest.warns(DeprecationWarning, match=r"failure_score=\.\.\.\) is deprecated: pass fail"):
+        compute_score = verl_compute_score(
+            BaseGrader.from_function("g", typo), sync=True, channel=None, failure_score=-1.0
+        )
+    reward = compute_score.reward
+    assert reward.failure == FailurePolicy(failure_value=-1.0)
+    assert reward.fail_fast.window == FailurePolicy().error_window
+    assert call(compute_score, 0)["score"] == -1.0
+    with pytest.raises(InvalidInputError, match="veRL needs a number"):
+        verl_compute_score(BaseGrader.from_function("g", typo), failure=FailurePolicy())
+    # The policy survives the pickling veRL ships the function by.
+    assert pickle.loads(pickle.dumps(reward)).failure == reward.failure

@@ -8,6 +8,7 @@ A combined grader (an exact answer check and a length check) that abstains on ev
 from __future__ import annotations
 
 import gradewire as gw
+from gradewire.train import FailurePolicy
 from gradewire_ray import verl_compute_score
 
 
@@ -36,4 +37,6 @@ def grader() -> gw.BaseGrader:
 
 
 compute_score = verl_compute_score(grader())
-compute_score_sync = verl_compute_score(grader(), sync=True, failure_score=-1.0)
+compute_score_sync = verl_compute_score(
+    grader(), sync=True, failure=FailurePolicy(failure_value=-1.0)
+)

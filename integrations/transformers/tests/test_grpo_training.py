@@ -23,7 +23,7 @@ from mlflow import MlflowClient
 from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from gradewire import BaseGrader, BinaryJudgeGrader, OpenAIChatModel, StringThread
-from gradewire_transformers import GradewireCallback, trl_reward
+from gradewire_transformers import FAMILIES_TAG, GradewireCallback, trl_reward
 from gradewire_wandb import read_offline_run as read_wandb_run
 from mlflow_support import read_run
 from support.judge_scripts import verdict
@@ -120,6 +120,7 @@ def train(
         "trainer": run,
         "wandb": wandb_run,
         "mlflow": read_run(client, mlflow_run.info.run_id, tmp_path / "mlflow-readback"),
+        "mlflow_tags": client.get_run(mlflow_run.info.run_id).data.tags,
         "completions": (
             Completions.from_parquet(tmp_path / "out" / "completions")
             if trainer == "grpo"
@@ -192,6 +193,12 @@ def check_run(result: dict[str, Any], names: list[str], logging_steps: int) -> N
     assert trainer_steps <= set(wandb_rows(result["wandb"], "train/loss"))
     assert trainer_steps <= {point.step for point in history["loss"]}
     assert trainer_steps <= {point.step for point in history[f"rewards/{names[0]}/mean"]}
+    # Both families sit in one MLflow run: a tag says which is whose and how it is made.
+    families = result["mlflow_tags"][FAMILIES_TAG]
+    assert "rewards/<grader>/score/" in families
+    assert "gradewire's" in families
+    assert "rewards/<function>/mean" in families
+    assert "the trainer's own (TRL)" in families
 
 
 @pytest.mark.parametrize("logging_steps", [1, 2])

@@ -26,7 +26,7 @@ LABELS = {"What is 2+2? ": "4", "What is 3+3? ": "6", "Name a colour. ": None, "
 
 REWARD_FILE = """
 from gradewire import BaseGrader
-from gradewire.train import openrlhf_reward_func
+from gradewire.train import FailurePolicy, openrlhf_reward_func
 
 
 def check(sample):
@@ -39,7 +39,8 @@ def check(sample):
 
 
 reward_func = openrlhf_reward_func(
-    BaseGrader.from_function("exact", check), label_key="answer", failure_reward={failure}
+    BaseGrader.from_function("exact", check), label_key="answer",
+    failure=FailurePolicy(failure_value={failure}),
 )
 """
 
@@ -99,7 +100,7 @@ def test_reward_func_file_without_one_refuses_loudly(tmp_path, caplog) -> None:
     # OpenRLHF swallows the exception (INFO) and leaves the reward empty: no invented 0.
     assert [o["reward"] for o in outputs] == [[1.0], [0.0], None, None]
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert any("abstained" in m and "failure_reward" in m for m in messages)
+    assert any("abstained" in m and "failure_value" in m for m in messages)
     assert any("ValueError: cannot grade shouting" in m for m in messages)
 
 

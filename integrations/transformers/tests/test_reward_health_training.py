@@ -15,7 +15,7 @@ import pytest
 from trl import GRPOConfig, GRPOTrainer
 
 from gradewire import BaseGrader, MemorySink, StringThread
-from gradewire.train import RewardHealthError
+from gradewire.train import FailurePolicy, RewardHealthError
 from gradewire_transformers import GradewireCallback, trl_reward
 from trl_support import standard_dataset, tiny_model
 
@@ -79,9 +79,17 @@ def test_the_gold_share_is_graded_and_logged_at_every_logging_step(tmp_path):
 
 def test_an_alert_stops_training_at_its_logging_step(tmp_path):
     reward = trl_reward(BaseGrader.from_function("length", pays_for_length))
-    other = trl_reward(BaseGrader.from_function("flaky", flaky), max_error_rate=None)
+    other = trl_reward(
+        BaseGrader.from_function("flaky", flaky), failure=FailurePolicy(max_error_rate=None)
+    )
     sink = MemorySink()
-    callback = GradewireCallback(reward, other, sinks=sink, max_error_rate=None, on_alert="raise")
+    callback = GradewireCallback(
+        reward,
+        other,
+        sinks=sink,
+        failure=FailurePolicy(max_error_rate=None),
+        on_alert="raise",
+    )
     with pytest.raises(RewardHealthError, match="unscored") as caught:
         run(tmp_path, callback, [reward, other], steps=20)
     (alert,) = caught.value.alerts

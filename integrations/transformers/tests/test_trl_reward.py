@@ -10,6 +10,7 @@ import pytest
 from trl.trainer.utils import get_callable_name, is_async_callable
 
 from gradewire import BaseGrader, Grade, InvalidTypeError, RewardLogger, StringThread
+from gradewire.train import FailurePolicy
 from gradewire_transformers import GradewireCallback, trl_reward
 
 
@@ -104,8 +105,14 @@ def test_conversational_rows_become_message_threads():
 
 def test_failure_value_is_only_used_when_asked_for():
     grader = BaseGrader.from_function("maybe", lambda s: None)
-    values, _ = call(trl_reward(grader, failure_value=-1.0), ["p"], ["c"])
+    values, _ = call(trl_reward(grader, failure=FailurePolicy(failure_value=-1.0)), ["p"], ["c"])
     assert values == [-1.0]
+    with pytest.warns(DeprecationWarning, match=r"trl_reward\(failure_value=\.\.\.\) is dep"):
+        old = trl_reward(grader, failure_value=-1.0)
+    assert old.failure == FailurePolicy(failure_value=-1.0)
+    with pytest.warns(DeprecationWarning, match=r"GradewireCallback\(error_window=\.\.\.\)"):
+        callback = GradewireCallback(old, error_window=8, sinks=[])
+    assert callback.reward_logger.fail_fast.window == 8
 
 
 def test_reasoning_goes_to_the_completions_table_from_then_on():
@@ -150,7 +157,9 @@ def test_the_callbacks_gold_grades_its_share_once_and_an_alert_stops_training():
         raise ValueError("judge down")
 
     length = trl_reward(BaseGrader.from_function("length", lambda s: 0.5))
-    also = trl_reward(BaseGrader.from_function("also", broken), max_error_rate=None)
+    also = trl_reward(
+        BaseGrader.from_function("also", broken), failure=FailurePolicy(max_error_rate=None)
+    )
     sink = MemorySink()
     callback = GradewireCallback(
         length,
@@ -158,7 +167,7 @@ def test_the_callbacks_gold_grades_its_share_once_and_an_alert_stops_training():
         sinks=sink,
         gold=BaseGrader.from_function("gold", gold_check),
         gold_fraction=1.0,
-        max_error_rate=None,
+        failure=FailurePolicy(max_error_rate=None),
         on_alert="raise",
     )
     completions = [f"c{i}" + "x" * (i % 2) for i in range(40)]

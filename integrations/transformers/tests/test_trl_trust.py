@@ -25,6 +25,7 @@ from gradewire import (
     StringThread,
 )
 from gradewire.core import _logging_core
+from gradewire.train import FailurePolicy
 from gradewire_transformers import GradewireCallback, trl_reward
 from trl_support import standard_dataset, tiny_model
 
@@ -72,19 +73,21 @@ def test_grpo_stops_at_the_first_all_error_step_with_the_graders_error(tmp_path)
     assert error.__cause__.args == ("anwser",)
     assert "KeyError: 'anwser'" in str(error)
     assert "in typo" in str(error)  # the grader's own traceback, in the message
-    assert "max_error_rate=None to trl_reward(...)" in str(error)
+    assert "failure=FailurePolicy(max_error_rate=None) to trl_reward(...)" in str(error)
     assert (error.grader_key, error.failed, error.samples) == ("correct", 4, 4)
     assert "KeyError" in error.first_traceback
 
 
 def test_the_callback_stops_the_run_too_and_both_bounds_can_be_turned_off(tmp_path):
     grader = BaseGrader.from_function("correct", typo)
-    reward = trl_reward(grader, max_error_rate=None)
+    reward = trl_reward(grader, failure=FailurePolicy(max_error_rate=None))
     callback = GradewireCallback(reward, sinks=[])
     with pytest.raises(GraderFailingError, match=r"GradewireCallback\(\.\.\.\)"):
         grpo(tmp_path / "a", [reward], [callback]).train()
-    quiet = trl_reward(BaseGrader.from_function("correct", typo), max_error_rate=None)
-    allowed = GradewireCallback(quiet, max_error_rate=None, sinks=[])
+    quiet = trl_reward(
+        BaseGrader.from_function("correct", typo), failure=FailurePolicy(max_error_rate=None)
+    )
+    allowed = GradewireCallback(quiet, failure=FailurePolicy(max_error_rate=None), sinks=[])
     trainer = grpo(tmp_path / "b", [quiet], [allowed])
     trainer.train()
     assert trainer.state.global_step == 3  # told to, it trains on regardless
@@ -136,12 +139,20 @@ def test_a_partial_failure_passes_the_default_and_a_window_catches_a_rate():
     default = trl_reward(BaseGrader.from_function("j", fails_three_of_four))
     assert call(default, ["p"] * 4, ["ok", "x", "x", "x"]) == [1.0, None, None, None]
     windowed = trl_reward(
-        BaseGrader.from_function("j", fails_three_of_four), max_error_rate=0.5, error_window=8
+        BaseGrader.from_function("j", fails_three_of_four),
+        failure=FailurePolicy(max_error_rate=0.5, error_window=8),
     )
-    call(windowed, ["p"] * 4, ["ok", "x", "x", "x"])  # 4 samples: the window is not full
-    with pytest.raises(GraderFailingError, match=r"6 of 8 samples of the last 8") as caught:
+    # Before the window is full the samples so far are checked: 1 of 4 is under 0.5.
+    call(windowed, ["p"] * 4, ["ok", "ok", "ok", "x"])
+    with pytest.raises(GraderFailingError, match=r"4 of 8 samples of the last 8") as caught:
         call(windowed, ["p"] * 4, ["ok", "x", "x", "x"])
     assert isinstance(caught.value.__cause__, RuntimeError)
+    early = trl_reward(
+        BaseGrader.from_function("j", fails_three_of_four),
+        failure=FailurePolicy(max_error_rate=0.5, error_window=8),
+    )
+    with pytest.raises(GraderFailingError, match=r"3 of 4 samples of a batch"):
+        call(early, ["p"] * 4, ["ok", "x", "x", "x"])
 
 
 @pytest.mark.parametrize(
@@ -149,7 +160,7 @@ def test_a_partial_failure_passes_the_default_and_a_window_catches_a_rate():
 )
 def test_fail_fast_settings_are_checked_when_built(options: dict[str, Any]):
     with pytest.raises(InvalidInputError):
-        trl_reward(BaseGrader.from_function("k", lambda s: 1.0), **options)
+        trl_reward(BaseGrader.from_function("k", lambda s: 1.0), failure=FailurePolicy(**options))
 
 
 def test_a_timeout_gives_no_reward_and_is_counted():

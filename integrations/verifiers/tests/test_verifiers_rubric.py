@@ -16,6 +16,7 @@ from datasets import Dataset
 from openai import AsyncOpenAI
 
 import gradewire as gw
+from gradewire.train import FailurePolicy
 from gradewire_verifiers import MASKED_METRIC, RewardMasked, Rubric
 from support.judge_server import JudgeServer, Request
 
@@ -178,3 +179,25 @@ def test_refusals() -> None:
         Rubric([one], weights=[math.inf])
     assert issubclass(RewardMasked, vf.Error)
     assert issubclass(RewardMasked, gw.GradewireError)
+
+
+def test_the_failure_policy_sets_the_placeholder_and_fails_fast() -> None:
+    def broken(sample: gw.StringThread) -> float:
+        raise RuntimeError("the checker broke")
+
+    with pytest.warns(DeprecationWarning, match=r"Rubric\(failure_reward=\.\.\.\) is deprecated"):
+        old = Rubric([gw.BaseGrader.from_function("one", lambda s: 1.0)], failure_reward=-1.0)
+    assert old.failure == FailurePolicy(failure_value=-1.0)
+    with pytest.raises(gw.InvalidInputError, match="failure_value is None"):
+        Rubric([gw.BaseGrader.from_function("one", lambda s: 1.0)], failure=FailurePolicy())
+    rubric = Rubric(
+        [gw.BaseGrader.from_function("broken", broken)],
+        failure=FailurePolicy(failure_value=-1.0, max_error_rate=None),
+    )
+    states: list[dict[str, Any]] = [{"prompt": "q", "completion": "a", "answer": "a"}]
+    asyncio.run(rubric.score_group(states))
+    assert states[0]["reward"] == -1.0
+    stops = Rubric([gw.BaseGrader.from_function("broken", broken)])
+    group: list[dict[str, Any]] = [{"prompt": "q", "completion": "a"} for _ in range(2)]
+    with pytest.raises(gw.GraderFailingError, match="2 of 2 samples of a batch"):
+        asyncio.run(stops.score_group(group))

@@ -261,3 +261,32 @@ def test_the_repr_stays_short(run: OfflineRun) -> None:
     assert len(text) < 400
     assert run.run_id in text
     assert "exit_code=0" in text
+
+
+def test_histograms_are_keyed_by_the_training_step_like_the_other_figures(
+    tmp_path: Path,
+) -> None:
+    # A trainer's run: its own rows advance W&B's _step between the sink's, and the sink
+    # logs at the trainer's step (train/global_step), as GradewireCallback does.
+    run = wandb.init(dir=tmp_path, mode="offline", project="axis")
+    run.define_metric("train/global_step")
+    run.define_metric("*", step_metric="train/global_step", step_sync=True)
+    sink = WandbSink(run=run, step_metric="train/global_step")
+    histogram = Histogram(tuple(EDGES), tuple(int(c) for c in COUNTS))
+    for step in (5, 10):
+        run.log({"train/loss": 1.0 / step, "train/global_step": step})
+        run.log({"train/lr": 0.1, "train/global_step": step})
+        sink.log(
+            {"rewards/judge/score/mean": 0.5, "rewards/judge/score/histogram": histogram}, step
+        )
+    sink.close()
+    run.finish()
+    (path,) = find_offline_runs(tmp_path)
+    read = read_offline_run(path)
+    key = "rewards/judge/score/histogram"
+    assert read.x_axis(key) == "train/global_step"
+    assert [row["_step"] for row in read.history if key in row] == [2, 5]  # W&B's own
+    assert sorted(read.histograms[key]) == [5, 10]  # the trainer's, as the means are
+    steps = dict(read.steps("train/global_step"))
+    assert steps[10][key] == histogram
+    assert steps[10]["rewards/judge/score/mean"] == 0.5

@@ -192,7 +192,7 @@ async def _get_reward(request: web.Request) -> web.Response:
 
     grader, threads, mismatched = _read(request, read)
     outcomes = await request.app[SLOTS].attempt_all(grader, threads)
-    return json_answer(openrlhf_answer(outcomes, mismatched, settings.failure_reward))
+    return json_answer(openrlhf_answer(outcomes, mismatched, settings.failure_value))
 
 
 async def _verify(request: web.Request) -> web.Response:
@@ -206,7 +206,7 @@ async def _verify(request: web.Request) -> web.Response:
 
     grader, thread = _read(request, read)
     [outcome] = await request.app[SLOTS].attempt_all(grader, [thread])
-    return json_answer(verify_answer(data, outcome, settings.failure_reward))
+    return json_answer(verify_answer(data, outcome, settings.failure_value))
 
 
 async def _logs(request: web.Request) -> web.Response:

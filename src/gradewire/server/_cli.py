@@ -32,6 +32,7 @@ TOKEN_ENV = "GRADEWIRE_SERVE_TOKEN"
 
 # The settings whose flag is not --<name>: one repeated flag per host name reads better.
 _SPELLED = {"allowed_hosts": "--allow-host"}
+_OLD_FLAGS = {"failure_value": ("--failure-reward",)}  # the old spellings, still read
 # What a flag adds to its setting's doc: where else its value can come from.
 _NOTES = {
     "token": f"default: ${TOKEN_ENV}; prefer the variable, as command lines are visible to "
@@ -154,7 +155,7 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         }
         if flag.repeated:
             options.update(action="append", metavar="NAME")
-        settings.add_argument(flag.flag, **options)
+        settings.add_argument(flag.flag, *_OLD_FLAGS.get(flag.field, ()), **options)
 
 
 def settings_from(args: argparse.Namespace) -> ServerSettings:

@@ -129,12 +129,12 @@ def _components(grade: Grade) -> dict[str, float]:
 
 
 def verify_answer(
-    data: Mapping[str, Any], outcome: Outcome, failure_reward: float
+    data: Mapping[str, Any], outcome: Outcome, failure_value: float
 ) -> dict[str, Any]:
     """NeMo Gym's ``BaseVerifyResponse``: the request, ``reward`` and ``reward_components``.
 
     Also ``grade`` (the tree), ``error`` and ``abstained`` (`outcome_answer`'s fields). A
-    rollout with no grade gets ``failure_reward``, empty components and its reason, never a
+    rollout with no grade gets ``failure_value``, empty components and its reason, never a
     silent 0. The exchange (``responses_create_params``, ``response``) comes back whole, the
     task's other fields while they fit in `ECHO_CHARS` characters of JSON: those left out are listed
     under ``not_echoed``.
@@ -145,7 +145,7 @@ def verify_answer(
         answer["reward"] = outcome.value
         answer["reward_components"] = jsonable(_components(outcome))
     else:
-        answer["reward"] = failure_reward
+        answer["reward"] = failure_value
         answer["reward_components"] = {}
         answer["abstained"] = isinstance(outcome, IgnoreGradeException)
     return answer

@@ -195,11 +195,11 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
 
 
 def openrlhf_answer(
-    outcomes: Sequence[Outcome], mismatched: Sequence[bool], failure_reward: float
+    outcomes: Sequence[Outcome], mismatched: Sequence[bool], failure_value: float
 ) -> dict[str, Any]:
     """OpenRLHF's ``{"rewards", "scores", "extra_logs"}``, plus ``errors``.
 
-    A sample that abstained or failed gets ``failure_reward`` and is flagged in
+    A sample that abstained or failed gets ``failure_value`` and is flagged in
     ``extra_logs`` (per-sample 0/1 lists, as OpenRLHF logs them): ``reward_abstained``,
     ``reward_failed``, ``prompt_not_in_query``. ``errors`` holds each sample's reason or None.
     """
@@ -214,7 +214,7 @@ def openrlhf_answer(
             failed.append(0.0)
             errors.append(None)
             continue
-        rewards.append(failure_reward)
+        rewards.append(failure_value)
         skipped = isinstance(outcome, IgnoreGradeException)
         abstained.append(1.0 if skipped else 0.0)
         failed.append(0.0 if skipped else 1.0)

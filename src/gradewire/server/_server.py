@@ -12,7 +12,7 @@ Endpoints (JSON in and out; every error is ``{"error": message}`` with a 4xx sta
 - ``POST /get_reward``: OpenRLHF's remote reward model protocol (``--remote_rm_url``; pick a
   grader with ``?grader=KEY``). Each label goes in ``metadata[label_key]`` (default
   ``"label"``; ``--label-key answer`` for graders reading ``metadata["answer"]``). A sample
-  that abstains or fails gets ``failure_reward`` (default 0.0), is flagged in ``extra_logs``
+  that abstains or fails gets ``failure_value`` (default 0.0), is flagged in ``extra_logs``
   (``reward_abstained``, ``reward_failed``) and has its reason in ``errors``.
 - ``GET /v1/logs``: every grader's `get_logs()`, read only.
 - ``POST /v1/logs/clear``: every grader's `get_logs()`, then empties them.

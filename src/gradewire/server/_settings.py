@@ -10,8 +10,9 @@ Nothing here imports aiohttp: a bad setting fails before anything is built or bo
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import field
+from dataclasses import InitVar, field
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -121,9 +122,10 @@ class ServerSettings:
         max_batch: Most samples in one ``/v1/grade_batch`` or ``/get_reward`` request; more
             is refused with 413.
         max_body_bytes: Largest request body in bytes; larger ones are refused with 413.
-        failure_reward: The reward ``/get_reward`` and ``/verify`` give a sample that
+        failure_value: The reward ``/get_reward`` and ``/verify`` give a sample that
             abstained or failed (flagged in ``extra_logs`` / ``error`` and ``abstained``,
-            never silently).
+            never silently); the name every reward adapter's `FailurePolicy` uses
+            (``failure_reward=`` still works and warns).
         label_key: The ``metadata`` key ``/get_reward`` puts each sample's label under
             (OpenRLHF's ``labels``, from its ``--data.label_key`` column): ``answer`` for
             graders that read ``metadata["answer"]``.
@@ -156,7 +158,8 @@ class ServerSettings:
     allowed_hosts: Collection[str] = field(default=frozenset(), metadata=checked_by(_host_names))
     max_batch: int = field(default=4096, metadata=checked_by(check_positive_int))
     max_body_bytes: int = field(default=64 * 1024 * 1024, metadata=checked_by(check_positive_int))
-    failure_reward: float = field(default=0.0, metadata=checked_by(check_finite))
+    failure_value: float = field(default=0.0, metadata=checked_by(check_finite))
+    failure_reward: InitVar[float | None] = None  # the old name of failure_value
     label_key: str = field(default="label", metadata=checked_by(_label_key))
     max_concurrency: int = field(default=64, metadata=checked_by(check_positive_int))
     max_log_records: int | None = field(default=10_000, metadata=checked_by(_log_records))
@@ -168,7 +171,15 @@ class ServerSettings:
         default=None, metadata=checked_by(check_positive_int_or_none)
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, failure_reward: float | None) -> None:
+        if failure_reward is not None:
+            warnings.warn(
+                "failure_reward is deprecated: pass failure_value (the name every reward "
+                "adapter's FailurePolicy uses)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "failure_value", failure_reward)
         check_fields(self)
 
 
@@ -179,7 +190,7 @@ class AppOptions(TypedDict, total=False):
     allowed_hosts: Collection[str]
     max_batch: int
     max_body_bytes: int
-    failure_reward: float
+    failure_value: float
     label_key: str
     max_concurrency: int
     max_log_records: int | None

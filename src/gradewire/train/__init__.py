@@ -5,7 +5,9 @@
 grader's totals), merges all ranks under torch.distributed, and logs to sinks.
 `RewardMonitor` turns the reward-health signals (a gold reference's gap, length drift, a
 combination's dominant part, unscored samples) into alerts, live or on a logged run.
-`openrlhf_reward_func` makes a grader OpenRLHF's ``reward_func``. This folder brings
+`openrlhf_reward_func` makes a grader OpenRLHF's ``reward_func``. `FailurePolicy` is what
+every reward adapter does with a sample that got no grade (fail fast, the value it
+gets). This folder brings
 graders and sinks together, and may import every stage below the CLI; it never imports
 torch (the distributed helpers find torch.distributed in `sys.modules`). Each name is
 imported when first used.
@@ -17,6 +19,7 @@ from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
     from gradewire.train._distributed import merge_log_states, merge_windows
+    from gradewire.train._failure_policy import FailurePolicy
     from gradewire.train._health_window import HealthSeries
     from gradewire.train._monitor import Alert, RewardHealthError, RewardMonitor
     from gradewire.train._openrlhf import OpenRLHFRewardFunc, openrlhf_reward_func
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Alert",
+    "FailurePolicy",
     "HealthSeries",
     "OpenRLHFRewardFunc",
     "RewardHealthError",
@@ -41,6 +45,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._distributed": ["merge_log_states", "merge_windows"],
+            "._failure_policy": ["FailurePolicy"],
             "._health_window": ["HealthSeries"],
             "._monitor": ["Alert", "RewardHealthError", "RewardMonitor"],
             "._openrlhf": ["OpenRLHFRewardFunc", "openrlhf_reward_func"],

@@ -59,7 +59,8 @@ class FailFast:
         max_error_rate: Stop when at least this share of a window's samples failed (an
             abstention is not a failure); None: never stop.
         window: The window: None, each batch on its own; N, the last N samples of a
-            grader, across batches (checked once N samples were seen).
+            grader, across batches (checked once N samples were seen, and before that
+            after each batch of two or more samples, over the samples so far).
         where: How the user turns the bound off, said in the error (e.g.
             ``"trl_reward(...)"``).
     """
@@ -90,9 +91,15 @@ class FailFast:
             recent = self._recent.setdefault(grader_key, deque(maxlen=self.window))
             recent.extend(failures)
             if len(recent) < self.window:
-                return
+                # Not full yet: a batch of two or more samples is evidence of a rate, so the
+                # samples so far are checked after it (TRL stops at its first all-failing
+                # step); a single sample (veRL, OpenRLHF: one a call) waits for the window.
+                if len(outcomes) < 2:
+                    return
+                what = "a batch" if len(recent) == len(outcomes) else f"the first {len(recent)}"
+            else:
+                what = f"the last {self.window}"
             window = recent
-            what = f"the last {self.window}"
         failed = [f for f in window if f is not None]
         if not failed or len(failed) / len(window) < rate:
             return
@@ -119,8 +126,9 @@ def _failing(
         f"grader {key!r} failed on {failed} of {samples} samples of {what} ({share}; "
         f"max_error_rate={rate:g} stops training there): the first error is "
         f"{type(first).__name__}: {first}. Rewards that are missing train on nothing: fix "
-        "the grader or the data it reads (a column name?), or pass max_error_rate=None to "
-        f"{where} to train on regardless (failures stay counted in score/error_count).\n"
+        "the grader or the data it reads (a column name?), or pass "
+        f"failure=FailurePolicy(max_error_rate=None) to {where} to train on regardless "
+        "(failures stay counted in score/error_count).\n"
         "The first error's traceback:\n" + "\n".join(shown)
     )
     error = GraderFailingError(

@@ -22,7 +22,8 @@ from gradewire.core import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
-from gradewire.train._fail_fast import FailFast
+from gradewire.train._failure_policy import FailurePolicy, resolve_failure
+from gradewire.train._gold import check_gold_fraction, in_gold_share
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
@@ -65,12 +66,13 @@ class OpenRLHFRewardFunc:
         grader: BaseGrader,
         *,
         label_key: str,
-        failure_reward: float | None,
         stop_texts: Sequence[str],
         max_concurrency: int,
         timeout: float | None = None,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = 64,
+        failure: FailurePolicy | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
+        **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
@@ -78,20 +80,33 @@ class OpenRLHFRewardFunc:
             )
         if not isinstance(label_key, str) or not label_key:
             raise InvalidInputError(f"label_key must be a non-empty str, not {label_key!r}")
-        if failure_reward is not None:
-            if isinstance(failure_reward, bool) or not isinstance(failure_reward, int | float):
-                raise InvalidTypeError(
-                    f"failure_reward must be a number or None, not {failure_reward!r}"
-                )
-            if not math.isfinite(failure_reward):
-                raise InvalidInputError(f"failure_reward must be finite, not {failure_reward!r}")
+        self.failure = resolve_failure(
+            failure, deprecated, where="openrlhf_reward_func", stacklevel=4
+        )
         self.grader = grader
         self.label_key = label_key
-        self.failure_reward = None if failure_reward is None else float(failure_reward)
+        self.failure_value = self.failure.failure_value
         self.stop_texts = tuple(stop_texts)
         self.max_concurrency = max_concurrency
         self.timeout = timeout_setting(timeout, "timeout")
-        self.fail_fast = FailFast(max_error_rate, error_window, where="openrlhf_reward_func(...)")
+        self.fail_fast = self.failure.fail_fast("openrlhf_reward_func(...)")
+        if gold is not None:
+            if not isinstance(gold, BaseGrader):
+                raise InvalidTypeError(
+                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+                    "BaseGrader.from_function(key, fn)"
+                )
+            if gold.grader_key == grader.grader_key:
+                raise InvalidInputError(
+                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
+                    "give the gold reference its own key"
+                )
+            gold.bound_undrained(
+                "OpenRLHF logs only extra_logs; read the gold's full statistics with "
+                "reward_func.gold.get_logs(clear=True) to drain them."
+            )
+        self.gold = gold
+        self.gold_fraction = check_gold_fraction(gold_fraction)
         self._runner = _LoopThread()
         grader.bound_undrained(
             "OpenRLHF logs only extra_logs; read the grader's full statistics with "
@@ -131,29 +146,54 @@ class OpenRLHFRewardFunc:
         """Grade OpenRLHF's samples; returns ``{"rewards", "scores", "extra_logs"}``.
 
         Raises:
-            GradingError: A sample got no grade and ``failure_reward`` is None.
+            GradingError: A sample got no grade and ``failure.failure_value`` is None.
             GraderFailingError: The window reached ``max_error_rate``.
         """
         samples, outside = self.threads(list(queries), list(prompts), labels)
-        outcomes = self._runner.submit(self._grade(samples)).result()
-        return self.answer(outcomes, outside)
+        outcomes, gold = self._runner.submit(self._grade(samples)).result()
+        return self.answer(outcomes, outside, gold)
 
-    async def _grade(self, samples: list[StringThread]) -> list[Grade | Exception]:
+    async def _grade(
+        self, samples: list[StringThread]
+    ) -> tuple[list[Grade | Exception], list[Grade | Exception | None] | None]:
         # On the grading loop, so the fail-fast window is kept by one thread, however many
         # threads OpenRLHF calls from.
-        outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        gold: list[Grade | Exception | None] | None = None
+        gold_outcomes: list[Grade | Exception] = []
+        if self.gold is None:
+            outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        else:
+            chosen = [i for i, s in enumerate(samples) if in_gold_share(s, self.gold_fraction)]
+            # The gold grades its share concurrently, under the same timeout.
+            outcomes, gold_outcomes = await asyncio.gather(
+                self.grader._attempt_many(samples, self.max_concurrency, self.timeout),
+                self.gold._attempt_many(
+                    [samples[i] for i in chosen], self.max_concurrency, self.timeout
+                ),
+            )
+            gold = [None] * len(samples)
+            for i, outcome in zip(chosen, gold_outcomes, strict=True):
+                gold[i] = outcome
         try:
             self.fail_fast.observe(self.grader.grader_key, outcomes)
+            if self.gold is not None:
+                self.fail_fast.observe(self.gold.grader_key, gold_outcomes)
         except GraderFailingError as exc:
             # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
             logger.error("%s", exc)
             raise
-        return outcomes
+        return outcomes, gold
 
     def answer(
-        self, outcomes: Sequence[Grade | Exception], outside: Sequence[bool]
+        self,
+        outcomes: Sequence[Grade | Exception],
+        outside: Sequence[bool],
+        gold: Sequence[Grade | Exception | None] | None = None,
     ) -> dict[str, Any]:
-        """The reply for graded samples (see `openrlhf_reward_func`)."""
+        """The reply for graded samples (see `openrlhf_reward_func`).
+
+        ``gold``: the gold reference's outcome per sample (None outside its share).
+        """
         key = self.grader.grader_key
         rewards: list[float] = []
         abstained: list[float] = []
@@ -165,40 +205,59 @@ class OpenRLHFRewardFunc:
                 errors.append(0.0)
                 continue
             skipped = isinstance(outcome, IgnoreGradeException)
-            if self.failure_reward is None:
+            if self.failure_value is None:
                 what = "abstained" if skipped else f"failed ({type(outcome).__name__}: {outcome})"
                 message = (
-                    f"grader {key!r} {what} on a sample and failure_reward is None, so it has "
-                    "no reward; pass failure_reward=... to openrlhf_reward_func to give such "
-                    "samples a reward (they stay counted in extra_logs)"
+                    f"grader {key!r} {what} on a sample and its failure_value is None, so it "
+                    "has no reward; pass failure=FailurePolicy(failure_value=...) to "
+                    "openrlhf_reward_func to give such samples a reward (they stay counted "
+                    "in extra_logs)"
                 )
                 # OpenRLHF logs a reward_func exception only at INFO: say it louder here.
                 logger.error("%s", message)
                 raise GradingError(message) from outcome
-            rewards.append(self.failure_reward)
+            rewards.append(self.failure_value)
             abstained.append(1.0 if skipped else 0.0)
             errors.append(0.0 if skipped else 1.0)
-        return {
-            "rewards": rewards,
-            "scores": list(rewards),
-            "extra_logs": {
-                f"{key}/abstained_count": abstained,
-                f"{key}/error_count": errors,
-                f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
-            },
+        extra_logs = {
+            f"{key}/abstained_count": abstained,
+            f"{key}/error_count": errors,
+            f"{key}/prompt_not_in_query": [1.0 if o else 0.0 for o in outside],
         }
+        if gold is not None:
+            # OpenRLHF logs the mean of each list over every sample, so a figure that
+            # exists only for the gold's pairs goes out as 0.0 elsewhere, beside the pairs'
+            # indicator: the pairs' mean is the ratio of the two means.
+            pairs = [
+                isinstance(g, Grade)
+                and isinstance(o, Grade)
+                and math.isfinite(g.value)
+                and math.isfinite(o.value)
+                for o, g in zip(outcomes, gold, strict=True)
+            ]
+            extra_logs[f"{key}/gold_pair"] = [1.0 if p else 0.0 for p in pairs]
+            extra_logs[f"{key}/gold_value"] = [
+                g.value if p and isinstance(g, Grade) else 0.0
+                for p, g in zip(pairs, gold, strict=True)
+            ]
+            extra_logs[f"{key}/gold_gap"] = [
+                o.value - g.value if p and isinstance(o, Grade) and isinstance(g, Grade) else 0.0
+                for p, o, g in zip(pairs, outcomes, gold, strict=True)
+            ]
+        return {"rewards": rewards, "scores": list(rewards), "extra_logs": extra_logs}
 
 
 def openrlhf_reward_func(
     grader: BaseGrader,
     *,
     label_key: str = "label",
-    failure_reward: float | None = None,
     stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
     max_concurrency: int = 64,
     timeout: float | None = None,
-    max_error_rate: float | None = 1.0,
-    error_window: int | None = 64,
+    failure: FailurePolicy | None = None,
+    gold: BaseGrader | None = None,
+    gold_fraction: float = 0.25,
+    **deprecated: Any,
 ) -> OpenRLHFRewardFunc:
     """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
 
@@ -215,7 +274,7 @@ def openrlhf_reward_func(
     ``reward_func`` is logged at INFO and the sample's reward becomes None, which breaks
     the step later. So where the grader abstains or fails:
 
-    - with ``failure_reward=None`` (the default) the call raises `GradingError`, logged
+    - with ``failure_value=None`` (`FailurePolicy`'s default) the call raises `GradingError`, logged
       at ERROR here first: a failing grader stops the run instead of training on a
       reward nobody chose;
     - with a number, the sample gets that reward, and ``extra_logs`` flags it.
@@ -224,9 +283,10 @@ def openrlhf_reward_func(
     ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
     and ``<key>/prompt_not_in_query``.
 
-    Fail fast, for when ``failure_reward`` lets failures through: once at least
+    Fail fast, for when ``failure_value`` lets failures through: once at least
     ``max_error_rate`` of the last ``error_window`` samples failed (by default, all of the
-    last 64), every call raises `GraderFailingError` (logged at ERROR), with the grader's
+    last 64; OpenRLHF sends one sample a call, so the window is checked once full), every
+    call raises `GraderFailingError` (logged at ERROR), with the grader's
     first error of the window chained and its traceback in the message. Abstentions are
     not failures. OpenRLHF reads only ``extra_logs``, so a grader with no
     ``max_log_records`` of its own keeps at most 10,000 log records.
@@ -234,21 +294,35 @@ def openrlhf_reward_func(
     Args:
         grader: The grader.
         label_key: The metadata key the label goes under (e.g. ``"answer"``).
-        failure_reward: The reward of a sample that got no grade; None raises.
         stop_texts: Special tokens cut from the end of each response.
         max_concurrency: How many samples of one call are graded at once.
         timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
             of its own (a timed-out sample is a failure, counted as a timeout).
-        max_error_rate: The fail-fast share; None: never stop.
-        error_window: The window, in samples (OpenRLHF sends one a call); None: each call.
+        failure: What a sample with no grade gets, and the fail-fast bound
+            (`FailurePolicy`; default ``FailurePolicy()``: such a sample raises, and all of
+            the last 64 failing stops the run).
+        gold: A trusted grader graded beside the reward on ``gold_fraction`` of the
+            samples, concurrently and under the same timeout and fail-fast policy. Its
+            statistics: ``reward_func.gold.get_logs(clear=True)``. Per sample,
+            ``extra_logs`` gets ``<key>/gold_pair`` (1.0 where both graded), and, 0.0
+            outside the pairs, ``<key>/gold_value`` and ``<key>/gold_gap`` (reward minus
+            gold): OpenRLHF logs means over all samples, so the gold's mean over the pairs
+            is ``train/<key>/gold_value / train/<key>/gold_pair``, and the mean gap
+            likewise.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (its ``metadata["id"]``, else its conversation): the same on every rank
+            and in a restarted run.
+        **deprecated: ``failure_reward=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
     return OpenRLHFRewardFunc(
         grader,
         label_key=label_key,
-        failure_reward=failure_reward,
         stop_texts=stop_texts,
         max_concurrency=max_concurrency,
         timeout=timeout,
-        max_error_rate=max_error_rate,
-        error_window=error_window,
+        failure=failure,
+        gold=gold,
+        gold_fraction=gold_fraction,
+        **deprecated,
     )

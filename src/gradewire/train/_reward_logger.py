@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from gradewire.core import (
     BaseGrader,
@@ -21,7 +21,7 @@ from gradewire.core._batch import thread_batch
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.sinks import FanOutSink, Sink
 from gradewire.train._distributed import distributed_rank, merge_windows
-from gradewire.train._fail_fast import FailFast
+from gradewire.train._failure_policy import FailurePolicy, resolve_failure
 from gradewire.train._gold import (
     check_gold_fraction,
     in_gold_share,
@@ -63,7 +63,9 @@ class RewardLogger:
       counted over groups with at least two scored samples: such groups give GRPO no
       learning signal;
     - ``score/length_corr``: Pearson's correlation of the reward with the completion
-      length (a reward-hacking signal), when defined;
+      length (a reward-hacking signal), when defined; ``score/length_corr_undefined`` is
+      1.0 when the window had scored samples but no correlation (every completion one
+      length, or every reward the same: no correlation exists) and 0.0 when it has one;
     - for a `CombinedGrader`: ``total/weighted/...`` (its own value, with its weights) and
       ``total/unweighted/...`` (the same sub-grades, every weight 1).
     - reward health, under ``<key>/health/``: ``length_mean`` and ``length_std``; with a
@@ -94,8 +96,9 @@ class RewardLogger:
     With no sinks, `step()` just returns the dict, for trainers that log it themselves.
 
     Fail fast: every batch graded through `grade` or passed to `record` is checked against
-    ``max_error_rate``; when that share of a window's samples failed (by default: every
-    sample of a batch), `GraderFailingError` stops the training loop, with the grader's
+    ``failure.max_error_rate``; when that share of a window's samples failed (by default:
+    every sample of a batch, or of the last 64 samples), `GraderFailingError` stops the
+    training loop, with the grader's
     first error chained and its traceback in the message. Abstentions are not failures.
     A grader with no `max_log_records` of its own keeps at most 10,000 records between
     two steps (figures stay exact; see `BaseGrader.max_log_records`).
@@ -109,12 +112,12 @@ class RewardLogger:
         prefix: str | None = "rewards",
         histogram_edges: Edges | None = None,
         table_every: int = 1,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = None,
+        failure: FailurePolicy | None = None,
         gold: BaseGrader | None = None,
         gold_fraction: float = 0.25,
         monitor: RewardMonitor | bool = True,
         on_alert: Literal["warn", "raise"] = "warn",
+        **deprecated: Any,
     ) -> None:
         """Set up the logger.
 
@@ -127,11 +130,11 @@ class RewardLogger:
                 rest (default: 20 bins over [0, 1]).
             table_every: Add the graders' sample tables at steps that are multiples of
                 this (tables are large; numbers are logged at every step).
-            max_error_rate: Stop (raise `GraderFailingError`) when at least this share of
-                a window's samples failed: 1.0, a window where every sample failed; None,
-                never.
-            error_window: The window: None, each batch on its own; N, a grader's last N
-                samples across batches (checked once N were seen).
+            failure: The fail-fast bound (`FailurePolicy`: ``max_error_rate``,
+                ``error_window``; default ``FailurePolicy()``). The logger returns None for
+                a sample with no grade, whatever the policy's ``failure_value``.
+            **deprecated: ``max_error_rate=``, ``error_window=``: warn, and mean the
+                `FailurePolicy` fields of the same names.
             gold: A trusted grader (a stronger judge, a held-out verifier) graded beside
                 the training reward on a share of the samples; its own statistics are
                 logged under its key, and the pairs under ``<key>/health/gold/...``.
@@ -167,7 +170,8 @@ class RewardLogger:
             raise InvalidInputError(f"table_every must be an int >= 1, not {table_every!r}")
         self.table_every = table_every
         self._samples = SampleRecorder(self._edges)
-        self.fail_fast = FailFast(max_error_rate, error_window, where="RewardLogger(...)")
+        self.failure = resolve_failure(failure, deprecated, where="RewardLogger")
+        self.fail_fast = self.failure.fail_fast("RewardLogger(...)")
         if gold is not None:
             if not isinstance(gold, BaseGrader):
                 raise InvalidTypeError(

@@ -84,7 +84,11 @@ class SeriesWindow:
         )
 
     def to_logs(self, key: str) -> dict[str, LogValue]:
-        """``key/histogram``, ``key/length_corr``, ``key/groups``, ``key/zero_spread_frac``."""
+        """The window's figures under ``key``.
+
+        ``key/histogram``, ``key/length_corr`` (and ``key/length_corr_undefined``),
+        ``key/groups``, ``key/zero_spread_frac``.
+        """
         logs: dict[str, LogValue] = {f"{key}/histogram": self.histogram}
         outside = self.histogram.below + self.histogram.above
         if outside:
@@ -92,6 +96,11 @@ class SeriesWindow:
         r = self.length.correlation
         if r is not None:
             logs[f"{key}/length_corr"] = r
+        if self.length.count:
+            # Said, not left out: with every completion one length (or every reward the
+            # same) there is no correlation, and a reader must not take its absence for
+            # a missing extra or a logging fault.
+            logs[f"{key}/length_corr_undefined"] = 0.0 if r is not None else 1.0
         spreads = [s for s in self.groups.values() if s.count >= 2]
         if spreads:
             logs[f"{key}/groups"] = len(spreads)

@@ -21,8 +21,9 @@ from gradewire import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
-from gradewire.train import RewardLogger
-from gradewire.train._fail_fast import FailFast
+from gradewire.train import FailurePolicy, RewardLogger
+from gradewire.train._failure_policy import resolve_failure
+from gradewire.train._gold import check_gold_fraction
 from gradewire_ray._channel import DEFAULT_CHANNEL
 from gradewire_ray._ray import import_ray, pickle, unpickle
 from gradewire_ray._sender import WindowSender
@@ -32,6 +33,8 @@ __all__ = ["VAL_SPLITS", "VerlReward", "verl_compute_score"]
 VAL_SPLITS = ("test", "val", "valid", "validation")
 """``extra_info["split"]`` values whose samples count as validation (``val-rewards/``)."""
 
+# veRL needs a number for every sample: a failed one gets 0.0, flagged in ``error``.
+VERL_FAILURE = FailurePolicy(failure_value=0.0)
 _RESERVED = ("score", "reasoning", "error", "abstained", "error_message")
 _ids = itertools.count()
 
@@ -69,32 +72,38 @@ class VerlReward:
         self,
         grader: BaseGrader,
         *,
-        failure_score: float,
         label_key: str,
         prompt_key: str,
         channel: str | None,
         histogram_edges: Sequence[float],
         val_splits: Sequence[str],
         timeout: float | None = None,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = 64,
+        failure: FailurePolicy | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
+        **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
                 f"verl_compute_score takes a gradewire grader, not {type(grader).__name__}; "
                 "wrap a function with BaseGrader.from_function(key, fn)"
             )
-        if isinstance(failure_score, bool) or not isinstance(failure_score, int | float):
-            raise InvalidTypeError(f"failure_score must be a number, not {failure_score!r}")
-        if not math.isfinite(failure_score):
-            raise InvalidInputError(f"failure_score must be finite, not {failure_score!r}")
+        self.failure = resolve_failure(
+            failure, deprecated, where="verl_compute_score", default=VERL_FAILURE, stacklevel=4
+        )
+        if self.failure.failure_value is None:
+            raise InvalidInputError(
+                "veRL needs a number for every sample, and this FailurePolicy's failure_value "
+                "is None: set one (e.g. FailurePolicy(failure_value=0.0)); a sample that "
+                "gets it is flagged in the dict's error and abstained keys"
+            )
         for name, value in (("label_key", label_key), ("prompt_key", prompt_key)):
             if not isinstance(value, str) or not value:
                 raise InvalidInputError(f"{name} must be a non-empty str, not {value!r}")
         if channel is not None:
             import_ray("send reward statistics across veRL's Ray actors")
         self.grader = grader
-        self.failure_score = float(failure_score)
+        self.failure_value: float = self.failure.failure_value
         self.label_key = label_key
         self.prompt_key = prompt_key
         self.channel = channel
@@ -102,7 +111,25 @@ class VerlReward:
         self.val_splits = tuple(val_splits)
         self.sub_keys = _sub_keys(grader)
         self.timeout = timeout_setting(timeout, "timeout")
-        self.fail_fast = FailFast(max_error_rate, error_window, where="verl_compute_score(...)")
+        self.fail_fast = self.failure.fail_fast("verl_compute_score(...)")
+        if gold is not None:
+            if not isinstance(gold, BaseGrader):
+                raise InvalidTypeError(
+                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+                    "BaseGrader.from_function(key, fn)"
+                )
+            if gold.grader_key == grader.grader_key:
+                raise InvalidInputError(
+                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
+                    "give the gold reference its own key"
+                )
+            if channel is None:
+                raise InvalidInputError(
+                    "gold=... needs a channel: the gold's figures reach the tracker only "
+                    "through it (drain_reward_stats); pass channel=... or leave gold out"
+                )
+        self.gold = gold
+        self.gold_fraction = check_gold_fraction(gold_fraction)
         self._sender: WindowSender | None = None
         self._loop_thread = _LoopThread()
 
@@ -112,15 +139,15 @@ class VerlReward:
 
     def _settings(self) -> dict[str, Any]:
         return {
-            "failure_score": self.failure_score,
             "label_key": self.label_key,
             "prompt_key": self.prompt_key,
             "channel": self.channel,
             "histogram_edges": self.histogram_edges,
             "val_splits": self.val_splits,
             "timeout": self.timeout,
-            "max_error_rate": self.fail_fast.max_error_rate,
-            "error_window": self.fail_fast.window,
+            "failure": self.failure,
+            "gold": self.gold,
+            "gold_fraction": self.gold_fraction,
         }
 
     def keys(self) -> list[str]:
@@ -149,8 +176,18 @@ class VerlReward:
         if reward_logger is None:
             # A grader of its own per section: the logger drains the grader's logs, and
             # training and validation figures must not take each other's records.
-            grader = self.grader if not sender.loggers else _copy(self.grader)
-            reward_logger = RewardLogger(grader, prefix=None, histogram_edges=self.histogram_edges)
+            first = not sender.loggers
+            grader = self.grader if first else _copy(self.grader)
+            gold = self.gold if first or self.gold is None else _copy(self.gold)
+            reward_logger = RewardLogger(
+                grader,
+                prefix=None,
+                histogram_edges=self.histogram_edges,
+                failure=self.failure,
+                gold=gold,
+                gold_fraction=self.gold_fraction,
+                monitor=False,  # drain_reward_stats logs the figures; no alerts out here
+            )
             sender.loggers[section] = reward_logger
         return reward_logger
 
@@ -169,14 +206,22 @@ class VerlReward:
         section = "val-rewards" if split in self.val_splits else "rewards"
         reward_logger = self._logger(section)
         grader = next(iter(reward_logger.graders.values()))
-        outcome = await grader._attempt(thread, self.timeout)
+        gold = None
+        if self.gold is None:
+            outcome = await grader._attempt(thread, self.timeout)
+        else:
+            # The gold grades its share concurrently, under the same timeout.
+            outcome, gold = await asyncio.gather(
+                grader._attempt(thread, self.timeout),
+                reward_logger.gold_grades([thread], max_concurrency=1, timeout=self.timeout),
+            )
         grade = outcome if isinstance(outcome, Grade) else None
         index = info.get("index")
         # GRPO's completions of one prompt share the row's index in veRL's data recipes.
         group = f"{data_source}/{index}" if index is not None else f"sample-{next(_ids)}"
         if self.channel is not None:
             # Without a channel nothing would ever drain what the logger keeps per sample.
-            reward_logger.record(grader, [thread], [grade], groups=[group])
+            reward_logger.record(grader, [thread], [grade], groups=[group], gold=gold)
             await self._sender_for().delivered()
         self.fail_fast.observe(grader.grader_key, [outcome])
         return self.answer(outcome)
@@ -199,7 +244,7 @@ class VerlReward:
         else:
             message = f"{type(outcome).__name__}: {outcome}"
         out.update(
-            score=self.failure_score,
+            score=self.failure_value,
             error=0.0 if abstained else 1.0,
             abstained=1.0 if abstained else 0.0,
             error_message=message,
@@ -238,15 +283,16 @@ def verl_compute_score(
     grader: BaseGrader,
     *,
     sync: bool = False,
-    failure_score: float = 0.0,
     label_key: str = "ground_truth",
     prompt_key: str = "question",
     channel: str | None = DEFAULT_CHANNEL,
     histogram_edges: Sequence[float] = DEFAULT_EDGES,
     val_splits: Sequence[str] = VAL_SPLITS,
     timeout: float | None = None,
-    max_error_rate: float | None = 1.0,
-    error_window: int | None = 64,
+    failure: FailurePolicy | None = None,
+    gold: BaseGrader | None = None,
+    gold_fraction: float = 0.25,
+    **deprecated: Any,
 ) -> Callable[..., Any]:
     """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
 
@@ -262,7 +308,8 @@ def verl_compute_score(
     the first sample): ``score`` (the reward), ``error`` and ``abstained`` (1.0 or 0.0),
     ``reasoning``, ``error_message``, and for a `CombinedGrader` each sub-grader's value
     under its key (None where it has none). Where the grader fails, abstains or returns a
-    non-finite score, ``score`` is ``failure_score`` and the flags say why: the reward is
+    non-finite score, ``score`` is the policy's ``failure_value`` and the flags say why:
+    the reward is
     chosen, never a silent 0. veRL averages the numeric keys into its validation metrics
     and writes them all to its rollout dumps.
 
@@ -278,30 +325,41 @@ def verl_compute_score(
     Args:
         grader: Any gradewire grader (it is pickled into veRL's workers).
         sync: Return a sync function instead of an async one.
-        failure_score: The reward of a sample that got no score.
         label_key: The metadata key the ground truth goes under.
         prompt_key: The ``extra_info`` field that holds the prompt, if any.
         channel: The channel actor's name (None: no statistics sent).
         histogram_edges: Bin edges of the score histograms.
         val_splits: ``extra_info["split"]`` values that mark validation samples.
         timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
-            of its own (a timed-out sample scores ``failure_score``, flagged as an error).
-        max_error_rate: Fail fast: once at least this share of the last ``error_window``
-            samples of a worker failed (by default all of the last 64), the call raises
-            `GraderFailingError`, with the first error chained; None: never.
-        error_window: The window, in samples (veRL sends one a call); None: each call.
+            of its own (a timed-out sample scores ``failure_value``, flagged as an error).
+        failure: The `FailurePolicy` (default ``FailurePolicy(failure_value=0.0)``: veRL
+            needs a number, so a sample with no score gets 0.0 and ``error=1.0``). Fail
+            fast: once at least ``max_error_rate`` of the last ``error_window`` samples of
+            a worker failed (by default all of the last 64; veRL sends one a call), the
+            call raises `GraderFailingError`, with the first error chained.
+        gold: A trusted grader (a stronger judge, a held-out verifier) graded beside the
+            reward on ``gold_fraction`` of the samples, concurrently and under the same
+            timeout and fail-fast policy; its statistics (under its key) and the pairs
+            (``<key>/health/gold/...``: both means and standard deviations, their
+            correlation) go through the channel with the reward's. Needs a channel.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (``extra_info`` ``id`` if set, else its conversation), so every worker
+            and a restarted run pick the same ones.
+        **deprecated: ``failure_score=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
     reward = VerlReward(
         grader,
-        failure_score=failure_score,
         label_key=label_key,
         prompt_key=prompt_key,
         channel=channel,
         histogram_edges=histogram_edges,
         val_splits=val_splits,
         timeout=timeout,
-        max_error_rate=max_error_rate,
-        error_window=error_window,
+        failure=failure,
+        gold=gold,
+        gold_fraction=gold_fraction,
+        **deprecated,
     )
     if sync:
 

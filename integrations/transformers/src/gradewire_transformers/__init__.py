@@ -12,7 +12,7 @@ Example:
     >>> GRPOTrainer(..., reward_funcs=[reward], callbacks=[callback])  # doctest: +SKIP
 """
 
-from gradewire_transformers._callback import WANDB_STEP_METRIC, GradewireCallback
+from gradewire_transformers._callback import FAMILIES_TAG, WANDB_STEP_METRIC, GradewireCallback
 from gradewire_transformers._reward import TrlReward, trl_reward
 
-__all__ = ["WANDB_STEP_METRIC", "GradewireCallback", "TrlReward", "trl_reward"]
+__all__ = ["FAMILIES_TAG", "WANDB_STEP_METRIC", "GradewireCallback", "TrlReward", "trl_reward"]

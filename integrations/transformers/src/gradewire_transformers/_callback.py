@@ -10,7 +10,8 @@ from typing import Any, Literal
 from gradewire import BaseGrader, FanOutSink, InvalidTypeError, MissingDependencyError, RewardLogger
 from gradewire.core import LogValue
 from gradewire.sinks import Sink
-from gradewire.train import Alert, RewardMonitor
+from gradewire.train import Alert, FailurePolicy, RewardMonitor
+from gradewire.train._failure_policy import resolve_failure
 from gradewire_transformers._reward import TrlReward
 
 try:
@@ -23,7 +24,7 @@ except ImportError:  # the package imports without the extra; the callback says 
         _missing = True
 
 
-__all__ = ["WANDB_STEP_METRIC", "GradewireCallback"]
+__all__ = ["FAMILIES_TAG", "WANDB_STEP_METRIC", "GradewireCallback", "metric_families"]
 
 logger = logging.getLogger("gradewire")
 
@@ -33,8 +34,34 @@ WANDB_STEP_METRIC = "train/global_step"
 """The x axis the HF Trainer's W&B callback declares, and so the one these figures use."""
 
 
-def tracker_sinks(report_to: Sequence[str]) -> list[Sink]:
-    """Sinks into the runs the trainer's own W&B / MLflow callbacks have open."""
+FAMILIES_TAG = "gradewire.metric_families"
+"""The MLflow run tag that tells the trainer's reward figures from gradewire's."""
+
+
+def metric_families(prefix: str | None) -> str:
+    """The text of the `FAMILIES_TAG` tag: which metric names are whose, and how made.
+
+    TRL logs ``rewards/<function>/mean`` and ``/std`` into the same run as the callback's
+    ``rewards/<grader>/score/...``; MLflow shows them side by side with nothing else to
+    tell a reader that they are two families computed two ways.
+    """
+    root = "" if prefix is None else f"{prefix}/"
+    return (
+        f"{root}<grader>/<field>/{{mean,std,min,max,count}}, {root}<grader>/score/"
+        "{abstained_count,error_count,timeout_count,histogram,length_corr,...} and "
+        f"{root}<grader>/health/...: gradewire's (GradewireCallback), exact over each "
+        "logging window, failed and abstained samples counted apart and left out of the "
+        "statistics. rewards/<function>/mean, rewards/<function>/std, reward, reward_std, "
+        "frac_reward_zero_std: the trainer's own (TRL), a plain mean of per-batch figures "
+        "when logging_steps > 1, failed samples as NaN."
+    )
+
+
+def tracker_sinks(report_to: Sequence[str], prefix: str | None = "rewards") -> list[Sink]:
+    """Sinks into the runs the trainer's own W&B / MLflow callbacks have open.
+
+    The MLflow run gets a `FAMILIES_TAG` tag naming the two families of reward figures.
+    """
     sinks: list[Sink] = []
     wandb = sys.modules.get("wandb")
     if "wandb" in report_to and wandb is not None and getattr(wandb, "run", None) is not None:
@@ -50,7 +77,11 @@ def tracker_sinks(report_to: Sequence[str]) -> list[Sink]:
             from gradewire_mlflow import MlflowSink
 
             sinks.append(
-                MlflowSink(run_id=active.info.run_id, tracking_uri=mlflow.get_tracking_uri())
+                MlflowSink(
+                    run_id=active.info.run_id,
+                    tracking_uri=mlflow.get_tracking_uri(),
+                    tags={FAMILIES_TAG: metric_families(prefix)},
+                )
             )
     return sinks
 
@@ -83,10 +114,10 @@ class GradewireCallback(TrainerCallback):
         prefix: The section of every key (default ``rewards``: ``rewards/<key>/score/mean``).
         histogram_edges: Bin edges of the histograms (see `RewardLogger`).
         table_every: Log sample tables at global steps that are multiples of this.
-        max_error_rate: Stop training (`GraderFailingError`) when at least this share of a
-            window of the completions the reward functions graded failed; None: never
-            (see `RewardLogger`). Each `trl_reward` also checks its own bound.
-        error_window: The window: None, each batch on its own; N, the last N completions.
+        failure: The fail-fast bound over the completions the reward functions graded
+            (`FailurePolicy`: stop training with `GraderFailingError` once at least
+            ``max_error_rate`` of a grader's window failed; see `RewardLogger`). Each
+            `trl_reward` also checks its own policy.
         gold: A trusted grader graded beside the reward functions on ``gold_fraction``
             of the completions (picked by a hash of each one), for the reward-health
             figures and the ``gold_decline`` alert (see `gradewire.train.RewardMonitor`).
@@ -94,6 +125,8 @@ class GradewireCallback(TrainerCallback):
         monitor: The `RewardMonitor` (True: the default one; False: no health alerts).
         on_alert: ``"warn"``: log alerts and train on; ``"raise"``: stop training at the
             logging step that raised one (`RewardHealthError`), as fail-fast does.
+        **deprecated: ``max_error_rate=``, ``error_window=``: warn, and mean the
+            `FailurePolicy` fields of the same names.
     """
 
     def __init__(
@@ -103,12 +136,12 @@ class GradewireCallback(TrainerCallback):
         prefix: str | None = "rewards",
         histogram_edges: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
         table_every: int = 1,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = None,
+        failure: FailurePolicy | None = None,
         gold: BaseGrader | None = None,
         gold_fraction: float = 0.25,
         monitor: RewardMonitor | bool = True,
         on_alert: Literal["warn", "raise"] = "warn",
+        **deprecated: Any,
     ) -> None:
         if getattr(TrainerCallback, "_missing", False):
             raise MissingDependencyError("transformers", extra="trl", purpose=_PURPOSE)
@@ -128,8 +161,7 @@ class GradewireCallback(TrainerCallback):
             prefix=prefix,
             histogram_edges=histogram_edges,
             table_every=table_every,
-            max_error_rate=max_error_rate,
-            error_window=error_window,
+            failure=resolve_failure(failure, deprecated, where="GradewireCallback"),
             gold=gold,
             gold_fraction=gold_fraction,
             monitor=monitor,
@@ -149,7 +181,7 @@ class GradewireCallback(TrainerCallback):
 
     def _target(self, report_to: Sequence[str]) -> Sink | None:
         if self._sink is None:
-            found = tracker_sinks(report_to)
+            found = tracker_sinks(report_to, self.reward_logger.prefix)
             if found:
                 self._sink = found[0] if len(found) == 1 else FanOutSink(*found)
             elif not self._warned:

@@ -15,7 +15,8 @@ from gradewire import (
     StringThread,
 )
 from gradewire.core._grader import timeout_setting
-from gradewire.train._fail_fast import FailFast
+from gradewire.train import FailurePolicy
+from gradewire.train._failure_policy import resolve_failure
 from gradewire.train._gold import timed_attempts
 
 __all__ = ["TrlReward", "trl_reward"]
@@ -42,8 +43,8 @@ class TrlReward:
 
     TRL awaits it (its ``__call__`` is async) with the batch's prompts, completions,
     completion ids and dataset columns. Its ``__name__`` is the grader key, so TRL logs
-    ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure_value``,
-    ``timeout``, ``fail_fast``.
+    ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure`` (the
+    `FailurePolicy`), ``failure_value`` (its value), ``timeout``, ``fail_fast``.
     """
 
     def __init__(
@@ -51,32 +52,28 @@ class TrlReward:
         grader: BaseGrader,
         *,
         name: str | None = None,
-        failure_value: float | None = None,
         max_concurrency: int = 64,
         log_reasoning: bool = True,
         timeout: float | None = None,
-        max_error_rate: float | None = 1.0,
-        error_window: int | None = None,
+        failure: FailurePolicy | None = None,
+        **deprecated: Any,
     ) -> None:
         if not isinstance(grader, BaseGrader):
             raise InvalidTypeError(
                 f"trl_reward takes a gradewire grader, not {type(grader).__name__}; wrap a "
                 "function with BaseGrader.from_function(key, fn)"
             )
-        if failure_value is not None and (
-            isinstance(failure_value, bool) or not isinstance(failure_value, int | float)
-        ):
-            raise InvalidTypeError(f"failure_value must be a number or None, not {failure_value!r}")
+        self.failure = resolve_failure(failure, deprecated, where="trl_reward", stacklevel=4)
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise InvalidInputError(f"max_concurrency must be an int >= 1, not {max_concurrency!r}")
         self.grader = grader
         self.__name__ = name or grader.grader_key
-        self.failure_value = None if failure_value is None else float(failure_value)
+        self.failure_value = self.failure.failure_value
         self.max_concurrency = max_concurrency
         self.log_reasoning = log_reasoning
         # Checked here, not at the first step: the same rule as a grader's own timeout.
         self.timeout = timeout_setting(timeout, "timeout")
-        self.fail_fast = FailFast(max_error_rate, error_window, where="trl_reward(...)")
+        self.fail_fast = self.failure.fail_fast("trl_reward(...)")
         self._logger: RewardLogger | None = None
         grader.bound_undrained(
             "Pass this reward function to GradewireCallback(...) to log and drain its "
@@ -149,12 +146,11 @@ def trl_reward(
     grader: BaseGrader,
     *,
     name: str | None = None,
-    failure_value: float | None = None,
     max_concurrency: int = 64,
     log_reasoning: bool = True,
     timeout: float | None = None,
-    max_error_rate: float | None = 1.0,
-    error_window: int | None = None,
+    failure: FailurePolicy | None = None,
+    **deprecated: Any,
 ) -> TrlReward:
     """Turn a grader into a reward function for TRL's ``GRPOTrainer`` / ``RLOOTrainer``.
 
@@ -164,12 +160,14 @@ def trl_reward(
     concurrently (judges included). The function returns one float per completion and
     None where the grader abstained or failed: TRL then leaves this function out for that
     completion (a NaN in its logs), rather than training on an invented 0. Pass
-    ``failure_value`` to give such completions a reward instead. Where TRL offers
+    ``failure=FailurePolicy(failure_value=...)`` to give such completions a reward
+    instead. Where TRL offers
     ``log_extra``, each grade's reasoning goes in its completions table as
     ``<name>/reasoning``.
 
-    Fail fast: when at least ``max_error_rate`` of a batch's completions failed (by
-    default: every one of them, as a typo in a column name does), the call raises
+    Fail fast: when at least ``max_error_rate`` of a grader's window of completions
+    failed (`FailurePolicy`; by default every one of a batch, as a typo in a column name
+    does, or of the last 64), the call raises
     `GraderFailingError` and training stops at that step, with the grader's first error
     chained and its traceback in the message. Abstentions are not failures.
 
@@ -182,16 +180,17 @@ def trl_reward(
             threads, up to ``max_concurrency`` at once).
         name: The function's ``__name__``, which TRL uses in metric names (default: the
             grader key).
-        failure_value: The reward of a completion that got no grade (default None).
         max_concurrency: How many completions are graded at once.
         log_reasoning: Add the reasoning column to TRL's completions table.
         timeout: Seconds one completion's grade may take, when the grader sets no
             `timeout` of its own; a timed-out completion gets no reward and counts in
-            ``score/timeout_count``.
-        max_error_rate: Stop training when at least this share of a window's completions
-            failed; None: never stop.
-        error_window: The window: None, each batch (call) on its own; N, the last N
-            completions across batches (checked once N were graded).
+            ``score/timeout_count``. A call (a step's batch of n completions) then takes at
+            most ``ceil(n / max_concurrency) * timeout``: a worker that waits on a judge
+            that never answers holds its slot for ``timeout``, never longer.
+        failure: What a completion with no grade gets, and the fail-fast bound
+            (`FailurePolicy`; default ``FailurePolicy()``: None, masked by TRL).
+        **deprecated: ``failure_value=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean the `FailurePolicy` fields of the same names.
 
     Example:
         >>> reward = trl_reward(BaseGrader.from_function("exact", check))  # doctest: +SKIP
@@ -200,10 +199,9 @@ def trl_reward(
     return TrlReward(
         grader,
         name=name,
-        failure_value=failure_value,
         max_concurrency=max_concurrency,
         log_reasoning=log_reasoning,
         timeout=timeout,
-        max_error_rate=max_error_rate,
-        error_window=error_window,
+        failure=failure,
+        **deprecated,
     )

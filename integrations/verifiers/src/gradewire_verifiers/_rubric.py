@@ -18,9 +18,14 @@ from gradewire import (
     InvalidTypeError,
 )
 from gradewire.core import LogValue
+from gradewire.train import FailurePolicy
+from gradewire.train._failure_policy import resolve_failure
 from gradewire_verifiers._thread import rollout_thread
 
 __all__ = ["MASKED_METRIC", "RewardMasked", "Rubric"]
+
+# verifiers needs a float for every rollout: a masked one gets 0.0, flagged.
+_FAILURE = FailurePolicy(failure_value=0.0)
 
 MASKED_METRIC = "reward_masked"
 """The metric set to 1.0 on a rollout whose reward is masked, else 0.0."""
@@ -37,7 +42,7 @@ class RewardMasked(vf.Error, GradewireError):  # type: ignore[misc]
         listed = "; ".join(f"{key}: {why}" for key, why in failures.items())
         super().__init__(
             f"the reward is masked: {listed}. The rollout's reward is a placeholder "
-            "(failure_reward) and its advantage 0; leave errored rollouts out"
+            "(its FailurePolicy's failure_value) and its advantage 0; leave errored rollouts out"
         )
         self.failures = failures
 
@@ -77,9 +82,12 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
     verifiers' ``avg_metrics`` for it is NaN, not a mean with invented zeros), and when its
     weight is not 0 the rollout's reward is masked: its ``error`` is a `RewardMasked` naming
     the grader (counted in ``avg_error``; a trainer that drops errored rollouts drops it),
-    its metric ``reward_masked`` is 1.0 and its reward ``failure_reward``, a placeholder
-    (verifiers needs a float there: its pass@k compares it; pass ``float("nan")`` to make
-    ``avg_reward`` refuse a mean over masked rollouts). Group advantages are taken against
+    its metric ``reward_masked`` is 1.0 and its reward the policy's ``failure_value``, a
+    placeholder (verifiers needs a float there: its pass@k compares it; pass
+    ``FailurePolicy(failure_value=float("nan"))`` to make ``avg_reward`` refuse a mean over
+    masked rollouts). Fail fast: once at least ``max_error_rate`` of a grader's last
+    ``error_window`` rollouts failed (abstentions are not failures), scoring raises
+    `GraderFailingError`. Group advantages are taken against
     the mean of the rollouts that were scored, a masked one's being 0.0. `get_logs` gives
     every grader's statistics (errors and abstentions counted) and the reward's over the
     rollouts that were not masked: the figures verifiers' summary cannot give.
@@ -89,9 +97,13 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
         weights: One weight per grader (default 1.0 each).
         metrics: Graders logged as metrics only (weight 0).
         answer_key: The metadata key a rollout's ``answer`` goes under.
-        failure_reward: The placeholder reward of a masked rollout.
+        failure: The `FailurePolicy` (default ``FailurePolicy(failure_value=0.0)``: a
+            masked rollout's placeholder reward is 0.0; all of a grader's last 64 rollouts
+            failing stops).
         max_concurrency: Grades in flight at once, over a group's rollouts and graders.
         parser: verifiers' parser (the environment's, as for any rubric).
+        **deprecated: ``failure_reward=``: warns, and means
+            ``FailurePolicy(failure_value=...)``.
 
     Example:
         >>> rubric = Rubric([correct, judge], [1.0, 0.5], metrics=[length])  # doctest: +SKIP
@@ -105,9 +117,10 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
         *,
         metrics: Iterable[BaseGrader] = (),
         answer_key: str = "answer",
-        failure_reward: float = 0.0,
         max_concurrency: int = 64,
         parser: Any = None,
+        failure: FailurePolicy | None = None,
+        **deprecated: Any,
     ) -> None:
         graders = list(graders)
         self.graders: list[BaseGrader] = []
@@ -121,9 +134,15 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise InvalidInputError(f"max_concurrency must be an int >= 1, not {max_concurrency!r}")
         self.answer_key = answer_key
-        if isinstance(failure_reward, bool) or not isinstance(failure_reward, (int, float)):
-            raise InvalidTypeError(f"failure_reward must be a number, not {failure_reward!r}")
-        self.failure_reward = float(failure_reward)
+        self.failure = resolve_failure(failure, deprecated, where="Rubric", default=_FAILURE)
+        if self.failure.failure_value is None:
+            raise InvalidInputError(
+                "verifiers needs a float reward for every rollout, and this FailurePolicy's "
+                "failure_value is None: set one (a masked rollout is flagged in "
+                "reward_masked and its error), or float('nan')"
+            )
+        self.failure_value: float = self.failure.failure_value
+        self.fail_fast = self.failure.fail_fast("Rubric(...)")
         self.max_concurrency = max_concurrency
         self._reward_log = _RewardLog("reward")
 
@@ -168,6 +187,8 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
         )
         scored: list[tuple[dict[str, float], bool]] = []
         width = len(self.graders)
+        for column, grader in enumerate(self.graders):
+            self.fail_fast.observe(grader.grader_key, outcomes[column::width])
         for index, state in enumerate(states):
             row = outcomes[index * width : (index + 1) * width]
             metrics: dict[str, float] = {}
@@ -190,7 +211,7 @@ class Rubric(vf.Rubric):  # type: ignore[misc]
                 self._reward_log.add_log({"error": str(RewardMasked(failures))})
                 if state.get("error") is None:
                     state["error"] = RewardMasked(failures)
-                state["reward"] = self.failure_reward
+                state["reward"] = self.failure_value
             else:
                 self._reward_log.add_log({"score": reward})
                 state["reward"] = reward

@@ -142,9 +142,17 @@ class OfflineRun:
 
     @cached_property
     def histograms(self) -> Mapping[str, Mapping[int, Histogram]]:
-        """Every histogram logged, by key, then by ``_step``."""
+        """Every histogram logged, by key, then by the step of the key's x axis.
+
+        The step is the row's value of `x_axis` (the ``define_metric`` step, such as the
+        HF trainer's ``train/global_step`` that `GradewireCallback` and a `WandbSink` with
+        ``step_metric=`` log by), as the key's other figures are drawn; W&B's own
+        ``_step`` only for a key with no such axis, or a row that lacks it.
+        """
         return self._media(
-            {"histogram"}, lambda value: Histogram(tuple(value["bins"]), tuple(value["values"]))
+            {"histogram"},
+            lambda value: Histogram(tuple(value["bins"]), tuple(value["values"])),
+            on_axis=True,
         )
 
     @cached_property
@@ -181,7 +189,7 @@ class OfflineRun:
                 elif value.get("_type") in _TABLE_TYPES:
                     logs[key] = self.tables[key][int(row["_step"])]
                 elif value.get("_type") == "histogram":
-                    logs[key] = self.histograms[key][int(row["_step"])]
+                    logs[key] = self.histograms[key][self._axis_step(row, key)]
             out.append((int(row[step_metric]), logs))
         return out
 
@@ -200,13 +208,23 @@ class OfflineRun:
         frame: pd.DataFrame = pd.DataFrame(rows)
         return frame
 
-    def _media(self, types: Iterable[str], load: Any) -> Mapping[str, Mapping[int, Any]]:
+    def _axis_step(self, row: Mapping[str, Any], key: str) -> int:
+        """The row's step on ``key``'s x axis (``_step`` when the row does not hold it)."""
+        step = row.get(self.x_axis(key))
+        if isinstance(step, bool) or not isinstance(step, int | float) or not math.isfinite(step):
+            step = row["_step"]
+        return int(step)
+
+    def _media(
+        self, types: Iterable[str], load: Any, *, on_axis: bool = False
+    ) -> Mapping[str, Mapping[int, Any]]:
         kinds = frozenset(types)
         out: dict[str, dict[int, Any]] = {}
         for row in self.history:
             for key, value in row.items():
                 if isinstance(value, Mapping) and value.get("_type") in kinds:
-                    out.setdefault(key, {})[int(row["_step"])] = load(value)
+                    step = self._axis_step(row, key) if on_axis else int(row["_step"])
+                    out.setdefault(key, {})[step] = load(value)
         return out
 
 
