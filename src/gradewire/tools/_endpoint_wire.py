@@ -10,7 +10,7 @@ Two shapes:
   ``{"query": [prompt + completion], "prompts": [prompt], "labels": [label]}``; the answer
   carries ``rewards[0]``, unless it flags the sample as abstained or failed the way
   gradewire's ``/get_reward`` does (``extra_logs.reward_abstained`` / ``reward_failed``,
-  ``errors``), where ``rewards[0]`` is only the server's stand-in ``failure_reward``.
+  ``errors``), where ``rewards[0]`` is only the server's stand-in ``failure_value``.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ _GRADEWIRE_EXPECTED = "a finite number in 'reward', 'score' or 'value', or a 'gr
 def _check_openrlhf_flags(data: Mapping[str, Any], url: str) -> None:
     """Raise when an OpenRLHF answer says its reward is a stand-in, not a grade.
 
-    gradewire's ``/get_reward`` answers ``failure_reward`` for a sample it could not grade,
+    gradewire's ``/get_reward`` answers ``failure_value`` for a sample it could not grade,
     flags it in ``extra_logs`` and says why in ``errors``: reading that reward as a grade
     would be a silent 0.
     """
