@@ -92,13 +92,17 @@ def _commit() -> str | None:
     return done.stdout.strip() or None
 
 
-def record(bench: str, figures: list[Figure], *, title: str) -> Path:
+def record(
+    bench: str, figures: list[Figure], *, title: str, notes: list[str] | None = None
+) -> Path:
     """Write ``<bench>.json`` to the results folder and say where.
 
     Args:
         bench: The script's name without ``.py`` (the file's name).
         figures: What the run measured.
         title: One line: what the bench measures, for the report's heading.
+        notes: What a reader of the figures must know about this run (a column left out,
+            and why).
 
     Returns:
         The path written.
@@ -112,6 +116,7 @@ def record(bench: str, figures: list[Figure], *, title: str) -> Path:
         "commit": _commit(),
         "machine": machine(),
         "figures": [asdict(figure) for figure in figures],
+        "notes": list(notes or []),
     }
     path = RESULTS / f"{bench}.json"
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -304,6 +304,7 @@ def main() -> None:
             ),
         ],
         title="The grader core: grading, logging and `get_logs()`",
+        notes=[AH_MISSING] if AH_MISSING else [],
     )
 
 

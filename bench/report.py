@@ -29,6 +29,12 @@ them all and writes this page again (`make bench-report` only writes the page). 
 measures the alternative in the same run, so the ratio is the claim: absolute times drift
 with the machine and its load. The *advantage* column is how many times better gradewire's
 figure is than the alternative's (above 1: gradewire's is better; below 1: worse).
+
+`bench/core_overhead.py` measures adaptive-harmony's column only where adaptive-harmony
+imports (Python 3.12): `make bench` runs it in the venv that `make compat` builds when that
+exists. Figures that depend on a loopback server sharing the machine's cores with the
+client (the judge and reward-server benches) fall with the machine's load: read them with
+the load average beside them.
 """
 
 
@@ -78,6 +84,7 @@ def section(result: dict[str, Any]) -> str:
         "",
         f"Machine: {_machine(result['machine'])}.",
         "",
+        *[f"Note: {_escape(note)}\n" for note in result.get("notes") or []],
         "| measure | gradewire | alternative, same run | advantage |",
         "|---|---|---|---|",
     ]

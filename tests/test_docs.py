@@ -9,11 +9,14 @@ tests of their own (``docs`` is in pytest's testpaths; tests/support/readme_exam
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import yaml
 
@@ -81,3 +84,68 @@ def test_the_readme_links_into_the_docs() -> None:
     assert len(set(links)) >= 8, links
     for link in links:
         assert (ROOT / link).is_file(), link
+
+
+def _report() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_performance_page_is_what_the_result_files_make() -> None:
+    """docs/performance.md is generated from bench/results/*.json, never edited by hand."""
+    report = _report()
+    assert report.main(["--check"]) == 0, "run `python bench/report.py` (make bench-report)"
+
+
+def test_the_report_shows_each_figure_with_its_machine_and_lists_what_did_not_run(
+    tmp_path: Path,
+) -> None:
+    report = _report()
+    result = {
+        "bench": "compare",
+        "title": "The bootstrap beside scipy's",
+        "command": "python bench/compare.py --pairs 1000",
+        "finished": "2026-12-07T21:00:00+00:00",
+        "commit": "abc123",
+        "machine": {
+            "cpu": "Some CPU",
+            "cores": 2,
+            "memory_bytes": 8 * 2**30,
+            "system": "Linux",
+            "python": "3.11.9",
+            "load_at_start": [1.0, 2.0, 3.0],
+            "load_at_end": [4.0, 5.0, 6.0],
+        },
+        "figures": [
+            {
+                "measure": "bootstrap | 1,000 pairs",
+                "value": 0.5,
+                "unit": "s",
+                "better": "lower",
+                "alternatives": [{"name": "scipy", "value": 8.0}],
+                "note": "",
+            },
+            {
+                "measure": "rate",
+                "value": 100.0,
+                "unit": "samples/s",
+                "better": "higher",
+                "alternatives": [{"name": "gather", "value": 400.0}],
+                "note": "",
+            },
+        ],
+    }
+    (tmp_path / "compare.json").write_text(json.dumps(result))
+    scripts = [ROOT / "bench" / "compare.py", ROOT / "bench" / "math_match.py"]
+    page = report.render(report.read_results(tmp_path), scripts, ROOT)
+    assert "Some CPU, 2 cores, 8.0 GiB" in page
+    assert "1.0 / 2.0 / 3.0 at the start, 4.0 / 5.0 / 6.0 at the end" in page
+    assert "| bootstrap \\| 1,000 pairs | 0.5 s | scipy: 8 s | 16× |" in page
+    assert "| rate | 100 samples/s | gather: 400 samples/s | 0.25× |" in page
+    not_run = page.split("## Not run for this page", 1)[1]
+    assert "`bench/math_match.py`" in not_run
+    assert "`bench/compare.py`" not in not_run
