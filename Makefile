@@ -90,7 +90,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 ## Build the manual (docs/, mkdocs.yml) into site/, strictly: a broken link, a page left out
-## of the nav or a docstring the API reference cannot read fails it (tests/test_docs.py too).
+## of the nav or a docstring the API reference cannot read fails it (tests/test_docs_site.py too).
 docs: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 

@@ -3,7 +3,7 @@
 Every figure on that page comes from a result file that a bench script wrote when it ran
 (`bench/_results.py`), with the machine, the load, the command and the commit of that run
 beside it; a bench with no result file is listed as not run, with no figure. The page is
-generated, never edited: tests/test_docs.py checks that it is what this script writes.
+generated, never edited: tests/test_docs_site.py checks that it is what this script writes.
 
     python bench/report.py [--results bench/results] [--out docs/performance.md] [--check]
 """
