@@ -106,14 +106,22 @@ def section(result: dict[str, Any]) -> str:
 
 
 def bench_scripts(root: Path) -> list[Path]:
-    """Every bench script (the helpers of this folder left out)."""
+    """Every bench script: those that run as a program (the helpers they import do not)."""
     scripts = [*root.glob("bench/*.py"), *root.glob("integrations/*/bench/*.py")]
-    return sorted(p for p in scripts if not p.name.startswith("_") and p.name != "report.py")
+    return sorted(
+        p
+        for p in scripts
+        if p.name != "report.py" and '__name__ == "__main__"' in p.read_text(encoding="utf-8")
+    )
 
 
 def _first_line(script: Path) -> str:
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _writes_results(script: Path) -> bool:
+    return "from _results import" in script.read_text(encoding="utf-8")
 
 
 def render(results: list[dict[str, Any]], scripts: list[Path], root: Path) -> str:
@@ -125,15 +133,17 @@ def render(results: list[dict[str, Any]], scripts: list[Path], root: Path) -> st
     missing = [s for s in scripts if s.stem not in ran]
     if missing:
         rows = "\n".join(
-            f"| `{s.relative_to(root).as_posix()}` | {_escape(_first_line(s))} |" for s in missing
+            f"| `{s.relative_to(root).as_posix()}` | {_escape(_first_line(s))} | "
+            f"{'yes' if _writes_results(s) else 'not yet: it prints its figures only'} |"
+            for s in missing
         )
         parts.append(
             "## Not run for this page\n\n"
-            "These benches have no result file yet, so this page has no figure of theirs:\n"
+            "These benches have no result file here, so this page has no figure of theirs:\n"
             "some need services or minutes of a quiet machine (an MLflow server held down for\n"
-            "ten minutes, a Ray cluster, a TRL trainer), or do not write a result file yet.\n"
-            "Run one and then `python bench/report.py` to add its figures.\n\n"
-            "| script | what it measures |\n|---|---|\n" + rows + "\n"
+            "ten minutes, a Ray cluster, a TRL trainer), and some do not write a result file\n"
+            "yet. Run one that does, then `python bench/report.py`, to add its figures.\n\n"
+            "| script | what it measures | writes a result file |\n|---|---|---|\n" + rows + "\n"
         )
     return "\n".join(parts)
 

@@ -149,3 +149,4 @@ def test_the_report_shows_each_figure_with_its_machine_and_lists_what_did_not_ru
     not_run = page.split("## Not run for this page", 1)[1]
     assert "`bench/math_match.py`" in not_run
     assert "`bench/compare.py`" not in not_run
+    assert "| yes |" in not_run  # math_match writes a result file, it just did not run
