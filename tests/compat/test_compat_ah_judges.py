@@ -80,6 +80,10 @@ async def test_an_na_verdict_counts_as_an_unscored_sample():
     assert logs["score/count"] == 2
     assert logs["score/scored_samples_count"] == 2
     assert logs["score/unscored_samples_count"] == 1
+    # The tables' headers, as dashboards show them (a column more or less is a new table).
+    assert logs["score/scored_samples"].headers == ["Prompt", "Reasoning", "Score"]
+    assert logs["score/unscored_samples"].headers == ["Prompt", "Error"]
+    assert len(logs["score/scored_samples"].rows) == 2
     unscored = logs["score/unscored_samples"]
     assert len(unscored.rows) == 1
     assert "no sum asked" in unscored["Error"][0]

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from gradewire.eval.comparing._compare_runs import compare_runs
-from gradewire.eval.comparing._paired_difference import BINARY, BOOTSTRAP, BOOTSTRAP_CLUSTERED
+from gradewire.eval.comparing._paired_difference import BINARY, CLUSTERED, PAIRED_T
 from gradewire.eval.comparing._results import holm
 from support.eval_helpers import make_run
 
@@ -21,9 +21,14 @@ def test_a_known_difference_has_an_interval_that_excludes_zero(tmp_path):
     assert g.n_pairs == 300
     assert g.ci_low > 0
     assert g.ci_low < 0.05 < g.ci_high
-    # The bootstrap's p-value resolves down to about 1 / n_resamples.
     assert g.p_value < 1e-3
-    assert g.method == BOOTSTRAP
+    assert g.method == PAIRED_T
+    reference = stats.ttest_rel(
+        np.array(list(b.scores("g").values())), np.array(list(a.scores("g").values()))
+    )
+    assert g.p_value == pytest.approx(reference.pvalue, rel=1e-9)
+    low, high = reference.confidence_interval(0.95)
+    assert (g.ci_low, g.ci_high) == pytest.approx((low, high), rel=1e-9)
     assert g.wins + g.ties + g.losses == 300
     assert g.wins > g.losses
 
@@ -41,10 +46,14 @@ def test_binary_graders_get_mcnemar(tmp_path):
     (g,) = compare_runs(a, b).graders
     assert g.method == BINARY
     assert (g.wins, g.ties, g.losses) == (4, 6, 0)
-    # McNemar's statistic (4 - 0) / sqrt(4 + 0) = 2, against the normal distribution.
-    assert g.p_value == pytest.approx(2 * stats.norm.sf(2.0), abs=1e-12)
+    # The mid-p McNemar test: 2 P(X < 0) + P(X = 0) for X ~ Binomial(4, 1/2) = 1/16.
+    assert g.p_value == pytest.approx(1 / 16, abs=1e-12)
     assert g.diff == pytest.approx(0.4)
-    assert 0.0 < g.ci_low < g.ci_high <= 1.0
+    # Tango's interval alone excludes 0, the mid-p test does not reject: the interval is
+    # extended to 0 and the output says so, so the verdict and the interval agree.
+    assert g.ci_low == 0.0 < g.ci_high <= 1.0
+    assert any("extended to 0" in w for w in g.warnings)
+    assert g.verdict.startswith("no detectable difference on acc")
 
 
 def test_unpaired_samples_are_counted_and_listed(tmp_path):
@@ -77,7 +86,7 @@ def test_clustered_comparison(tmp_path):
     assert clustered.n_clusters == 20
     assert clustered.stderr > 2 * naive.stderr
     assert clustered.ci_high - clustered.ci_low > 2 * (naive.ci_high - naive.ci_low)
-    assert clustered.method == BOOTSTRAP_CLUSTERED
+    assert clustered.method == CLUSTERED
     assert clustered.warnings == ()
 
 

@@ -1,5 +1,6 @@
-"""Interval and p-value of a comparison come from one procedure, and never disagree."""
+"""Interval and p-value of a comparison come from one method, checked against references."""
 
+import functools
 import math
 
 import numpy as np
@@ -8,15 +9,14 @@ from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from gradewire.eval.comparing._compare_runs import compare_runs
-from gradewire.eval.comparing._paired_binary import clustered_mcnemar, mcnemar_tango
 from gradewire.eval.comparing._paired_difference import (
     BINARY,
-    BINARY_CLUSTERED,
-    BOOTSTRAP,
-    BOOTSTRAP_CLUSTERED,
+    CLUSTERED,
     FEW_CLUSTERS,
+    PAIRED_T,
     paired_difference,
 )
+from gradewire.stats._paired import cr2_interval, mcnemar_mid_p, tango_interval
 from support.eval_helpers import make_run
 
 
@@ -54,28 +54,53 @@ def test_the_reported_case_no_longer_has_an_interval_and_a_p_value_that_disagree
     ],
 )
 def test_tango_interval_matches_published_values(gained, lost, n, low, high):
-    result = mcnemar_tango(gained, lost, n)
-    assert result.low == pytest.approx(low, abs=6e-5)
-    assert result.high == pytest.approx(high, abs=6e-5)
+    ours = tango_interval(gained, lost, n)
+    assert ours == pytest.approx((low, high), abs=6e-5)
 
 
 @pytest.mark.parametrize(
-    ("gained", "lost", "n"), [(47, 29, 190), (4, 0, 10), (3, 9, 40), (0, 5, 6)]
+    ("gained", "lost", "n"),
+    [(47, 29, 190), (4, 0, 10), (3, 9, 40), (0, 5, 6), (0, 0, 10), (0, 0, 3), (1, 0, 50)],
 )
-def test_mcnemar_tango_against_references(gained, lost, n):
-    result = mcnemar_tango(gained, lost, n)
-    # The p-value is McNemar's asymptotic test without continuity correction.
-    table = [[n - gained - lost, lost], [gained, 0]]
-    reference = mcnemar(table, exact=False, correction=False).pvalue
-    assert result.p_value == pytest.approx(reference, abs=1e-9)
+def test_tango_interval_solves_tangos_equation(gained, lost, n):
+    low, high = tango_interval(gained, lost, n)
     # Each end is a difference the score statistic rejects exactly at the level: the
     # statistic is recomputed from a likelihood maximised numerically under the null.
     z = stats.norm.ppf(0.975)
-    for end, sign in ((result.low, 1.0), (result.high, -1.0)):
+    for end, sign in ((low, 1.0), (high, -1.0)):
         if abs(end) == 1.0:
             continue
         assert _score_by_numeric_mle(gained, lost, n, end) == pytest.approx(sign * z, abs=1e-5)
-    assert -1.0 <= result.low <= result.estimate <= result.high <= 1.0
+    assert -1.0 <= low <= (gained - lost) / n <= high <= 1.0
+
+
+@pytest.mark.parametrize("n", [1, 3, 10, 40, 1000])
+def test_no_discordant_pair_gives_plus_minus_z2_over_n_plus_z2_not_a_point(n):
+    z2 = stats.norm.ppf(0.975) ** 2
+    assert tango_interval(0, 0, n) == pytest.approx((-z2 / (n + z2), z2 / (n + z2)), abs=1e-12)
+    assert tango_interval(0, 0, 10)[1] == pytest.approx(0.2776, abs=1e-4)
+    assert mcnemar_mid_p(0, 0) == 1.0
+
+
+@pytest.mark.parametrize(("gained", "lost"), [(8, 2), (2, 8), (47, 29), (4, 0), (0, 1), (30, 30)])
+def test_mid_p_mcnemar_against_scipy_and_statsmodels(gained, lost):
+    m, k = gained + lost, min(gained, lost)
+    exact = stats.binomtest(k, m, 0.5).pvalue
+    # statsmodels' exact McNemar is the same conditional binomial test.
+    table = [[0, lost], [gained, 0]]
+    assert mcnemar(table, exact=True).pvalue == pytest.approx(exact, abs=1e-12)
+    # mid-p: the exact p-value less the probability of the observed count (Fagerland 2013).
+    expected = min(1.0, exact - stats.binom.pmf(k, m, 0.5)) if gained != lost else 1.0
+    assert mcnemar_mid_p(gained, lost) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_issues_8_gained_2_lost_prints_the_mid_p_value_it_names(tmp_path):
+    # Issue 27 item 3: 0.0578 (asymptotic) was printed under "McNemar"; exact 0.109, mid-p 0.065.
+    a, b = _binary_runs(tmp_path, 8, 2, 20)
+    (g,) = compare_runs(a, b).graders
+    assert g.method == BINARY == "mid-p McNemar test, Tango score interval"
+    assert g.p_value == pytest.approx(0.0654, abs=1e-4)
+    assert "mid-p McNemar test, p = 0.065" in g.verdict
 
 
 def _score_by_numeric_mle(gained, lost, n, delta):
@@ -96,44 +121,60 @@ def _score_by_numeric_mle(gained, lost, n, delta):
     return (gained - lost - n * delta) / math.sqrt(n * (2 * p_lost + delta * (1 - delta)))
 
 
-def test_clustered_mcnemar_is_durkalskis_statistic_and_its_inversion():
+def _cr2_by_matrices(d, labels):
+    """CR2 and Bell–McCaffrey degrees of freedom by the general matrix formulas."""
+    n = len(d)
+    x = np.ones((n, 1))
+    hat = x @ x.T / n
+    residual = d - d.mean()
+    groups = sorted(set(labels))
+    pieces, columns = [], []
+    for g in groups:
+        idx = np.array([i for i, label in enumerate(labels) if label == g])
+        block = np.eye(len(idx)) - hat[np.ix_(idx, idx)]
+        values, vectors = np.linalg.eigh(block)
+        adjust = vectors @ np.diag(values**-0.5) @ vectors.T
+        pieces.append(float(np.ones(len(idx)) @ adjust @ residual[idx]) / n)
+        w = np.zeros(n)
+        w[idx] = adjust @ np.ones(len(idx)) / n
+        columns.append((np.eye(n) - hat) @ w)
+    g_matrix = np.array(columns).T
+    eigen = np.linalg.eigvalsh(g_matrix.T @ g_matrix)
+    return math.sqrt(sum(p * p for p in pieces)), eigen.sum() ** 2 / (eigen**2).sum()
+
+
+def test_cr2_and_bell_mccaffrey_against_the_matrix_formulas():
     rng = np.random.default_rng(4)
-    clusters = [str(i // 5) for i in range(150)]
-    d = rng.choice([-1.0, 0.0, 1.0], size=150, p=[0.15, 0.6, 0.25])
-    result, g = clustered_mcnemar(d, clusters)
-    assert g == 30
-    sums = np.array([d[i * 5 : i * 5 + 5].sum() for i in range(30)])
-    chi2 = sums.sum() ** 2 / np.dot(sums, sums)
-    assert result.p_value == pytest.approx(stats.chi2.sf(chi2, 1), abs=1e-12)
-    z = stats.norm.ppf(0.975)
-    for end, sign in ((result.low, 1.0), (result.high, -1.0)):
-        centred = sums - 5 * end
-        assert centred.sum() / math.sqrt(np.dot(centred, centred)) == pytest.approx(
-            sign * z, abs=1e-9
-        )
+    sizes = [3, 9, 1, 14, 6]
+    labels = [str(g) for g, size in enumerate(sizes) for _ in range(size)]
+    d = rng.normal(0.1, 0.5, len(labels))
+    ours = cr2_interval(d, labels)
+    stderr, dof = _cr2_by_matrices(d, labels)
+    assert ours.stderr == pytest.approx(stderr, rel=1e-10)
+    assert ours.dof == pytest.approx(dof, rel=1e-10)
+    assert ours.n_clusters == 5
+    critical = stats.t.ppf(0.975, dof)
+    assert (ours.low, ours.high) == pytest.approx(
+        (d.mean() - critical * stderr, d.mean() + critical * stderr), rel=1e-10
+    )
 
 
-@pytest.mark.parametrize(("n", "shift"), [(30, 0.0), (60, 0.08), (200, 0.03), (500, 0.02)])
-def test_bootstrap_p_value_inverts_the_bootstrap_interval(n, shift):
-    rng = np.random.default_rng(n)
-    a = rng.normal(0.5, 0.2, n)
-    b = a + rng.normal(shift, 0.3, n)
-    ours = paired_difference(a, b, n_resamples=3000, seed=7)
-    assert ours.method == BOOTSTRAP
-    theirs = stats.bootstrap(
-        (a, b),
-        lambda x, y, axis: np.mean(y - x, axis=axis),
-        paired=True,
-        vectorized=True,
-        n_resamples=3000,
-        method="BCa",
-        rng=7,
-        confidence_level=1.0 - ours.p_value,
-    ).confidence_interval
-    # At the level 1 - p, one end of scipy's interval (same draws) is exactly 0.
-    assert min(abs(theirs.low), abs(theirs.high)) < 1e-9
+def test_cr2_with_equal_clusters_is_the_t_test_of_the_cluster_means():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.05, 0.3, 40)
+    labels = [str(i // 8) for i in range(40)]
+    ours = cr2_interval(d, labels)
+    means = d.reshape(5, 8).mean(axis=1)
+    reference = stats.ttest_1samp(means, 0.0)
+    assert ours.dof == pytest.approx(4.0)
+    assert ours.p_value == pytest.approx(reference.pvalue, rel=1e-10)
+    assert (ours.low, ours.high) == pytest.approx(tuple(reference.confidence_interval()), rel=1e-10)
+    # Unclustered, it is the paired t test.
+    alone = cr2_interval(d)
+    assert alone.p_value == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue, rel=1e-10)
 
 
+@functools.cache
 def _clipped_mean_of_p_a(sd):
     """E[clip(0.6 + N(0, sd), 0.02, 0.98)], integrated numerically."""
     x = np.linspace(-10, 10, 400_001)
@@ -166,9 +207,9 @@ def _simulate(kind, rng):
     ("kind", "method"),
     [
         ("binary", BINARY),
-        ("binary clustered", BINARY_CLUSTERED),
-        ("continuous", BOOTSTRAP),
-        ("continuous clustered", BOOTSTRAP_CLUSTERED),
+        ("binary clustered", CLUSTERED),
+        ("continuous", PAIRED_T),
+        ("continuous clustered", CLUSTERED),
     ],
 )
 def test_over_a_thousand_simulated_comparisons_interval_and_test_agree_and_cover(kind, method):
@@ -194,7 +235,7 @@ def test_few_clusters_warn_and_keep_the_unclustered_interval_beside(tmp_path):
     a, b = _binary_runs(tmp_path, 47, 29, 190, topics=topics)
     (g,) = compare_runs(a, b, cluster_key="topic").graders
     assert g.n_clusters == 4 < FEW_CLUSTERS
-    assert g.method == BINARY_CLUSTERED
+    assert g.method == CLUSTERED
     assert any("only 4 clusters" in w for w in g.warnings)
     naive = compare_runs(a, b).graders[0]
     assert (g.naive_ci_low, g.naive_ci_high) == (naive.ci_low, naive.ci_high)

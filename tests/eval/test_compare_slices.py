@@ -52,7 +52,10 @@ def test_each_slice_has_its_means_difference_and_the_graders_method(tmp_path):
         )
     assert g.diff < 0
     assert [s.flips for s in g.slices] == [True, False, False]
-    assert "1 of 3 slices goes the other way: easy +6.0 points" in g.verdict
+    # Its interval excludes 0 on the other side: it goes the other way.
+    assert g.slices[0].ci_low > 0
+    assert [s.flips_clearly for s in g.slices] == [True, False, False]
+    assert "1 of 3 slices goes the other way (B − A): easy +6.0 points" in g.verdict
 
 
 def test_slices_in_every_output_escaped(tmp_path):

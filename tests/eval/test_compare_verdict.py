@@ -32,9 +32,9 @@ def test_a_real_difference_reads_as_which_run_is_better_by_how_much(tmp_path):
     ).graders
     assert g.verdict.startswith(
         "B is better than A on correct by 9.5 points "
-        "(95% interval 0.5 to 18.4 points; n = 190 pairs)"
+        "(95% interval of B − A: 0.5 to 18.4 points; n = 190 pairs)"
     )
-    assert "unlikely to be chance (p = 0.039)" in g.verdict
+    assert "unlikely to be chance (mid-p McNemar test, p = 0.040)" in g.verdict
 
 
 def test_a_worse_b_reads_as_a_better(tmp_path):
@@ -50,7 +50,7 @@ def test_no_difference_says_what_the_run_could_not_see(tmp_path):
     (g,) = compare_runs(
         make_run(tmp_path / "a", {"correct": a}), make_run(tmp_path / "b", {"correct": b})
     ).graders
-    assert g.verdict.startswith("no detectable difference on correct: the 95% interval")
+    assert g.verdict.startswith("no detectable difference on correct: B − A is +1.1 points")
     assert "includes 0 (n = 190 pairs" in g.verdict
     match = re.search(r"a difference under ~([\d.]+) points would go unseen", g.verdict)
     assert match
@@ -79,14 +79,23 @@ def test_few_clusters_caution_and_the_unclustered_interval_in_the_verdict(tmp_pa
     ).graders
     assert "n = 190 pairs in 4 clusters" in g.verdict
     assert "Caution: only 4 clusters" in g.verdict
-    assert "Without clustering the interval would be 0.5 to 18.4 points" in g.verdict
+    assert (
+        "Treating the pairs as independent, the interval of B − A would be 0.5 to 18.4 points"
+        in g.verdict
+    )
 
 
 def test_identical_runs_say_so(tmp_path):
     (g,) = compare_runs(
         make_run(tmp_path / "a", {"g": [1, 0, 1]}), make_run(tmp_path / "b", {"g": [1, 0, 1]})
     ).graders
-    assert g.verdict == "no difference on g: A and B gave every one of the 3 pairs the same score."
+    assert g.verdict.startswith(
+        "no difference on g: A and B gave every one of the 3 pairs the same score; still, 3 "
+        "pairs cannot rule out a true difference B − A anywhere in the 95% interval"
+    )
+    # Tango's interval with no discordant pair: ±z²/(n + z²).
+    z2 = 1.959963984540054**2
+    assert (g.ci_low, g.ci_high) == pytest.approx((-z2 / (3 + z2), z2 / (3 + z2)), abs=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -165,4 +174,4 @@ def test_every_statistic_in_the_html_has_its_meaning_beside_it(tmp_path):
         "&#x27;", "'"
     )
     assert '<details id="gw-legend" open>' in page
-    assert "BCa: bias-corrected and accelerated" in page
+    assert "mid-p McNemar test (on the pairs where the runs differ)" in page

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
+from gradewire import InvalidInputError
 from gradewire.cli import main
 from gradewire.eval import open_run
 
@@ -259,7 +260,9 @@ def test_an_lm_eval_run_as_a_run(two_runs: tuple[Path, Path]) -> None:
     records = {record.id: record for record in run.records}
     gen = records["arith_gen/1"]
     assert gen.prompt() == "Q: What is 1 + 2?\nA:"
-    assert gen.completion() == "4"  # the first filter's ("none" sorts first): " 4 it is"
+    # The filters answer differently (strict: "4", none: " 4 it is"): the model's response.
+    assert gen.completion() == " 4 it is"
+    assert gen.metadata["filtered_resps"] == {"strict": "4", "none": " 4 it is"}
     assert gen.metadata["target"] == "3"
     mc = records["arith_mc/1"]
     assert mc.completion() == " 4"  # the choice with the best loglikelihood
@@ -317,3 +320,115 @@ def test_files_that_are_not_lm_eval_logs_are_refused_by_name(
     err = capsys.readouterr().err
     assert f"{plain} is a file gradewire cannot read as a run" in err
     assert "samples_<task>_<date>.jsonl" in err
+
+
+# --- hand-written logs: what lm-eval could write, and what it never does -------------------
+
+DATE = "2025-01-01T00-00-00.000000"
+
+
+def write_log(
+    folder: Path, lines: Sequence[dict[str, Any]], task: str = "t", results: Any = None
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    (folder / f"samples_{task}_{DATE}.jsonl").write_text(text, encoding="utf-8")
+    if results is not None:
+        (folder / f"results_{DATE}.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
+def generation(doc_id: int, filter_name: str, answer: str, raw: str, **metrics: float) -> dict:
+    return {
+        "doc_id": doc_id,
+        "doc": {"q": doc_id},
+        "target": "4",
+        "arguments": {"gen_args_0": {"arg_0": f"Q{doc_id}", "arg_1": {}}},
+        "resps": [[raw]],
+        "filtered_resps": [answer],
+        "filter": filter_name,
+        "metrics": list(metrics),
+        **metrics,
+    }
+
+
+def test_two_filters_that_answer_differently_show_the_model_s_own_response(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        generation(0, "strict", "4", " 4 it is", exact_match=1.0),
+        generation(0, "loose", " 4 it is", " 4 it is", exact_match=0.0),
+        generation(1, "strict", "7", "7", exact_match=0.0),
+        generation(1, "loose", "7", "7", exact_match=0.0),
+    ]
+    run = open_run(write_log(tmp_path / "a", lines))
+    records = {record.id: record for record in run.records}
+    # Filters disagree on doc 0: no filter's answer stands for the other's grader.
+    assert records["t/0"].completion() == " 4 it is"
+    assert records["t/0"].metadata["filtered_resps"] == {"strict": "4", "loose": " 4 it is"}
+    assert records["t/1"].completion() == "7"  # one answer under every filter
+    assert "filtered_resps" not in records["t/1"].metadata
+    assert sorted(run.spec_hashes) == ["t/exact_match,loose", "t/exact_match,strict"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (("a,b", "c"), ("a", "b,c")),  # metric holding a comma against a filter holding one
+        (("x", "f,g"), ("x,f", "g")),
+    ],
+)
+def test_metric_and_filter_names_that_make_one_key_are_refused_naming_both(
+    tmp_path: Path, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    lines = [
+        generation(0, first[1], "1", "1", **{first[0]: 1.0}),
+        generation(0, second[1], "1", "1", **{second[0]: 0.0}),
+    ]
+    folder = write_log(tmp_path / "a", lines)
+    with pytest.raises(InvalidInputError, match="both make the grader key") as refused:
+        open_run(folder)
+    text = str(refused.value)
+    assert f"metric {first[0]!r} under filter {first[1]!r}" in text
+    assert f"metric {second[0]!r} under filter {second[1]!r}" in text
+
+
+def test_a_deeply_nested_line_or_results_file_is_refused_not_a_recursion_error(
+    tmp_path: Path,
+) -> None:
+    deep = '{"doc_id": 0, "doc": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / f"samples_t_{DATE}.jsonl").write_text(deep, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="nested more than 100 levels deep"):
+        open_run(folder)
+    shallow_enough = '{"doc_id": 0, "doc": ' + "[" * 500 + "]" * 500 + "}\n"
+    (folder / f"samples_t_{DATE}.jsonl").write_text(shallow_enough, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"samples_t_.*:1: the line is nested more"):
+        open_run(folder)  # parses, yet deeper than any reader after it should recurse
+    write_log(folder, [generation(0, "none", "1", "1", acc=1.0)])
+    (folder / f"results_{DATE}.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidInputError, match=r"results_.*nested more than 100 levels"):
+        open_run(folder)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        {"t": {"original": 2, "effective": "two"}},
+        {"t": {"original": 2}},
+        {"t": {"effective": -1}},
+        {"t": {"effective": True}},
+        {"t": {"effective": 1e400}},
+        {"t": 5},
+        ["t", 2],
+    ],
+)
+def test_a_malformed_n_samples_is_refused_naming_the_file(tmp_path: Path, counts: Any) -> None:
+    results = {"n-samples": counts}
+    folder = write_log(tmp_path / "a", [generation(0, "none", "1", "1", acc=1.0)], results=results)
+    with pytest.raises(InvalidInputError, match=r"results_.*\.json: 'n-samples'"):
+        open_run(folder)
+    good = {"n-samples": {"t": {"original": 3, "effective": 3}}}
+    write_log(folder, [generation(0, "none", "1", "1", acc=1.0)], results=good)
+    assert open_run(folder).samples_in_data == 3

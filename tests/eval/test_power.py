@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from gradewire.eval.comparing._paired_binary import mcnemar_tango
 from scipy import optimize, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 
 from gradewire import InvalidInputError
-from gradewire.eval.comparing._paired_binary import mcnemar_tango
 from gradewire.eval.comparing._planning import plan_comparison
 from gradewire.eval.comparing._power import (
     minimum_detectable_difference,

@@ -71,7 +71,12 @@ def test_csv_labels_pass_fail_and_an_interval_scale(tmp_path, capsys):
     run = make_run(tmp_path / "run2", {"judge": scores})
     result = run_agreement(run, "judge", read_labels(tmp_path / "labels.csv"))
     assert result.agreement.scale == "interval"
-    assert result.agreement.pearson == pytest.approx(pearsonr(scores, people)[0], abs=1e-9)
+    # Compared at float32's precision, as agreement() documents.
+    normal = (
+        [float(str(np.float32(v))) for v in scores],
+        [float(str(np.float32(v))) for v in people],
+    )
+    assert result.agreement.pearson == pytest.approx(pearsonr(*normal)[0], abs=1e-9)
     (tmp_path / "pf.csv").write_text("id,label\ns0,pass\ns1,FAIL\ns2,\ns3,true\n")
     assert read_labels(tmp_path / "pf.csv") == {"s0": 1.0, "s1": 0.0, "s2": None, "s3": 1.0}
 
@@ -119,3 +124,63 @@ def test_nothing_is_written_over_and_sinks_get_the_figures(tmp_path, capsys):
     assert main(argv) == 0  # its own page is written again
     assert main([*argv[:-1], "missing"]) == 2
     assert "no grader 'missing'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("l.csv", "id,label\ns0,1\ns1\n", "fewer fields than the header"),
+        ("l.csv", "id,label\ns0,1,0\n", "more fields than the header"),
+        ("l.jsonl", '{"id": "a", "label": 1, "label": 0}\n', "'label' appears twice"),
+        ("l.jsonl", '{"id": "a", "label": "1_000"}\n', "not a number"),
+        ("l.jsonl", '{"id": "a", "label": "\u0661"}\n', "not a number"),  # Arabic-Indic 1
+        ("l.csv", "id,label\ns0,\uff11\n", "not a number"),  # fullwidth 1
+    ],
+)
+def test_labels_with_a_field_missing_or_twice_or_odd_digits_are_refused(
+    tmp_path, name, content, message
+):
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=message):
+        read_labels(tmp_path / name)
+
+
+def test_a_quoted_csv_label_may_hold_a_newline_and_an_empty_one_is_missing(tmp_path):
+    (tmp_path / "l.csv").write_text('id,label,note\ns0,1,"two\nlines"\ns1,,\n')
+    assert read_labels(tmp_path / "l.csv") == {"s0": 1.0, "s1": None}
+
+
+def test_the_confusion_matrix_names_the_raters_and_shows_the_labels_as_given(tmp_path, capsys):
+    make_run(tmp_path / "run", {"judge": list(JUDGE)})
+    words = ["pass" if v else "fail" for v in PEOPLE]
+    labels = write_labels(tmp_path / "labels.jsonl", words)
+    argv = ["agreement", str(tmp_path / "run"), "--labels", str(labels), "--grader", "judge"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert f"confusion (rows: grader judge, columns: {labels})" in text
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("confusion"))
+    assert lines[header + 1].split() == ["fail", "pass"]
+    assert [line.split()[0] for line in lines[header + 2 : header + 4]] == ["0", "1"]
+    table = np.zeros((2, 2), dtype=int)
+    np.add.at(table, (JUDGE.astype(int), PEOPLE.astype(int)), 1)
+    assert [line.split()[1:] for line in lines[header + 2 : header + 4]] == [
+        [str(c) for c in row] for row in table
+    ]
+    page = (tmp_path / "run" / "agreement-judge.html").read_text()
+    assert "rows grader judge, columns" in page
+    assert "<th>fail</th><th>pass</th>" in page
+
+
+def test_grader_keys_that_clean_to_one_name_get_pages_of_their_own(tmp_path, capsys):
+    make_run(tmp_path / "run", {"a/b": list(JUDGE), "a_b": list(PEOPLE)})
+    labels = write_labels(tmp_path / "labels.jsonl", list(PEOPLE))
+    for grader in ("a/b", "a_b"):
+        argv = ["agreement", str(tmp_path / "run"), "--labels", str(labels), "--grader", grader]
+        assert main(argv) == 0
+    pages = sorted(p.name for p in (tmp_path / "run").glob("agreement-*.html"))
+    assert len(pages) == 2
+    assert "agreement-a_b.html" in pages
+    contents = {(tmp_path / "run" / p).read_text().count("a/b") > 0 for p in pages}
+    assert contents == {True, False}
+    assert not list((tmp_path / "run").glob("*.tmp"))  # no temporary file left

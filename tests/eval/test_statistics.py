@@ -59,31 +59,22 @@ def test_metrics_use_get_logs_names(tmp_path):
     assert len(tables["acc/score/unscored_samples"]) == 1
 
 
-@pytest.mark.parametrize("values", [[1] * 19 + [0], [1] * 10, [0, 0, 0, 1], [1, 0] * 50])
-def test_a_0_1_grader_gets_wilsons_interval_within_0_and_1(tmp_path, values):
-    from statsmodels.stats.proportion import proportion_confint
-
-    run = make_run(tmp_path, {"acc": values})
-    (summary,) = run.summaries()
-    low, high = proportion_confint(sum(values), len(values), alpha=0.05, method="wilson")
-    assert summary.ci_low == pytest.approx(low, abs=1e-9)
-    assert summary.ci_high == pytest.approx(high, abs=1e-9)
-    assert 0.0 <= summary.ci_low <= summary.mean <= summary.ci_high <= 1.0
-
-
-def test_a_clustered_0_1_grader_gets_wilson_over_the_effective_sample_size(tmp_path):
+def test_a_clustered_0_1_grader_gets_wilson_over_the_korn_graubard_effective_n(tmp_path):
     from statsmodels.stats.proportion import proportion_confint
 
     values = [1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1]
     topics = [str(i // 4) for i in range(20)]
     run = make_run(tmp_path, {"acc": values}, topics=topics)
     (summary,) = run.summaries(cluster_key="topic")
-    effective = 20 * (summary.naive_stderr / summary.stderr) ** 2
     p = sum(values) / 20
+    # Equal clusters: CR2 is CR1 and its degrees of freedom G - 1 = 4.
+    effective = p * (1 - p) / summary.stderr**2
+    effective *= (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 4)) ** 2
     low, high = proportion_confint(p * effective, effective, alpha=0.05, method="wilson")
     assert (summary.ci_low, summary.ci_high) == (
         pytest.approx(low, abs=1e-9),
         pytest.approx(high, abs=1e-9),
     )
+    assert summary.method == "bounded"
     assert summary.ci_low >= 0.0
     assert summary.ci_high <= 1.0

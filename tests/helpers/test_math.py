@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -182,3 +184,88 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path)
     )
     assert done.stdout.strip() == "1.0"
     assert marker.read_text() == "run\n"
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The math worker processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read()
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                cmdline = file.read()
+        except OSError:
+            continue
+        parent = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        if parent == pid and b"_math_worker.py" in cmdline:
+            found.append(int(name))
+    return found
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as file:
+        stat = file.read()
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            return True
+        if stat[stat.rfind(b")") + 2 :].split()[0] == b"Z":
+            return True  # dead, waiting for a reaper
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_dies_with_its_caller_killed_mid_check() -> None:
+    # The caller starts a check sympy cannot finish, and is SIGKILLed while its worker
+    # computes: the worker must not run on (as an orphan of init) at full CPU.
+    code = (
+        "import sys, gradewire as gw\n"
+        "gw.math_match('1', '1')\n"
+        "print('go', flush=True)\n"
+        f"gw.math_match({HANG[0]!r}, {HANG[1]!r}, timeout=600)\n"
+    )
+    caller = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert caller.stdout is not None
+        assert caller.stdout.readline().strip() == "go"
+        workers = _workers_of(caller.pid)
+        assert len(workers) == 1
+        worker = workers[0]
+        # Kill the caller once its worker is computing the check (its CPU time grows).
+        start = _cpu_ticks(worker)
+        deadline = time.monotonic() + 60
+        while _cpu_ticks(worker) - start < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        caller.kill()
+        caller.wait(30)
+        assert _gone_within(worker, 30), "the math worker outlived its killed caller"
+    finally:
+        caller.kill()
+        caller.wait(30)
+        if caller.stdout is not None:
+            caller.stdout.close()
+
+
+def test_a_worker_outlives_the_thread_that_started_it() -> None:
+    # The death signal follows the thread that forked the worker: a worker started from
+    # a short-lived thread must keep serving the process once that thread has ended.
+    pool = math_pool()
+    pool.close()
+    thread = threading.Thread(target=gw.math_match, args=("1", "1"))
+    thread.start()
+    thread.join(120)
+    replaced = pool.replaced
+    assert gw.math_match("$\\frac{6}{8}$", "0.75") == 1.0
+    assert pool.replaced == replaced

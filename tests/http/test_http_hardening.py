@@ -314,7 +314,7 @@ async def test_the_timeout_covers_a_slowly_dripped_answer_through_httpx(make_jud
         model = make_judge(
             base_url=url.removesuffix("/chat/completions"),
             http_client=client,
-            timeout=1.0,
+            attempt_timeout=1.0,
             max_attempts=1,
         )
         with pytest.raises(ModelCallError, match="timeout of 1s"):

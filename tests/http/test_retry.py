@@ -111,7 +111,7 @@ def test_statuses_not_worth_retrying(status):
 
 async def test_slow_answers_time_out_and_are_retried(judge_server, make_judge):
     judge_server.script(chat("late", delay=2.0), chat("PASS"))
-    answer = await make_judge(timeout=0.1).complete(USER)
+    answer = await make_judge(attempt_timeout=0.1).complete(USER)
     assert answer.text == "PASS"
     assert len(judge_server.chat_requests) == 2
 
@@ -119,8 +119,8 @@ async def test_slow_answers_time_out_and_are_retried(judge_server, make_judge):
 async def test_a_server_that_never_answers_in_time_is_a_model_call_error(judge_server, make_judge):
     judge_server.handler = lambda request: chat("late", delay=2.0)
     with pytest.raises(ModelCallError, match=r"timeout of 0\.1s") as caught:
-        await make_judge(timeout=0.1, max_attempts=2).complete(USER)
-    assert "raise timeout=" in str(caught.value)
+        await make_judge(attempt_timeout=0.1, max_attempts=2).complete(USER)
+    assert "raise attempt_timeout=" in str(caught.value)
     assert caught.value.status is None  # type: ignore[attr-defined]
     assert len(judge_server.chat_requests) == 2
 

@@ -57,7 +57,10 @@ async def test_the_judge_never_sees_think_blocks(judge_server, make_judge):
     assert sections(prompt, "answer") == ["6"]
     assert sections(prompt, "question") == ["And 3+3?"]
     assert sections(prompt, "turn") == ["What is 2+2?", "4"]  # earlier turns, reasoning removed
-    assert grader.get_logs()["score/scored_samples"].column("Completion") == ["6"]
+    # Adaptive Harmony's table (Prompt, Reasoning, Score): the answer is not in it at all.
+    table = grader.get_logs()["score/scored_samples"]
+    assert table.headers == ["Prompt", "Reasoning", "Score"]
+    assert "SECRET" not in json.dumps(table.rows)
 
 
 async def test_untrusted_text_cannot_close_its_section(judge_server, make_judge):
@@ -150,11 +153,11 @@ async def test_sample_tables_escape_untrusted_html(judge_server, make_judge):
     grader = BinaryJudgeGrader("judge", make_judge(), CRITERION)
     await grader.grade(qa("<b>q</b>", "<script>alert('x')</script>"))
     table = grader.get_logs()["score/scored_samples"]
-    assert table.headers == ["Prompt", "Completion", "Reasoning", "Score"]
-    assert table.rows[0][:3] == ["<b>q</b>", "<script>alert('x')</script>", table.rows[0][2]]
+    assert table.headers == ["Prompt", "Reasoning", "Score"]  # as Adaptive Harmony's
+    assert table.rows[0][:2] == ["<b>q</b>", "<script>alert('judge')</script>"]
     html = table.to_html()
     assert "<script>" not in html
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+    assert "&lt;script&gt;alert(&#x27;judge&#x27;)&lt;/script&gt;" in html
     assert "&lt;b&gt;q&lt;/b&gt;" in html
 
 
@@ -336,3 +339,32 @@ async def test_gather_all_cancels_the_rest_when_one_fails():
 
     assert await gather_all(value(x) for x in (3, 1, 2)) == [3, 1, 2]
     assert await gather_all([]) == []
+
+
+@pytest.mark.parametrize(
+    ("cls", "headers"),
+    [
+        (BinaryJudgeGrader, ["Prompt", "Reasoning", "Score"]),  # Adaptive Harmony's names
+        (FaithfulnessGrader, ["Prompt", "Reasoning", "Score"]),
+        (ContextRelevancyGrader, ["Prompt", "Reasoning", "Score"]),
+        (AnswerRelevancyGrader, ["Prompt", "Reasoning", "Score"]),
+        (RangeJudgeGrader, ["Prompt", "Completion", "Reasoning", "Score"]),  # gradewire's
+        (RubricJudgeGrader, ["Prompt", "Completion", "Reasoning", "Score"]),
+    ],
+)
+async def test_the_judges_named_after_adaptive_harmonys_keep_its_table_headers(cls, headers):
+    class Down:
+        async def complete(self, messages: Sequence[ChatMessage], **options: Any) -> Any:
+            raise ModelCallError("the judge is down")
+
+    leading: Any = {
+        RangeJudgeGrader: ("x",),
+        RubricJudgeGrader: (["x"],),
+        BinaryJudgeGrader: ("x",),
+    }
+    leading = leading.get(cls, ())
+    grader = cls("judge", Down(), *leading)
+    assert await grader(qa("q", "a")) is None
+    unscored = grader.get_logs()["score/unscored_samples"]
+    assert unscored.headers == [*headers[: len(headers) - 2], "Error"]
+    assert cls.logs_completion == ("Completion" in headers)

@@ -103,19 +103,91 @@ async def test_a_failing_judge_is_left_to_the_quorum(judge_server, make_judge):
 async def test_below_quorum_the_sample_abstains_never_zero(judge_server, make_judge):
     judge_server.handler = panel_judge
     panel = JudgePanel(
+        "capital", judges(make_judge, ("lenient", "mentions_paris", "short")), quorum=3
+    )
+    # Atlantis: short says NA, the others answer: an abstention, named in the reason.
+    with pytest.raises(IgnoreGradeException) as caught:
+        await panel.grade(sample("Atlantis"))
+    assert "2 of 3 judges gave a verdict, fewer than the quorum of 3" in caught.value.reason
+    assert "short abstained (" in caught.value.reason
+    assert "no such city" in caught.value.reason
+    assert await panel(sample("Atlantis")) is None  # a call logs what grade() raises
+    logs = panel.get_logs()
+    assert logs["score/abstained_count"] == 1
+    assert logs["score/error_count"] == 0
+    assert "score/mean" not in logs
+
+
+async def test_a_quorum_lost_to_failing_judges_is_an_error_not_an_abstention(
+    judge_server, make_judge
+):
+    """A judge server that is down is a failure the trainer's fail-fast must see."""
+    judge_server.handler = panel_judge
+    panel = JudgePanel(
         "capital", judges(make_judge, ("lenient", "broken", "short")), quorum=3, aggregate="mean"
     )
-    with pytest.raises(IgnoreGradeException) as caught:
-        await panel.grade(sample("Paris"))
-    assert "2 of 3 judges gave a verdict, fewer than the quorum of 3" in caught.value.reason
-    assert "broken failed (ModelHTTPError" in caught.value.reason
-    assert await panel(sample("Paris")) is None
-    # An NA verdict is an abstention of that judge, named in the reason.
-    assert await panel(sample("Atlantis")) is None
+    # Paris: two verdicts, broken failed; Atlantis: one verdict, short abstained, broken
+    # failed. Either way the failure alone keeps the panel from its quorum.
+    for answer in ("Paris", "Atlantis"):
+        with pytest.raises(gw.GradingError) as caught:
+            await panel.grade(sample(answer))
+        message = str(caught.value)
+        assert "fewer than the quorum of 3" in message
+        assert "broken failed (ModelHTTPError" in message
+        assert type(caught.value.__cause__).__name__ == "ModelHTTPError"
+    assert "short abstained (" in message
+    assert await panel(sample("Paris")) is None  # a call logs what grade() raises
     logs = panel.get_logs()
-    assert logs["score/abstained_count"] == 2
-    assert "score/mean" not in logs
-    assert any("short abstained" in r.get("abstained", "") for r in panel._logs)
+    assert logs["score/error_count"] == 1
+    assert logs["score/abstained_count"] == 0
+    assert logs["broken/score/error_count"] == 3
+
+
+def _failing(key: str, exc: Exception) -> gw.BaseGrader:
+    def fails(sample: StringThread) -> float:
+        raise exc
+
+    return gw.BaseGrader.from_function(key, fails)
+
+
+def _abstaining(key: str) -> gw.BaseGrader:
+    def abstains(sample: StringThread) -> float:
+        raise IgnoreGradeException("no label")
+
+    return gw.BaseGrader.from_function(key, abstains)
+
+
+async def test_every_judge_failing_is_an_error_and_every_judge_abstaining_an_abstention():
+    down = JudgePanel(
+        "p", [_failing(k, ConnectionError("refused")) for k in ("a", "b", "c")], aggregate="mean"
+    )
+    grades = await down.grade_many([sample("x")] * 4)
+    assert grades == [None] * 4
+    logs = down.get_logs()
+    assert logs["score/error_count"] == 4
+    assert logs.get("score/abstained_count", 0) == 0
+    with pytest.raises(gw.GradingError, match=r"0 of 3 judges gave a verdict") as caught:
+        await down.grade(sample("x"))
+    assert isinstance(caught.value.__cause__, ConnectionError)
+    quiet = JudgePanel("q", [_abstaining(k) for k in ("a", "b", "c")])
+    assert await quiet.grade_many([sample("x")] * 2) == [None, None]
+    assert quiet.get_logs()["score/abstained_count"] == 2
+    # Failures the abstentions could not have made up for: 2 failed, 1 abstained.
+    mixed = JudgePanel(
+        "m", [_failing("a", ConnectionError("x")), _failing("b", ValueError("y")), _abstaining("c")]
+    )
+    with pytest.raises(gw.GradingError, match="a failed"):
+        await mixed.grade(sample("x"))
+    # With quorum 1, one abstaining judge could have given the verdict: an abstention.
+    lenient = JudgePanel("l", [_failing("a", ConnectionError("x")), _abstaining("c")], quorum=1)
+    with pytest.raises(IgnoreGradeException, match="a failed"):
+        await lenient.grade(sample("x"))
+
+
+async def test_a_reward_logger_stops_when_the_panels_judges_are_down():
+    down = JudgePanel("p", [_failing(k, ConnectionError("refused")) for k in ("a", "b", "c")])
+    with pytest.raises(gw.GraderFailingError, match="ConnectionError: refused"):
+        await gw.RewardLogger(down).grade([sample("x")] * 4)
 
 
 @pytest.mark.parametrize(

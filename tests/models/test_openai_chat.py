@@ -142,8 +142,10 @@ def test_invalid_configuration_says_what_to_pass():
         OpenAIChatModel("m", base_url="http://x/v1", headers={"X-A": "a\r\nInjected: 1"})
     with pytest.raises(InvalidInputError, match="max_concurrency"):
         OpenAIChatModel("m", base_url="http://x/v1", max_concurrency=0)
-    with pytest.raises(InvalidInputError, match="timeout"):
-        OpenAIChatModel("m", base_url="http://x/v1", timeout=0)
+    with pytest.raises(InvalidInputError, match="attempt_timeout"):
+        OpenAIChatModel("m", base_url="http://x/v1", attempt_timeout=0)
+    with pytest.raises(InvalidInputError, match="positive, finite"):
+        OpenAIChatModel("m", base_url="http://x/v1", attempt_timeout=float("inf"))
     with pytest.raises(InvalidInputError, match="model"):
         OpenAIChatModel(" ", base_url="http://x/v1")
     with pytest.raises(InvalidTypeError, match=r"httpx\.AsyncClient"):

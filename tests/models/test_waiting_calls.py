@@ -13,7 +13,7 @@ import pytest
 
 from gradewire.http._endpoint_state import endpoint_state
 from gradewire.http._fast_http import FastHttpSender
-from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._openai_wire import OpenAIProvider
 from support.judge_server import chat
 
 
@@ -28,19 +28,19 @@ class BuiltRequests:
         self.unsent = 0
         self.most = 0
         self.built: list[str] = []
-        body, post = OpenAIChatModel._body, FastHttpSender.post
+        body, post = OpenAIProvider.encode, FastHttpSender.post
 
-        def counted_body(model: OpenAIChatModel, *args: Any) -> bytes:
+        def counted_body(provider: OpenAIProvider, *args: Any, **options: Any) -> bytes:
             self.unsent += 1
             self.most = max(self.most, self.unsent)
-            self.built.append(args[1][0]["content"])
-            return body(model, *args)
+            self.built.append(args[1][0]["content"])  # (model, messages, plan)
+            return body(provider, *args, **options)
 
         async def counted_post(sender: FastHttpSender, *args: Any) -> Any:
             self.unsent -= 1
             return await post(sender, *args)
 
-        monkeypatch.setattr(OpenAIChatModel, "_body", counted_body)
+        monkeypatch.setattr(OpenAIProvider, "encode", counted_body)
         monkeypatch.setattr(FastHttpSender, "post", counted_post)
 
 

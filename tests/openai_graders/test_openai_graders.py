@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import re
+import threading
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 import gradewire as gw
 from gradewire.eval.runs._samples import MESSAGE_FIELDS as EVAL_MESSAGE_FIELDS
@@ -23,6 +27,7 @@ from gradewire.openai import (
     openai_grader,
 )
 from gradewire.openai._sample import MESSAGE_FIELDS
+from gradewire.openai._template import MAX_TEMPLATE_CHARS, variable_spans
 
 
 def thread(completion: str, **item: Any) -> gw.StringThread:
@@ -116,6 +121,62 @@ async def test_a_missing_variable_is_an_error_of_its_own_kind_never_an_empty_str
     again = pickle.loads(pickle.dumps(caught.value))
     assert type(again) is TemplateVariableError
     assert again.kind == "invalid_variable_error"
+
+
+@pytest.mark.parametrize("null", [None, math.nan, float("nan")])
+@pytest.mark.parametrize("operation", ["eq", "ne", "like", "ilike"])
+async def test_a_null_reference_is_a_missing_variable_never_the_text_null(operation, null):
+    """A null (or NaN, as a data frame stores a missing cell) is no value to compare."""
+    grader = openai_grader(check("ref", operation))
+    for completion in ("null", "NaN", "", "Paris"):
+        with pytest.raises(TemplateVariableError, match=r"item\.answer is null") as caught:
+            await grader.grade(thread(completion, answer=null))
+        assert caught.value.kind == "invalid_variable_error"
+        assert await grader(thread(completion, answer=null)) is None
+    nested = openai_grader(check("nested", operation, "{{item.ref.answer}}"))
+    with pytest.raises(TemplateVariableError, match=r"item\.ref\.answer is null"):
+        await nested.grade(thread("null", ref={"answer": null}))
+    logs = grader.get_logs()
+    assert logs["score/error_count"] == 4
+    assert logs["score/invalid_variable_error_count"] == 4
+    assert "score/mean" not in logs
+
+
+async def test_null_variables_can_be_declared_abstentions():
+    grader = openai_grader(check("ref", "eq"), missing_variables="abstain")
+    with pytest.raises(gw.IgnoreGradeException, match=r"item\.answer is null"):
+        await grader.grade(thread("null", answer=None))
+    assert await grader(thread("null", answer=None)) is None
+    assert await grader(thread("x", other=1)) is None  # a missing key abstains too
+    assert (await grader.grade(thread("Paris", answer="Paris"))).value == 1.0
+    logs = grader.get_logs()
+    assert logs["score/abstained_count"] == 2
+    assert logs["score/error_count"] == 0
+    multi = openai_grader(
+        {
+            "type": "multi",
+            "name": "m",
+            "graders": {"a": check("a", "eq"), "b": check("b", "ne", "x")},
+            "calculate_output": "a + b",
+        },
+        missing_variables="abstain",
+    )
+    assert await multi(thread("null", answer=math.nan)) is None
+    assert multi.get_logs()["score/abstained_count"] == 1
+    with pytest.raises(gw.InvalidInputError, match="missing_variables"):
+        openai_grader(check("ref", "eq"), missing_variables="skip")  # type: ignore[typeddict-item]
+
+
+def test_a_grader_files_openai_table_declares_null_variables_abstentions(tmp_path):
+    path = tmp_path / "graders.toml"
+    path.write_text(
+        '[openai]\nmissing_variables = "abstain"\n\n[[graders]]\ntype = "string_check"\n'
+        'name = "ref"\ninput = "{{sample.output_text}}"\nreference = "{{item.answer}}"\n'
+        'operation = "eq"\n'
+    )
+    (grader,) = gw.load_graders(path, trust_code=False)
+    assert gw.run_sync(grader(thread("null", answer=None))) is None
+    assert grader.get_logs()["score/abstained_count"] == 1
 
 
 @pytest.mark.parametrize(
@@ -254,6 +315,39 @@ async def test_multi_takes_the_generated_single_grader_shape():
 def test_formulas_outside_the_language_are_refused(formula, message):
     with pytest.raises(gw.InvalidInputError, match=message):
         openai_grader(multi(formula, a=check("a", "eq")))
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        ("-" * 5000 + "a", "nested"),
+        ("-" * 150 + "a", "nested 150 deep"),
+        ("+".join(["a"] * 100_000), "characters"),
+        ("+".join(["a"] * 300), "nested 299 deep"),
+        ("(" * 300 + "a" + ")" * 300, "nested"),
+        ("min(" * 120 + "a" + ")" * 120, "nested"),
+    ],
+)
+def test_a_formula_too_long_or_too_deep_is_refused_at_build(formula, message):
+    """Such a formula ended eval and serve with RecursionError or MemoryError."""
+    with pytest.raises(gw.InvalidInputError, match=message) as caught:
+        openai_grader(multi(formula, a=check("a", "eq")))
+    assert len(str(caught.value)) < 1000  # the formula is not echoed whole
+
+
+async def test_a_formula_within_the_bounds_evaluates_at_any_stack_depth():
+    deep = "-" * 98 + "a"  # an even count of minus signs: a itself
+    grader = openai_grader(multi(deep, a=check("a", "eq")))
+
+    async def nested(levels: int) -> float:
+        if levels:
+            return await nested(levels - 1)
+        return (await grader.grade(thread("x", answer="x"))).value
+
+    assert await nested(600) == 1.0  # however deep the caller's stack (a server's)
+    long = "+".join(["a"] * 90)
+    grader = openai_grader(multi(long, a=check("a", "eq")))
+    assert (await grader.grade(thread("x", answer="x"))).value == 90.0
 
 
 @pytest.mark.parametrize(
@@ -468,5 +562,101 @@ def test_toml_files_map_configured_models_to_served_ones(tmp_path):
     score, python = gw.load_graders(path)
     assert score.model.model == "smollm2"
     assert score.model.base_url == "http://127.0.0.1:9/v1"
-    assert score.model.timeout == 5
+    assert score.model.attempt_timeout == 5  # the [judge] timeout bounds each attempt
     assert python.process_timeout == 3
+
+
+# The variables of a template as the former regex found them: the reference of the scan.
+REFERENCE_VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.text(alphabet="{}a. \n", max_size=40))
+def test_the_one_pass_scan_finds_the_variables_the_regex_finds(source):
+    expected = [m.span() for m in REFERENCE_VARIABLE.finditer(source)]
+    assert variable_spans(source) == expected
+
+
+def test_unclosed_braces_parse_in_one_pass_and_a_template_has_a_size_bound():
+    """40 KB of unclosed ``{{`` took 10 s to parse (quadratic); 900 KB must be quick."""
+    near_bound = "{{item.answer}}" + "{{" * (MAX_TEMPLATE_CHARS // 2 - 10)
+    built: list[object] = []
+    worker = threading.Thread(
+        target=lambda: built.append(openai_grader(check("big", "eq", near_bound))), daemon=True
+    )
+    worker.start()
+    worker.join(60)  # a guard against a hang, not a timing: the parse is milliseconds
+    assert built, "parsing a template near the size bound did not end"
+    with pytest.raises(gw.InvalidInputError, match="more than the 1,000,000 a template"):
+        openai_grader(check("huge", "eq", "{{" * (MAX_TEMPLATE_CHARS // 2 + 1)))
+
+
+def _words(count: int, seed: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    return " ".join(f"w{rng.randrange(3000)}" for _ in range(count))
+
+
+async def test_a_long_rouge_l_times_out_while_other_grades_on_the_loop_go_on():
+    # rougeL is quadratic in pure Python: 4,000 words a side take seconds. Run where the
+    # timeout holds, it is a timeout outcome, and the loop keeps serving other grades.
+    import asyncio
+
+    slow = openai_grader(similarity("rouge_l"))
+    slow.timeout = 1.0
+    quick = openai_grader(similarity("rouge_1"))
+    events: list[str] = []
+    finished = asyncio.Event()
+
+    async def long_one() -> None:
+        outcome = await slow.grade_many([thread(_words(4000, 1), reference=_words(4000, 2))])
+        events.append(f"slow:{outcome[0]}")
+        finished.set()
+
+    async def short_ones() -> None:
+        while not finished.is_set():
+            await quick.grade(thread("the cat sat", reference="the cat sat down"))
+            events.append("quick")
+            await asyncio.sleep(0.01)
+
+    await asyncio.gather(long_one(), short_ones())
+    slow_at = next(i for i, event in enumerate(events) if event.startswith("slow"))
+    assert events[slow_at] == "slow:None"  # a timeout, not a late score
+    # While the long grade ran, the loop kept grading (on a blocked loop: one at most).
+    assert events[:slow_at].count("quick") >= 5, events[: slow_at + 1]
+    logs = slow.get_logs()
+    assert logs["score/timeout_count"] == 1
+    assert logs["score/error_count"] == 1
+
+
+async def test_a_metric_past_its_size_bound_is_refused_not_run():
+    # A 1 MB completion would never finish under rougeL: it is an error, named, at once.
+    grader = openai_grader(similarity("rouge_l"))
+    outcome = await grader.grade_many([thread(_words(150_000, 3), reference=_words(2000, 4))])
+    assert outcome == [None]
+    logs = grader.get_logs()
+    assert logs["score/error_count"] == 1
+    assert logs.get("score/timeout_count", 0) == 0
+
+
+@pytest.mark.parametrize("metric", METRICS)
+async def test_long_texts_score_as_the_library_does_in_the_worker(metric, monkeypatch):
+    # Long enough to go to the worker process; the number is the library's own.
+    from gradewire.openai._text_similarity import metric_pool
+
+    pool = metric_pool()
+    calls: list[str] = []
+    acall = pool.acall
+
+    async def counted(args: tuple[Any, ...], timeout: float | None = None) -> Any:
+        calls.append(args[0])
+        return await acall(args, timeout)
+
+    monkeypatch.setattr(pool, "acall", counted)
+    words = (400, 300) if metric in ("rouge_l", "meteor") else (5000, 4000)
+    text, reference = _words(words[0], 5), _words(words[1], 6)
+    grader = openai_grader(similarity(metric))
+    grade = await grader.grade(thread(text, reference=reference))
+    assert calls == [metric]
+    assert grade.value == pytest.approx(reference_value(metric, text, reference), abs=1e-12)

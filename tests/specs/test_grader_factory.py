@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+import gradewire as gw
 from gradewire import (
     CombinedGrader,
     CommandGrader,
@@ -16,6 +17,7 @@ from gradewire import (
     MissingDependencyError,
     OpenAIChatModel,
     StringThread,
+    run_sync,
 )
 from gradewire.judges._binary_judge import BinaryJudgeGrader
 from gradewire.judges._rag_judges import (
@@ -536,11 +538,11 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
         }
     )
     assert factory.timeout == 2.0
-    # bash and external_endpoint keep their own meaning of the word: the command's limit
-    # (scored 0.0) and each HTTP attempt's.
+    # bash's timeout bounds the grade, as everywhere (a command out of time is a timeout
+    # outcome); external_endpoint's is each HTTP attempt's (EndpointGrader.attempt_timeout).
     bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
     assert bash.timeout == 7.0
-    assert bash._timeout is None  # type: ignore[attr-defined]
+    assert bash._timeout == 7.0  # type: ignore[attr-defined]
     combined = build_grader({**specs["reward"], "timeout": 60})
     assert combined.timeout == 60.0
     assert all(sub.timeout is None for sub in combined.graders)  # type: ignore[attr-defined]
@@ -567,3 +569,136 @@ def test_threads_says_where_a_custom_functions_sync_calls_run():
                 "threads": True,
             }
         )
+
+
+@pytest.fixture
+def fresh_modules():
+    """Names imported by a test are forgotten after it (each test uses names of its own)."""
+    before = set(sys.modules)
+    path = list(sys.path)
+    yield
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+    assert sys.path == path  # the grader file's folder is not left on the path
+
+
+def test_a_module_beside_the_grader_file_is_found_first(tmp_path, fresh_modules, monkeypatch):
+    monkeypatch.chdir("/")  # not from the working directory: from the file's folder
+    (tmp_path / "gw_beside_helpers.py").write_text("WORD = 'yes'\n")
+    (tmp_path / "gw_beside_graders.py").write_text(
+        "import gw_beside_helpers\n\n"
+        "def correct(sample):\n"
+        "    return float(gw_beside_helpers.WORD in sample.completion())\n"
+    )
+    package = tmp_path / "gw_beside_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scoring.py").write_text("def short(sample):\n    return 1.0\n")
+    file = tmp_path / "graders.toml"
+    file.write_text(
+        '[[graders]]\ntype = "custom"\nkey = "correct"\nfunction = "gw_beside_graders:correct"\n'
+        '\n[[graders]]\ntype = "custom"\nkey = "short"\nfunction = "gw_beside_pkg.scoring:short"\n'
+    )
+    correct, short = load_graders(file)
+    assert run_sync(correct.grade(SAMPLE)).value == 1.0
+    assert run_sync(short.grade(SAMPLE)).value == 1.0
+    assert sys.modules["gw_beside_graders"].__file__ == str(tmp_path / "gw_beside_graders.py")
+
+
+def test_a_module_of_the_same_name_imported_from_elsewhere_is_a_clear_error(
+    tmp_path, fresh_modules
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "gw_twice.py").write_text("def f(sample):\n    return 0.0\n")
+    sys.path.insert(0, str(elsewhere))
+    try:
+        import gw_twice  # noqa: F401
+    finally:
+        sys.path.remove(str(elsewhere))
+    folder = tmp_path / "graders"
+    folder.mkdir()
+    (folder / "gw_twice.py").write_text("def f(sample):\n    return 1.0\n")
+    file = folder / "graders.json"
+    file.write_text(json.dumps([{"type": "custom", "key": "f", "function": "gw_twice:f"}]))
+    with pytest.raises(InvalidInputError, match="already imported from") as caught:
+        load_graders(file)
+    assert str(folder / "gw_twice.py") in str(caught.value)
+
+
+def test_a_module_not_beside_the_file_is_imported_as_before(tmp_path):
+    file = tmp_path / "graders.json"
+    installed = {"type": "custom", "key": "f", "function": "support.custom_graders:label_match"}
+    file.write_text(json.dumps([installed]))
+    (grader,) = load_graders(file)
+    assert grader.grader_key == "f"
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps([{"type": "custom", "key": "f", "function": "gw_nowhere:f"}]))
+    with pytest.raises(InvalidInputError, match="beside the grader file") as caught:
+        load_graders(missing)
+    assert str(tmp_path) in str(caught.value)
+
+
+def test_a_data_folder_beside_the_file_does_not_shadow_an_installed_package(tmp_path):
+    (tmp_path / "support").mkdir()  # no __init__.py: a namespace package at most
+    file = tmp_path / "graders.json"
+    installed = {"type": "custom", "key": "f", "function": "support.custom_graders:label_match"}
+    file.write_text(json.dumps([installed]))
+    (grader,) = load_graders(file)
+    assert grader.grader_key == "f"
+
+
+ADAPTIVE_JUDGE = """
+[judge]
+base_url = "{url}"
+api_key_env = "JUDGE_KEY"
+
+[[graders]]
+type = "binary_judge"
+key = "helpful-judge"
+criteria = "The response directly answers the user's question without going off-topic"
+judge_model = "llama-3.1-8b-instruct"
+feedback_key = "helpfulness"
+"""
+
+
+async def test_adaptives_binary_judge_spec_writes_its_scores_under_the_feedback_key(
+    env, judge_server, tmp_path
+):
+    """Adaptive's binary_judge, as its reference writes it, with feedback_key."""
+    judge_server.handler = lambda request: '{"reasoning": "it answers", "verdict": "PASS"}'
+    file = tmp_path / "graders.toml"
+    file.write_text(ADAPTIVE_JUDGE.format(url=judge_server.base_url))
+    (judge,) = load_graders(file, trust_code=False)
+    assert judge.grader_key == "helpfulness"  # logs, summaries and trackers use it
+    assert judge.spec["key"] == "helpful-judge"
+    assert judge.spec["feedback_key"] == "helpfulness"
+    logger = gw.RewardLogger(judge)
+    assert [g.value for g in await logger.grade([SAMPLE])] == [1.0]
+    logs = logger.step(1)
+    assert logs["rewards/helpfulness/score/mean"] == 1.0
+    assert not any("helpful-judge" in name for name in logs)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"prompt": "Say yes", "completion": "yes indeed"}) + "\n")
+    result = await gw.run_eval(data, [judge], tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert "helpfulness" in json.dumps(summary)
+    assert result is not None
+    again = build_grader(grader_config(judge)["graders"][0])
+    assert again.grader_key == "helpfulness"
+
+
+def test_two_graders_writing_under_one_feedback_key_are_refused(env, tmp_path):
+    judge = {
+        "type": "binary_judge",
+        "criteria": "Answers it",
+        "judge_model": {"model": "judge", "base_url": "http://127.0.0.1:9/v1"},
+        "feedback_key": "helpfulness",
+    }
+    file = tmp_path / "graders.json"
+    file.write_text(json.dumps([{**judge, "key": "a"}, {**judge, "key": "b"}]))
+    with pytest.raises(InvalidInputError, match="'helpfulness'"):
+        load_graders(file)
+    file.write_text(json.dumps([{**judge, "key": "a"}, {**judge, "key": "a", "feedback_key": "x"}]))
+    with pytest.raises(InvalidInputError, match="two graders share the key 'a'"):
+        load_graders(file)

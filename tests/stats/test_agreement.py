@@ -396,3 +396,16 @@ def test_one_cluster_gives_no_interval_and_says_why():
     result = agreement([1, 0, 1, 0], [1, 0, 0, 0], clusters=["t"] * 4)
     assert all(math.isnan(v) for v in result.ci("cohen_kappa"))
     assert "one cluster" in result.notes["cohen_kappa_ci"]
+
+
+def test_named_raters_head_the_confusion_matrix_escaped():
+    a, b = {"q1": "pass", "q2": "fail"}, {"q1": "pass", "q2": "pass"}
+    result = agreement(a, b, n_resamples=0, names=["judge", HOSTILE])
+    assert result.rater_names == ("judge", HOSTILE)
+    text = str(result)
+    assert "confusion (rows: judge, columns: <script>alert(1)</script>\\x1b[2J\\u202e)" in text
+    page = result._repr_html_()
+    assert "rows judge, columns &lt;script&gt;" in page
+    assert "<script>" not in page
+    with pytest.raises(InvalidInputError, match="2 strings, one per rater"):
+        agreement(a, b, n_resamples=0, names=["judge"])

@@ -219,3 +219,48 @@ def test_string_labels_in_a_given_order_match_the_references_on_their_codes():
     pair = agreement(*_sources(rows[:2], True), scale="ordinal", categories=order, n_resamples=0)
     a, b = _paired(codes[:2])
     assert _close(pair.weighted_kappa_linear, _reference_kappa(a, b, "linear", labels=range(5)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_float32_scores_agree_with_the_same_values_read_from_json(seed):
+    """A judge's float32 scores against the same values as JSON floats: compared at float32.
+
+    The references see both raters' labels normalised the same way (each cast to float32),
+    which is the normalisation agreement() documents.
+    """
+    rng = np.random.default_rng(seed)
+    values = np.array([0.1, 0.2, 0.3, 0.7, 1 / 3])
+    judge = rng.choice(values, 200).astype(np.float32)
+    people = [float(v) for v in judge.tolist()]  # what a JSON file would give: 0.1, not 0.1000…
+    people = [json_float(v) for v in people]
+    flipped = rng.random(200) < 0.3
+    people = [float(rng.choice(values)) if f else v for f, v in zip(flipped, people, strict=True)]
+    nominal = agreement(judge, people, n_resamples=0)
+    interval = agreement(judge, people, scale="interval", n_resamples=0)
+    a32, b32 = judge, np.asarray(people, dtype=np.float32)
+    same = float(np.mean(a32 == b32))
+    assert nominal.raw_agreement == pytest.approx(same, abs=TOLERANCE)
+    assert interval.raw_agreement == pytest.approx(same, abs=TOLERANCE)
+    codes_a, codes_b = np.unique(np.concatenate([a32, b32]), return_inverse=True)[1].reshape(2, -1)
+    reference = cohen_kappa_score(codes_a, codes_b)
+    assert nominal.cohen_kappa == pytest.approx(reference, abs=TOLERANCE)
+    for scale, result in (("nominal", nominal), ("interval", interval)):
+        alpha = krippendorff.alpha(
+            reliability_data=np.vstack([a32, b32]).astype(np.float64), level_of_measurement=scale
+        )
+        assert result.krippendorff_alpha == pytest.approx(alpha, abs=1e-7)
+    assert nominal.categories == (0.1, 0.2, 0.3, float(str(np.float32(1 / 3))), 0.7)
+    identical = agreement(judge, [json_float(float(v)) for v in judge.tolist()], n_resamples=0)
+    assert (identical.raw_agreement, identical.cohen_kappa) == (1.0, 1.0)
+    assert identical.krippendorff_alpha == pytest.approx(1.0)
+
+
+def json_float(value):
+    """``value`` as it comes back from a JSON file written with float32's shortest repr."""
+    return float(str(np.float32(value)))
+
+
+def test_labels_that_differ_beyond_float32_precision_are_one_label_and_integers_stay_exact():
+    result = agreement([0.1, 2**40, 5], [0.1 + 1e-12, 2**40 + 1, 5.0], n_resamples=0)
+    assert result.disagreements == (1,)  # 2**40 and 2**40 + 1 are integers: exact
+    assert result.raw_agreement == pytest.approx(2 / 3)

@@ -101,11 +101,11 @@ def test_a_judge_with_one_score_throughout_carries_no_information():
 
 
 def test_samples_the_judge_did_not_score_are_left_out_and_counted():
-    judge = {"a": 1.0, "b": 0.0, "c": None, "d": 1.0, "e": 0.0}
-    people = {"a": 1.0, "b": 1.0}
+    judge = {"a": 1.0, "b": 0.0, "c": None, "d": 1.0, "e": 0.0, "f": 1.0}
+    people = {"a": 1.0, "b": 1.0, "f": 0.0}
     result = ppi_mean_interval(judge, people, lam=1.0)
-    assert (result.n_labels, result.n_judged, result.n_unscored) == (2, 4, 1)
-    assert result.estimate == pytest.approx(0.5 + 0.5)  # mean(d, e) + mean(y - f)
+    assert (result.n_labels, result.n_judged, result.n_unscored) == (3, 5, 1)
+    assert result.estimate == pytest.approx(0.5 + 0.0)  # mean(d, e) + mean(y - f)
 
 
 @pytest.mark.parametrize(
@@ -188,8 +188,7 @@ def test_paired_difference_refuses_labels_of_one_run_only():
 def test_paired_difference_counts_samples_one_run_did_not_score():
     judge_a = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0}
     judge_b = {"a": 1.0, "b": 1.0, "c": 1.0}
-    labels = {"a": 1.0, "b": 0.0}
-    result = ppi_mean_difference(judge_a, judge_b, labels, labels)
+    result = ppi_mean_difference(judge_a, judge_b, {"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
     assert (result.n_judged, result.n_unscored) == (3, 1)
 
 
@@ -241,3 +240,34 @@ def test_paired_difference_covers_95_percent_where_the_judge_alone_sees_no_gain(
         judge_hits += result.judge_only.low <= truth <= result.judge_only.high
     assert 0.93 <= hits / RUNS <= 0.97, hits / RUNS
     assert judge_hits / RUNS < 0.05, judge_hits / RUNS
+
+
+@pytest.mark.parametrize("lam", [None, 1.0, 0.0])
+def test_labels_without_spread_are_refused_never_a_zero_width_interval(lam):
+    # Two identical labels: the normal interval would be [1, 1] and "inf labels" worth.
+    judge = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0}
+    with pytest.raises(InvalidInputError, match="no spread") as refused:
+        ppi_mean_interval(judge, {"a": 1.0, "b": 1.0}, lam=lam)
+    assert "label more samples" in str(refused.value)
+    if lam != 1.0:  # ppi_py gives the zero-width interval this refuses
+        low, high = ppi_mean_ci(np.ones(2), np.ones(2), np.array([0.0, 1.0]), lam=lam)
+        assert float(high[0]) - float(low[0]) == 0.0
+    many = {f"s{i}": 1.0 for i in range(50)}
+    with pytest.raises(InvalidInputError, match="no spread"):
+        ppi_mean_interval({**many, "x": 0.0}, many, lam=lam)
+
+
+def test_a_judge_error_without_spread_is_refused_and_no_text_says_inf():
+    # Labels vary, and the judge equals them on every labelled sample: with λ = 1 the
+    # judge's error on the labels is 0 throughout, which says nothing of its spread.
+    judge = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0, "e": 1.0}
+    people = {"a": 1.0, "b": 0.0, "c": 1.0}
+    with pytest.raises(InvalidInputError, match="no spread"):
+        ppi_mean_interval(judge, people, lam=1.0)
+    with pytest.raises(InvalidInputError, match="no spread"):
+        ppi_mean_difference(judge, judge, people, people)  # every difference is 0
+    result = ppi_mean_interval(judge, {"a": 1.0, "b": 0.0, "c": 0.0}, lam=1.0)
+    assert result.width > 0
+    text = str(result) + result._repr_html_() + json.dumps(result.to_dict())
+    assert "inf" not in text.replace("information", "")
+    assert math.isfinite(result.effective_labels)

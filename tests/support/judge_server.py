@@ -120,6 +120,7 @@ def chat_body(
     completion_tokens: int = 5,
     logprobs: LogprobSpec | None = None,
     model: str = "judge-test",
+    system_fingerprint: str | None = None,
 ) -> dict[str, Any]:
     """An OpenAI chat completion JSON body.
 
@@ -129,6 +130,7 @@ def chat_body(
         completion_tokens: Reported completion tokens.
         logprobs: ``[(token, logprob, [(alternative, logprob), ...]), ...]``.
         model: The model name reported.
+        system_fingerprint: The backend fingerprint reported (left out when None).
     """
     choice: dict[str, Any] = {
         "index": 0,
@@ -150,7 +152,7 @@ def chat_body(
                 for token, logprob, top in logprobs
             ]
         }
-    return {
+    body = {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": 0,
@@ -162,6 +164,9 @@ def chat_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+    if system_fingerprint is not None:
+        body["system_fingerprint"] = system_fingerprint
+    return body
 
 
 def chat(text: str, *, delay: float = 0.0, **fields: Any) -> Reply:

@@ -91,7 +91,9 @@ async def test_a_daemon_started_before_a_timeout_is_ended(tmp_path: Path):
     command = (
         f"setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 1000'; {WAIT_AND_RECORD}; sleep 1000"
     )
-    grade = await CommandGrader("bash", command, cwd=tmp_path, timeout=1.0).grade(thread())
+    grade = await CommandGrader(
+        "bash", command, cwd=tmp_path, timeout=1.0, timeout_score=0.0
+    ).grade(thread())
     assert grade.value == 0.0
     assert grade.info["timed_out"] is True
     assert_escaped_and_ended(tmp_path, new_session=True)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from gradewire import (
     CommandGrader,
+    GradeTimeoutError,
     GradingError,
     InvalidInputError,
     InvalidTypeError,
@@ -395,12 +396,39 @@ def test_capture_marks_a_cut_off_character():
 async def test_a_timeout_kills_the_group_with_its_grandchildren(tmp_path: Path, either_runner: str):
     command = "sh -c 'sleep 1000 & echo $! > child.pid; sleep 1000'"
     grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5)
-    grade = await grader.grade(thread())
+    with pytest.raises(GradeTimeoutError, match=r"within its timeout of 0\.5 s"):
+        await grader.grade(thread())
     grandchild = int((tmp_path / "child.pid").read_text())
-    assert gone(grandchild)
+    assert gone(grandchild)  # ended before the grade returned
+
+
+async def test_a_timeout_score_scores_a_command_that_ran_out_of_time(tmp_path: Path):
+    command = "sh -c 'sleep 1000 & echo $! > child.pid; sleep 1000'"
+    grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5, timeout_score=0.0)
+    grade = await grader.grade(thread())
+    assert gone(int((tmp_path / "child.pid").read_text()))
     assert grade.value == 0.0
     assert grade.info["timed_out"] is True
     assert "timed out after 0.5 s" in (grade.reasoning or "")
+    assert "timeout_score" in (grade.reasoning or "")
+
+
+async def test_timeout_bounds_the_whole_grade_and_is_a_timeout_outcome():
+    # The case: a command out of time was a real 0.0 in the mean, error_count 0.
+    grader = CommandGrader("c", ["sleep", "5"], timeout=1)
+    assert grader.timeout == 1.0
+    assert grader.timeout_score is None
+    grades = await grader.grade_many([thread(), thread()])
+    assert grades == [None, None]
+    logs = grader.get_logs()
+    assert logs["score/timeout_count"] == 2
+    assert logs["score/error_count"] == 2
+    assert "score/mean" not in logs
+    # One attribute, one meaning: setting it moves the command's bound too.
+    grader.timeout = 30
+    grade = await CommandGrader("c", ["true"], timeout=None).grade(thread())
+    assert grade.value == 1.0
+    assert grader.timeout == 30.0
 
 
 async def test_a_group_that_ignores_sigterm_gets_sigkill(
@@ -408,7 +436,7 @@ async def test_a_group_that_ignores_sigterm_gets_sigkill(
 ):
     monkeypatch.setattr(_process, "KILL_GRACE_S", 0.2)  # the grace is long for a test
     command = "trap '' TERM; sleep 1000 & echo $! > child.pid; wait"
-    grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5)
+    grader = CommandGrader("bash", command, cwd=tmp_path, timeout=0.5, timeout_score=0.0)
     grade = await grader.grade(thread())
     assert grade.info["timed_out"] is True
     assert gone(int((tmp_path / "child.pid").read_text()))
@@ -513,19 +541,18 @@ async def test_logs_report_the_timeout_rate_and_sample_tables():
     grader = CommandGrader("bash", command, timeout=1.0, sample_tables=True)
     samples = [thread("good"), thread("bad"), thread("slow"), thread("good")]
     grades = await grader.grade_many(samples)
-    assert [g.value if g else None for g in grades] == [1.0, 0.0, 0.0, 1.0]
+    assert [g.value if g else None for g in grades] == [1.0, 0.0, None, 1.0]
     logs = grader.get_logs()
-    assert logs["timed_out/mean"] == 0.25
-    assert logs["score/mean"] == 0.5
-    assert logs["score/count"] == 4
-    assert logs["exit_code/count"] == 4
-    assert logs["duration_s/count"] == 4
-    assert logs["score/error_count"] == 0
+    assert logs["score/timeout_count"] == 1
+    assert logs["score/error_count"] == 1
+    assert logs["score/mean"] == pytest.approx(2 / 3)
+    assert logs["score/count"] == 3
+    assert logs["exit_code/count"] == 3
+    assert logs["duration_s/count"] == 3
     table = logs["score/scored_samples"]
     assert isinstance(table, Table)
     rows = {record["Completion"]: record for record in table.to_records()}  # finishing order
-    assert sorted(table.column("Completion")) == ["bad", "good", "good", "slow"]
-    assert "timed out after 1 s" in str(rows["slow"]["Reasoning"])
+    assert sorted(table.column("Completion")) == ["bad", "good", "good"]
     assert rows["bad"]["Reasoning"] == "exit code 1"
 
 

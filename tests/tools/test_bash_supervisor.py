@@ -144,7 +144,9 @@ async def test_a_command_that_stops_its_worker_is_still_ended(
         f"{ESCAPE}; while [ ! -s escaped.pid ]; do sleep 0.01; done; {RECORD_WORKER}; "
         "kill -STOP $PPID; sleep 1000"
     )
-    grade = await CommandGrader("bash", command, cwd=tmp_path, timeout=0.5).grade(thread())
+    grade = await CommandGrader(
+        "bash", command, cwd=tmp_path, timeout=0.5, timeout_score=0.0
+    ).grade(thread())
     assert grade.value == 0.0
     assert grade.info["timed_out"] is True
     escaped = int((tmp_path / "escaped.pid").read_text())

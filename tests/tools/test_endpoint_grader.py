@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import pytest
@@ -115,9 +116,41 @@ async def test_500_then_success(judge_server, make_endpoint, sleeps):
 
 async def test_timeout_then_success(judge_server, make_endpoint):
     judge_server.script(Reply(json={"reward": 0.0}, delay=2.0), {"reward": 0.9})
-    grade = await make_endpoint(timeout=0.2).grade(SAMPLE)
+    grade = await make_endpoint(attempt_timeout=0.2).grade(SAMPLE)
     assert grade.value == 0.9
     assert len(judge_server.requests) == 2
+
+
+async def test_timeout_bounds_the_whole_grade_and_attempt_timeout_each_attempt(
+    judge_server, make_endpoint
+):
+    # Each attempt may take 10 s, the whole grade 0.3 s: a slow endpoint is a timeout
+    # outcome of the grade, counted as one, whatever the attempts could still do.
+    judge_server.script(Reply(json={"reward": 0.0}, delay=5.0))
+    grader = make_endpoint(timeout=0.3, attempt_timeout=10)
+    assert (grader.timeout, grader.attempt_timeout) == (0.3, 10.0)
+    assert await grader.grade_many([SAMPLE]) == [None]
+    logs = grader.get_logs()
+    assert logs["score/timeout_count"] == 1
+    assert logs["score/error_count"] == 1
+
+
+def test_timeout_alone_warns_that_it_now_bounds_the_whole_grade():
+    with pytest.warns(DeprecationWarning, match="attempt_timeout"):
+        grader = EndpointGrader("rm", "http://h/x", timeout=5)
+    assert (grader.timeout, grader.attempt_timeout) == (5.0, 30.0)
+    default = EndpointGrader("rm", "http://h/x")
+    assert (default.timeout, default.attempt_timeout) == (None, 30.0)
+
+
+@pytest.mark.parametrize("bad", [0, -1, math.inf, math.nan, 10**400])
+def test_both_bounds_refuse_what_bounds_nothing(bad):
+    for name in ("timeout", "attempt_timeout"):
+        options = {"attempt_timeout": 1, name: bad}
+        with pytest.raises(InvalidInputError, match=f"{name} must be a positive, finite"):
+            EndpointGrader("rm", "http://h/x", **options)
+    with pytest.raises(InvalidTypeError, match="attempt_timeout must be a number of seconds"):
+        EndpointGrader("rm", "http://h/x", attempt_timeout=True)
 
 
 async def test_garbage_body_then_success(judge_server, make_endpoint):

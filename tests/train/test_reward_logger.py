@@ -169,6 +169,8 @@ async def test_windows_of_slices_merge_into_the_whole():
     logs = merged.to_logs("rewards")
     assert logs.keys() == whole.keys()
     for key, value in whole.items():
+        if "/health/latency_p" in key:
+            continue  # the seconds of two separate gradings, not one figure merged
         if isinstance(value, Histogram):
             assert logs[key] == value, key
         else:

@@ -363,3 +363,66 @@ def test_eval_refuses_a_log_whose_samples_have_no_output(
     message = str(caught.value)
     assert "sample 'q2'" in message
     assert "inspect eval-retry" in message
+
+
+def rescored(log_path: Path, out: Path, change: Callable[[EvalLog], None]) -> Path:
+    """The log at ``log_path`` changed by ``change``, written as a .json log to ``out``."""
+    from inspect_ai.log import write_eval_log
+
+    log = read_eval_log(str(log_path))
+    change(log)
+    write_eval_log(log, str(out))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("value", "status", "message"),
+    [
+        ("NaN", "abstained", None),
+        (" nan ", "abstained", None),
+        (float("nan"), "abstained", None),
+        ("1_000", "error", "not a score gradewire can read: '1_000'"),
+        ("\u0661", "error", "not a score gradewire can read"),  # Arabic-Indic digit one
+        ("\uff11.5", "error", "not a score gradewire can read"),  # fullwidth digit one
+        ("Infinity", "error", "not a finite number"),
+        ("1e999", "error", "not a finite number"),
+        ("0.25", "ok", None),
+        ("-1E-2", "ok", None),
+    ],
+)
+def test_string_scores_are_read_as_ascii_decimals_and_nan_text_abstains(
+    tmp_path: Path, two_logs: tuple[Path, Path], value: Any, status: str, message: str | None
+) -> None:
+    from gradewire_inspect._log_source import read_inspect_log
+
+    def change(log: EvalLog) -> None:
+        assert log.samples is not None
+        log.samples[0].scores["match"].value = value  # type: ignore[index]
+
+    run_ = read_inspect_log(rescored(two_logs[0], tmp_path / "log.json", change))
+    assert run_ is not None
+    outcome = run_.outcome(run_.records[0], "match")
+    assert outcome is not None
+    assert outcome.status == status
+    if message is not None:
+        assert message in (outcome.message or "")
+    if status == "ok":
+        assert outcome.value == float(value)
+
+
+def test_a_scorer_named_like_another_scorer_s_dict_key_is_refused_naming_both(
+    tmp_path: Path, two_logs: tuple[Path, Path]
+) -> None:
+    from gradewire_inspect._log_source import read_inspect_log
+
+    def change(log: EvalLog) -> None:
+        assert log.samples is not None
+        for sample in log.samples:
+            scores = sample.scores or {}
+            scores["closeness/exact"] = Score(value=0.5)
+
+    with pytest.raises(gw.InvalidInputError, match="both make the grader key") as refused:
+        read_inspect_log(rescored(two_logs[0], tmp_path / "log.json", change))
+    text = str(refused.value)
+    assert "the key 'exact' of scorer 'closeness'" in text
+    assert "scorer 'closeness/exact'" in text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import socket
 import time
 from pathlib import Path
@@ -74,6 +75,10 @@ def test_sync_refuses_a_folder_that_holds_no_spill_files(tmp_path: Path) -> None
     code, _, err = sync(str(tmp_path / "nowhere"))
     assert code == 2
     assert "is not a directory" in err
+    code, out, _ = sync(str(tmp_path))
+    assert code == 0  # empty, as a full delivery leaves it
+    assert "nothing left to deliver" in out
+    (tmp_path / "notes.txt").write_text("mine")
     code, _, err = sync(str(tmp_path))
     assert code == 2
     assert "holds no gradewire spill files" in err
@@ -118,9 +123,9 @@ def test_a_run_never_created_is_listed_then_created_and_ended_as_its_close_would
     assert contents.status == "FINISHED"
     assert before * 1000 <= run.info.end_time <= after * 1000  # the time of the close
     assert list(spill.iterdir()) == []
-    code, _, err = sync(str(spill))
-    assert code == 2  # nothing left to sync
-    assert "holds no gradewire spill files" in err
+    code, out, _ = sync(str(spill))
+    assert code == 0  # a second sync: nothing left to deliver
+    assert "nothing left to deliver" in out
 
 
 def test_a_killed_process_is_delivered_into_a_run_given_by_hand(
@@ -135,7 +140,8 @@ def test_a_killed_process_is_delivered_into_a_run_given_by_hand(
     experiment_id = client.create_experiment(f"sync-{tmp_path.name}")
     run_id = client.create_run(experiment_id).info.run_id
 
-    code, out, err = sync(str(spill), "--timeout", "2")  # the server the files name is gone
+    # The server the files name is gone (confirmed by hand: only the files name it).
+    code, out, err = sync(str(spill), "--timeout", "2", "--trust-target")
     assert code == 1, err
     assert "not all delivered" in out
     assert on_disk(spill) == set(range(20))  # kept for later
@@ -237,7 +243,11 @@ def test_a_close_during_an_outage_ends_the_run_when_mlflow_returns(
     assert resumed.adopted == 11  # 10 steps and the close
     assert resumed.report("close 60")["ok"]
     resumed.kill()
-    code, out, _ = sync(str(tmp_path / "c"))
+    os.environ["MLFLOW_TRACKING_URI"] = url  # the user names the server the files name
+    try:
+        code, out, _ = sync(str(tmp_path / "c"))
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
     assert code == 0, out
     for name, run_id in (("a", run_a), ("b", run_b), ("c", run_c)):
         contents = read_run(client, run_id, tmp_path / f"readback-{name}")
@@ -248,3 +258,98 @@ def test_a_close_during_an_outage_ends_the_run_when_mlflow_returns(
     assert not (tmp_path / "here").exists()
     assert list((tmp_path / "b").iterdir()) == []
     assert list((tmp_path / "c").iterdir()) == []
+
+
+class _Listener:
+    """An HTTP listener on 127.0.0.1 that records the headers of every request it gets."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.headers: list[dict[str, str]] = []
+        seen = self.headers
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self) -> None:
+                seen.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _record
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listener() -> Any:
+    found = _Listener()
+    try:
+        yield found
+    finally:
+        found.close()
+
+
+def _plant(spill: Path, url: str) -> None:
+    """Make the owner files of ``spill`` name ``url``, as someone who wrote the folder could."""
+    import json
+
+    for owner in spill.glob("*.owner.json"):
+        text = owner.read_text()
+        state = json.loads(text)
+        target = state["target"]
+        if isinstance(target.get("run"), dict) and "tracking_uri" in target["run"]:
+            target["run"]["tracking_uri"] = url
+        target["tracking_uri"] = url
+        owner.write_text(json.dumps(state))
+
+
+def test_sync_sends_no_credentials_to_a_tracking_uri_only_the_folder_names(
+    tmp_path: Path, dead_url: str, listener: _Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spill = tmp_path / "spill"
+    trainer = Trainer(spill, dead_url, "--run-id", "4" * 32)
+    trainer.log(0, 5)
+    wait_for(lambda: on_disk(spill) == set(range(5)), "the steps on disk")
+    trainer.kill()
+    _plant(spill, listener.url)
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "secret-token-28")
+    files = sorted(spill.iterdir())
+
+    code, out, _ = sync(str(spill), "--dry-run")  # says where each run would go
+    assert code == 0
+    assert f"to: MLflow at {listener.url}" in out
+    assert "--tracking-uri" in out
+    assert not listener.headers
+
+    code, out, err = sync(str(spill), "--timeout", "2")
+    assert code == 1, out + err
+    assert not listener.headers  # nothing at all went there
+    assert f"not sent: the spill files name the MLflow server {listener.url}" in out
+    assert sorted(spill.iterdir()) == files  # kept for a sync the user confirms
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", dead_url)  # the environment names another
+    code, out, _ = sync(str(spill), "--timeout", "2")
+    assert code == 1
+    assert not listener.headers
+
+    # Named by the user (the environment's URI, --tracking-uri, or --trust-target): sent.
+    for how in (["--tracking-uri", listener.url], ["--trust-target"], []):
+        if not how:
+            monkeypatch.setenv("MLFLOW_TRACKING_URI", listener.url + "/")
+        listener.headers.clear()
+        code, out, _ = sync(str(spill), "--timeout", "2", *how)
+        assert code == 1, out  # the listener answers 503: not delivered
+        assert listener.headers, how
+        assert all(h.get("authorization") == "Bearer secret-token-28" for h in listener.headers)

@@ -63,6 +63,7 @@ def run_agreement_command(args: argparse.Namespace) -> int:
     from gradewire.cli._compare_cli import _load
     from gradewire.cli._eval_cli import sinks_for
     from gradewire.eval.auditing._run_agreement import (
+        label_text,
         read_labels,
         run_agreement,
         write_agreement_page,
@@ -74,11 +75,13 @@ def run_agreement_command(args: argparse.Namespace) -> int:
             raise GradewireError(f"--resamples must be 0 or more, not {args.resamples}")
         run = _load(args.run)
         labels, name = _labels(args, read_labels)
+        as_given = label_text(args.labels) if not Path(args.labels).is_dir() else None
         result = run_agreement(
             run,
             args.grader,
             labels,
             labels_name=name,
+            label_text=as_given,
             scale=args.scale,
             cluster_key=args.cluster_key,
             n_resamples=args.resamples,

@@ -25,8 +25,9 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
             "Pair the samples of two runs (gradewire run folders, Inspect AI logs, lm-eval "
             "sample logs, MLflow runs) by id and give, per grader, the means, the "
             "difference B - A with its paired standard error, an interval and a p-value "
-            "from one method (McNemar with Tango's interval for 0/1 graders, else the "
-            "paired bootstrap; clustered with --cluster-key), the p-values Holm-adjusted "
+            "from one method (the mid-p McNemar test with Tango's score interval for 0/1 "
+            "graders, else the paired t test; with --cluster-key, a cluster-robust CR2 t "
+            "interval with Bell-McCaffrey degrees of freedom), the p-values Holm-adjusted "
             "across graders as well, and wins/ties/losses. Samples and graders only one "
             "run has are counted and listed. Pairs whose prompts differ, and graders whose spec "
             "differs between the runs, are refused unless allowed."
@@ -42,15 +43,18 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument(
         "--cluster-key",
         default=None,
-        help="metadata field to cluster by (default: the one both runs were clustered by, "
-        "if any; Inspect logs of several epochs: inspect_id, the epochs of a sample)",
+        help="metadata field whose samples share a source and are not independent (a "
+        "document, an Inspect sample's epochs): the intervals are clustered by it. Default: "
+        "the key both runs were clustered by, if any (Inspect logs of several epochs: "
+        "inspect_id). 'none' (or '') treats the pairs as independent. A field that only "
+        "groups questions (a topic) is a stratum: use --by",
     )
     parser.add_argument(
         "--by",
         default=None,
         metavar="KEY",
-        help="also compare each grader per value of this metadata field (topic, "
-        "difficulty, source); slices that go the other way are pointed out",
+        help="also compare each grader per value of this metadata field (a stratum: "
+        "topic, difficulty, source); slices that go (or lean) the other way are pointed out",
     )
     parser.add_argument(
         "--json",
@@ -94,9 +98,14 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="compare a grader whose spec differs between the runs (refused by default)",
     )
     parser.add_argument(
-        "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
+        "--resamples",
+        type=int,
+        default=2000,
+        help="bootstrap resamples of --judge win rates (default: 2000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="bootstrap seed of --judge win rates (default: 0)"
+    )
     parser.add_argument(
         "--judge",
         type=Path,
@@ -131,7 +140,7 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
 
 
-def _judged(args: argparse.Namespace, run_a: Any, run_b: Any) -> list[Any]:
+def _judged(args: argparse.Namespace, run_a: Any, run_b: Any, cluster_key: str | None) -> list[Any]:
     """Each pairwise judge of ``--judge`` on the runs' pairs."""
     import asyncio
 
@@ -154,7 +163,7 @@ def _judged(args: argparse.Namespace, run_a: Any, run_b: Any) -> list[Any]:
                 run_a,
                 run_b,
                 judge,
-                cluster_key=args.cluster_key,
+                cluster_key=cluster_key,
                 n_resamples=args.resamples,
                 seed=args.seed,
             )
@@ -198,6 +207,15 @@ def _load(ref: str) -> Any:
     return open_run(ref)
 
 
+def _cluster_key(given: str | None, run_a: Any, run_b: Any) -> str | None:
+    """``--cluster-key``: 'none' or '' for independent pairs, else the field, else the runs'."""
+    if given is None:
+        return _shared_cluster_key(run_a, run_b)
+    if given.strip().lower() in ("", "none"):
+        return None
+    return given
+
+
 def _shared_cluster_key(run_a: Any, run_b: Any) -> str | None:
     """The cluster key both runs were made with: their pairs are not independent without it."""
     key: str | None = run_a.cluster_key
@@ -215,10 +233,11 @@ def run_compare_command(args: argparse.Namespace) -> int:
     try:
         jsonl = _jsonl_path(args.html) if "jsonl" in args.sink else None
         run_a, run_b = _load(args.run_a), _load(args.run_b)
+        cluster_key = _cluster_key(args.cluster_key, run_a, run_b)
         comparison = compare_runs(
             run_a,
             run_b,
-            cluster_key=args.cluster_key or _shared_cluster_key(run_a, run_b),
+            cluster_key=cluster_key,
             by=args.by,
             n_resamples=args.resamples,
             seed=args.seed,
@@ -227,7 +246,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             allow_changed_graders=args.allow_changed_graders,
         )
         paired = _paired_ppi(args, run_a, run_b)
-        judged = _judged(args, run_a, run_b)
+        judged = _judged(args, run_a, run_b, cluster_key)
         html = render_comparison(comparison, judged=judged, paired_ppi=paired)
         others = [name for name in args.sink if name != "jsonl"]
         trackers, sinks = sinks_for(others, Path(args.html.parent if args.html else "."))
@@ -354,18 +373,23 @@ def _is_jsonl_log(path: Path) -> bool:
 
 
 def _f(value: float, digits: int = 4) -> str:
-    return (
-        "–"
-        if not math.isfinite(value)
-        else f"{value:+.{digits}f}"
-        if digits < 0
-        else f"{value:.{digits}f}"
-    )
+    if not math.isfinite(value):
+        return "–"
+    if abs(value) >= 1e6:
+        return f"{value:.{digits}g}"
+    return f"{value:.{digits}f}"
+
+
+def _difference(value: float, points: bool, signed: bool = False) -> str:
+    """A difference as the verdict, the page and the table write it: points or score units."""
+    from gradewire.eval.comparing._verdict import format_difference
+
+    text = format_difference(value, points, signed=signed).replace("−", "-")
+    return text + (" pts" if points and math.isfinite(value) else "")
 
 
 def _print(comparison: Any, explain: bool = False) -> None:
     from gradewire.eval.comparing._verdict import explain as explanations
-    from gradewire.eval.comparing._verdict import format_difference
     from gradewire.eval.reporting._terminal import terminal_safe as safe
 
     c = comparison
@@ -396,11 +420,11 @@ def _print(comparison: Any, explain: bool = False) -> None:
                 str(g.n_pairs),
                 _f(g.mean_a),
                 _f(g.mean_b),
-                _f(g.diff),
-                f"[{_f(g.ci_low)}, {_f(g.ci_high)}]",
+                _difference(g.diff, g.points, signed=True),
+                f"[{_difference(g.ci_low, g.points)}, {_difference(g.ci_high, g.points)}]",
                 _f(g.p_value),
                 _f(g.p_value_holm),
-                format_difference(g.detectable, g.points) + (" pts" if g.points else ""),
+                _difference(g.detectable, g.points),
                 f"{g.wins}/{g.ties}/{g.losses}",
             )
         )
@@ -419,6 +443,8 @@ def _print(comparison: Any, explain: bool = False) -> None:
         methods.setdefault(g.method, []).append(g.grader)
     for method, keys in methods.items():
         print(f"method ({_listed(keys)}): {method}")
+    if any(g.points for g in c.graders):
+        print("pts: points, 100 to a score range of 1 (0.25 = 25.0 pts)")
     print(f"unpaired: {len(c.only_a)} sample(s) only in A, {len(c.only_b)} only in B (left out)")
     for label, ids in (("only in A", c.only_a), ("only in B", c.only_b)):
         if ids:
@@ -456,6 +482,7 @@ def _print_slices(comparison: Any) -> None:
         print()
         print(f"{safe(g.grader)} by {safe(c.by)}:")
         rows = [("slice", "pairs", "mean A", "mean B", "B - A", "interval", "p", "")]
+        notes = []
         for s in g.slices:
             rows.append(
                 (
@@ -463,12 +490,14 @@ def _print_slices(comparison: Any) -> None:
                     str(s.n_pairs),
                     _f(s.mean_a),
                     _f(s.mean_b),
-                    _f(s.diff),
-                    f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
+                    _difference(s.diff, g.points, signed=True),
+                    f"[{_difference(s.ci_low, g.points)}, {_difference(s.ci_high, g.points)}]",
                     _f(s.p_value),
-                    "<- goes the other way" if s.flips else "",
+                    slice_flag(s),
                 )
             )
+            if s.note:
+                notes.append(f"  {safe(s.value)}: {safe(s.note)}")
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             print(
@@ -478,6 +507,15 @@ def _print_slices(comparison: Any) -> None:
                     for i, (cell, w) in enumerate(zip(row, widths, strict=True))
                 ).rstrip()
             )
+        for line in notes:
+            print(line)
+
+
+def slice_flag(s: Any) -> str:
+    """A slice's flag: it goes the other way (interval excludes 0), or only leans that way."""
+    if not s.flips:
+        return ""
+    return "<- goes the other way" if s.flips_clearly else "<- leans the other way"
 
 
 def _listed(names: Sequence[str], shown: int = 20) -> str:

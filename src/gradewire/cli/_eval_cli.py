@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import math
 import sys
@@ -15,14 +16,35 @@ from gradewire.cli._labels_grader import labels_grader
 from gradewire.core import GradewireError
 
 __all__ = [
+    "EXIT_GRADER_FAILED",
     "add_eval_parser",
     "data_options",
     "parse_fail_on_error",
+    "parse_rate",
     "run_eval_command",
     "sinks_for",
 ]
 
 SINKS = ("mlflow", "wandb", "jsonl", "console")
+
+EXIT_GRADER_FAILED = 4
+"""The exit status when a grader scored no sample, or failed on more than --max-error-rate.
+
+The others: 0 done; 1 more samples with an error than --fail-on-error allows; 2 bad
+arguments, data, grader file or run folder (nothing graded); 3 logging to a tracker
+failed (the run folder is complete); 130 interrupted (Ctrl-C).
+"""
+
+
+def parse_rate(text: str) -> float:
+    """A fraction between 0 and 1 (``--max-error-rate``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction (e.g. 0.05)") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a rate is between 0 and 1 (e.g. 0.05)")
+    return value
 
 
 def parse_fail_on_error(text: str) -> tuple[str, float]:
@@ -53,7 +75,11 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
             "to OUT/results.jsonl as they land; running the same command again resumes, "
             "skipping what is already graded with the same grader specs. Ctrl-C stops "
             "starting samples and keeps everything graded (press it twice to abandon the "
-            "samples in flight)."
+            "samples in flight). Exit status: 0 done; 1 more samples with an error than "
+            "--fail-on-error allows; 2 bad arguments, data, grader file or run folder "
+            "(nothing graded); 3 logging to a tracker failed (the run folder is complete); "
+            f"{EXIT_GRADER_FAILED} a grader scored no sample, or failed on more than "
+            "--max-error-rate of them (the run folder is kept); 130 interrupted."
         ),
     )
     parser.add_argument(
@@ -93,15 +119,17 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--completion-key",
         default=None,
         metavar="FIELD",
-        help="the field that holds the completion (default: completion); a row with no "
-        "completion is a data error",
+        help="the field that holds the completion (default: completion), or a dotted path "
+        "into an object field (sample.output_text); a row with no completion is a data "
+        'error. OpenAI Evals rows ({"item": ..., "sample": ...}) are read as they are',
     )
     parser.add_argument(
         "--prompt-key",
         default=None,
         metavar="FIELD",
         help="the field that holds the prompt, a string or a list of messages (default: "
-        "prompt; 'messages' reads messages as the prompt of a separate completion field)",
+        "prompt; 'messages' reads messages as the prompt of a separate completion field), "
+        "or a dotted path (item.question)",
     )
     parser.add_argument(
         "--allow-prompt-only",
@@ -114,6 +142,22 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         default=None,
         metavar="N|FRACTION",
         help="exit 1 when more than N samples (or more than FRACTION of them) had a grader error",
+    )
+    parser.add_argument(
+        "--max-error-rate",
+        type=parse_rate,
+        default=None,
+        metavar="FRACTION",
+        help=f"exit {EXIT_GRADER_FAILED} when a grader failed on more than FRACTION of the "
+        f"samples it graded (e.g. 0.05). Whatever it is, a grader that scored no sample "
+        f"(every one an error or an abstention) exits {EXIT_GRADER_FAILED}. The run folder "
+        "is kept as it is; run again with --retry-errors once the cause is fixed",
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="print the traceback of each grader's first error of a kind (by default one "
+        "line: the error's type and message)",
     )
     parser.add_argument(
         "--timeout",
@@ -198,7 +242,7 @@ def data_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    """Run ``gradewire eval``; returns the exit code.
+    """Run ``gradewire eval``; returns the exit code (see `EXIT_GRADER_FAILED`).
 
     Everything the run needs (the extras, the data, the run folder, the trackers) is
     checked before the first grade; a tracker that fails afterwards leaves the run folder
@@ -224,7 +268,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         graders = load_graders(args.graders)
         labels = _labels(args, graders)
         trackers, sinks = sinks_for(args.sink, out)
-        handler = _log_handler(display)
+        handler = _log_handler(display, traceback=getattr(args, "traceback", False))
         try:
             result = asyncio.run(
                 run_eval(
@@ -252,14 +296,18 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
+    failing = _failing_graders(result, getattr(args, "max_error_rate", None))
     if labels is not None:
         try:
-            _print_ppi(result, *labels)
+            added = _print_ppi(result, *labels)
         except GradewireError as exc:
             print(
                 f"gradewire eval: --labels: {terminal_safe(exc, multiline=True)}", file=sys.stderr
             )
             return 2
+        # The trackers log the corrected mean with the run's other metrics.
+        run = dataclasses.replace(result.run, added_metrics=added)
+        result = dataclasses.replace(result, run=run)
     names = [name for name in dict.fromkeys(args.sink) if name not in ("jsonl", "console")]
     notes: list[str] = []
     failed: list[str] = []
@@ -287,7 +335,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "same command again to log it (nothing is graded again)",
             file=sys.stderr,
         )
-        return 3
+        return EXIT_GRADER_FAILED if failing else 3
+    if failing:
+        return EXIT_GRADER_FAILED
     if result.outcome.interrupted:
         print(
             f"interrupted: {result.outcome.graded} sample(s) graded and kept; run the same "
@@ -310,7 +360,7 @@ def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any]
     return key, read_labels(args.labels)
 
 
-def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> None:
+def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> dict[str, float]:
     """The judged mean corrected by the labels, beside the judge-only interval."""
     from gradewire.eval.reporting._terminal import terminal_safe
     from gradewire.stats import ppi_mean_interval
@@ -328,6 +378,44 @@ def _print_ppi(result: Any, key: str, labels: dict[str, Any]) -> None:
     print()
     print(f"{terminal_safe(key)}, corrected by {ppi.n_labels} human labels:")
     print(terminal_safe(str(ppi), multiline=True))
+    return _record_ppi(result, key, ppi)
+
+
+def _record_ppi(result: Any, key: str, ppi: Any) -> dict[str, float]:
+    """Put the labels-corrected mean in summary.json; return its metrics for the trackers.
+
+    ``summary.json`` gets ``ppi`` (per grader: `PPIInterval.to_dict`, the method named);
+    the metrics are ``<key>/ppi/mean``, ``/ci_low``, ``/ci_high``, ``/labels``.
+    """
+    import json
+
+    from gradewire.eval.runs._folder import SUMMARY, write_json
+
+    figures = {key: _finite(value) for key, value in ppi.to_dict().items()}
+    figures["method_name"] = (
+        f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), normal interval"
+    )
+    metrics = {
+        f"{key}/ppi/mean": ppi.estimate,
+        f"{key}/ppi/ci_low": ppi.low,
+        f"{key}/ppi/ci_high": ppi.high,
+        f"{key}/ppi/labels": float(ppi.n_labels),
+    }
+    path = result.run.folder / SUMMARY
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary.setdefault("ppi", {})[key] = figures
+    summary.setdefault("metrics", {}).update(metrics)
+    write_json(path, summary)
+    return metrics
+
+
+def _finite(value: Any) -> Any:
+    """A value as strict JSON holds it: a non-finite float as None (inside lists too)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _engine(args: argparse.Namespace) -> Any:
@@ -358,10 +446,13 @@ def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:
     return 0
 
 
-def _log_handler(display: Any) -> logging.Handler:
+def _log_handler(display: Any, *, traceback: bool = False) -> logging.Handler:
     """Grader warnings on standard error (above the live display), control characters escaped.
 
-    A warning can quote a failing sample's text, or a judge's error text.
+    A warning can quote a failing sample's text, or a judge's error text. Without
+    ``traceback`` a warning is its message alone: a judge server that is down would
+    otherwise print a screenful of traceback at its first failure (the message names the
+    error; the summary's line per grader counts them).
     """
     from gradewire.eval.reporting._terminal import TerminalSafeFormatter
 
@@ -374,45 +465,135 @@ def _log_handler(display: Any) -> logging.Handler:
         handler = RichHandler(
             console=display._console, show_path=False, rich_tracebacks=False, markup=False
         )
-    handler.setFormatter(TerminalSafeFormatter())
+    handler.setFormatter(TerminalSafeFormatter() if traceback else _OneLineFormatter())
     handler.setLevel(logging.WARNING)
     logging.getLogger("gradewire").addHandler(handler)
     return handler
 
 
+class _OneLineFormatter(logging.Formatter):
+    """A log record's message alone (no traceback), control characters escaped."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from gradewire.eval.reporting._terminal import terminal_safe
+
+        text = record.getMessage()
+        if record.exc_info:
+            text += " (--traceback prints its traceback)"
+        return terminal_safe(text, multiline=True)
+
+
+def _failing_graders(result: Any, max_error_rate: float | None) -> list[str]:
+    """Print one line per grader that failed on some sample; return those that fail the run.
+
+    A grader fails the run when it scored no sample although it graded some (every one an
+    error or an abstention), or when its errors exceed ``max_error_rate`` of the samples
+    it graded.
+    """
+    from gradewire.eval.reporting._terminal import terminal_safe
+
+    failing: list[str] = []
+    for s in result.summaries:
+        graded = s.n + s.errors + s.abstained
+        if graded == 0 or (s.errors == 0 and s.n > 0):
+            continue
+        none_scored = s.n == 0
+        over = max_error_rate is not None and s.errors / graded > max_error_rate
+        kinds = ", ".join(f"{kind} {count}" for kind, count in s.error_kinds.items())
+        parts = []
+        if s.errors:
+            parts.append(f"failed on {s.errors} of {graded} sample(s) ({kinds})")
+        if s.abstained:
+            parts.append(f"abstained on {s.abstained}")
+        first = s.first_error or _first_abstention(result.run, s.grader) or ""
+        first = first.strip().splitlines()[0][:300] if first.strip() else ""
+        verdict = ""
+        if none_scored:
+            verdict = "; it scored no sample"
+        elif over:
+            verdict = f"; more than --max-error-rate {max_error_rate:g} allows"
+        print(
+            f"gradewire eval: grader {terminal_safe(repr(s.grader))} "
+            + " and ".join(parts)
+            + verdict
+            + (f"; first: {terminal_safe(first)}" if first else ""),
+            file=sys.stderr,
+        )
+        if none_scored or over:
+            failing.append(s.grader)
+    if failing:
+        print(
+            f"gradewire eval: exit {EXIT_GRADER_FAILED}: {len(failing)} grader(s) failed "
+            f"({terminal_safe(', '.join(failing))}); the run folder is kept as it is: fix the "
+            "cause and run the same command again (--retry-errors grades the errors again)",
+            file=sys.stderr,
+        )
+    return failing
+
+
+def _first_abstention(run: Any, key: str) -> str | None:
+    for record in run.records:
+        outcome = run.outcome(record, key)
+        if outcome is not None and outcome.status == "abstained":
+            return f"abstained: {outcome.message or ''}"
+    return None
+
+
 def _print_summary(result: Any) -> None:
     from gradewire.eval.reporting._terminal import terminal_safe
 
+    summaries = result.summaries
     # Timeouts are among the errors; their column shows when there is one.
-    timeouts = any(s.timeouts for s in result.summaries)
-    head = ("grader", "n", "mean", "std. error", "95% interval", "errors", "abstained")
+    timeouts = any(s.timeouts for s in summaries)
+    passes = any(s.passed is not None for s in summaries)
+    head: tuple[str, ...] = ("grader", "n", "mean", "std. error", "95% interval", "method")
+    if passes:
+        head += ("pass rate", "95% interval")
+    head += ("errors", "abstained")
     rows: list[tuple[str, ...]] = [(*head, "timeouts") if timeouts else head]
-    for s in result.summaries:
+    for s in summaries:
         row: tuple[str, ...] = (
             terminal_safe(s.grader),
             str(s.n),
             _f(s.mean),
             _f(s.stderr),
             f"[{_f(s.ci_low)}, {_f(s.ci_high)}]",
-            str(s.errors),
-            str(s.abstained),
+            s.method_name + ("*" if s.caveat else ""),
         )
+        if passes:
+            if s.passed is None:
+                row += ("–", "")
+            else:
+                row += (
+                    f"{_f(s.pass_rate)} ({s.passed}/{s.pass_n})",
+                    f"[{_f(s.pass_low)}, {_f(s.pass_high)}]",
+                )
+        row += (str(s.errors), str(s.abstained))
         rows.append((*row, str(s.timeouts)) if timeouts else row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print(
             "  ".join(
-                cell.ljust(w) if i == 0 else cell.rjust(w)
+                cell.ljust(w) if i == 0 or rows[0][i] == "method" else cell.rjust(w)
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-            )
+            ).rstrip()
         )
+    for s in summaries:
+        if s.caveat:
+            print(f"* {terminal_safe(s.grader)}: {terminal_safe(s.caveat)}")
+    if passes:
+        methods = {s.pass_method for s in summaries if s.pass_method}
+        from gradewire.stats._mean_interval import METHOD_NAMES
+
+        named = ", ".join(METHOD_NAMES.get(m, m) for m in sorted(m for m in methods if m))
+        print(f"pass rate: the share of scored samples that passed the grader's rule ({named})")
     run = result.run
     if run.samples_in_data is not None and len(run.records) < run.samples_in_data:
         print(
             f"{len(run.records)} of the data's {run.samples_in_data} samples are graded in "
             "this folder; run the same command again (without --limit) to grade the rest"
         )
-    clustered = [s for s in result.summaries if s.n_clusters is not None]
+    clustered = [s for s in summaries if s.n_clusters is not None]
     if clustered:
         print(
             f"standard errors clustered by {terminal_safe(repr(run.cluster_key))} "

@@ -27,7 +27,11 @@ def add_sync_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
             "run, files a live process still holds are left alone, an MLflow run whose "
             "sink was closed during the outage is ended with the status it would have had, "
             "and a W&B run is resumed (same project and id) and finished. "
-            "Running it again is safe: what was delivered is not sent again."
+            "Running it again is safe: what was delivered is not sent again. "
+            "A tracker's client sends this environment's credentials to the server it is "
+            "given, so a run goes only to a server you named (--tracking-uri or "
+            "MLFLOW_TRACKING_URI), never to one only the spill files name, unless "
+            "--trust-target confirms it; --dry-run shows where each run would go."
         ),
     )
     parser.add_argument("spill_dir", type=Path, help="the spill directory (a sink's spill_dir)")
@@ -38,6 +42,14 @@ def add_sync_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--tracking-uri",
         default=None,
         help="the MLflow tracking URI to deliver to, if not the one the files name",
+    )
+    parser.add_argument(
+        "--trust-target",
+        action="store_true",
+        help=(
+            "deliver also to servers only the spill files name, with this environment's "
+            "credentials (only for spill folders you wrote yourself)"
+        ),
     )
     parser.add_argument(
         "--mlflow-run-id",
@@ -73,11 +85,25 @@ def run_sync_command(args: argparse.Namespace) -> int:
                     f"{args.spill_dir} holds spill files of {', '.join(other)} runs"
                 )
         results = sync_spill(
-            args.spill_dir, overrides=overrides, timeout=args.timeout, dry_run=args.dry_run
+            args.spill_dir,
+            overrides=overrides,
+            timeout=args.timeout,
+            dry_run=args.dry_run,
+            trust_targets=args.trust_target,
         )
     except GradewireError as exc:
         print(f"gradewire sync: {printable(str(exc))}", file=sys.stderr)
         return 2
+    if not results:
+        kept = sorted(Path(args.spill_dir).glob("*.rejected.jsonl"))
+        note = (
+            f" ({len(kept)} file(s) of set-aside entries stay: read them with "
+            "gradewire.sinks.read_spill)"
+            if kept
+            else ""
+        )
+        print(f"{printable(str(args.spill_dir))}: nothing left to deliver{note}")
+        return 0
     lines: list[str] = []
     failed = 0
     for result in results:
@@ -92,6 +118,8 @@ def run_sync_command(args: argparse.Namespace) -> int:
             pending += ", then the close of its sink (ends the run)"
         owners = len(run.owners)
         lines.append(f"  pending: {pending} in {owners} owner(s), {run.bytes} bytes")
+        if result.destination is not None:
+            lines.append(f"  to: {printable(result.destination)}")
         for owner in run.live:
             state = owner.state
             lines.append(
@@ -100,7 +128,7 @@ def run_sync_command(args: argparse.Namespace) -> int:
             )
         if result.report is None:
             lines.append(f"  not sent: {printable(result.skipped or '')}")
-            if result.skipped != "dry run" and run.owners:
+            if not args.dry_run and run.owners:
                 failed += 1
             continue
         report = result.report

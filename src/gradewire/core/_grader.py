@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
@@ -25,6 +24,7 @@ from gradewire.core._failure_records import failure_context, log_fields
 from gradewire.core._grade import Grade, leaf_grade
 from gradewire.core._log_buffer import ABSTAINED, ERROR, TIMED_OUT
 from gradewire.core._logging_core import LoggingCore, LogT, LogValue
+from gradewire.core._settings import check_timeout
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
 from gradewire.core._trainer_calls import wrong_call
@@ -74,6 +74,13 @@ class BaseGrader(LoggingCore[LogT], ABC):
 
     logs_own_failures: ClassVar[bool] = False
     """Whether `grade()` logs the abstentions and errors it raises itself (`log_failure`)."""
+    score_range: tuple[float, float] | None = None
+    """The closed range ``(low, high)`` every score of this grader lies in, when known.
+
+    The eval statistics keep a mean's interval inside it (`gradewire eval` records it in
+    the run's config). OpenAI graders, range judges and score_model set it; a grader of
+    your own may set it as a class or instance attribute. None: unknown (0/1 scores are
+    still found from the values)."""
     # Class defaults, so a subclass that sets up its own state before calling
     # super().__init__() (or skips it) still grades.
     _timeout: float | None = None
@@ -122,9 +129,10 @@ class BaseGrader(LoggingCore[LogT], ABC):
         grader is used (``grade_many(timeout=...)``, ``trl_reward(..., timeout=...)``,
         ``run_eval(timeout=...)``, ``gradewire eval --timeout``) is the default for graders
         that set none. Each sub-grader of a `CombinedGrader` keeps its own, inside the
-        combination's. `BashGrader` and `EndpointGrader` give the word their own meaning
-        (the command's limit, scored 0.0 as in HUD; each HTTP attempt), so a default
-        passed where they are used still bounds their whole grade.
+        combination's. The word means this on every grader: a bound on a part of a grade
+        has a name of its own (``attempt_timeout``, each HTTP attempt of `EndpointGrader`),
+        and graders that can stop their work end it at the timeout (`CommandGrader` its
+        command's processes, `MathGrader` its check's worker process).
         """
         return self._timeout
 
@@ -506,16 +514,7 @@ def _name(fn: object) -> str:
 
 def timeout_setting(value: object, what: str) -> float | None:
     """A timeout setting: a positive, finite number of seconds as a float, or None."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"{what} must be a number of seconds or None, not {value!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise InvalidInputError(
-            f"{what} must be a positive, finite number of seconds, not {value!r}; None "
-            "sets no bound"
-        )
-    return float(value)
+    return check_timeout(what, value)
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:

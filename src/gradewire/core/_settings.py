@@ -38,6 +38,7 @@ __all__ = [
     "check_positive_seconds",
     "check_seconds",
     "check_seconds_or_none",
+    "check_timeout",
     "checked_by",
     "field_checks",
     "resolve_settings",
@@ -130,8 +131,19 @@ def check_seconds_or_none(name: str, value: object) -> float | None:
 
 
 def check_positive_seconds(name: str, value: object) -> float:
-    """``value`` as a finite number of seconds > 0 (a timeout of 0 could never be met)."""
+    """``value`` as a finite number of seconds > 0 (a timeout of 0 could never be met).
+
+    The one check of every timeout and time bound in gradewire (a grade's ``timeout``, an
+    HTTP attempt's ``attempt_timeout``, a server's limits): a bool, a string, 0, a negative
+    number, NaN and infinity are refused alike. Infinity is refused, not read as "no
+    bound": where a bound is optional, None says that (`check_timeout`).
+    """
     return _seconds(name, value, positive=True, optional=False)
+
+
+def check_timeout(name: str, value: object) -> float | None:
+    """None (no bound), or ``value`` as `check_positive_seconds` takes it."""
+    return None if value is None else _seconds(name, value, positive=True, optional=True)
 
 
 def _positive_int(name: str, value: object, *, optional: bool) -> int:

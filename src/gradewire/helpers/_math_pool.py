@@ -10,11 +10,19 @@ A worker is a fresh interpreter running a script (``_math_worker.py``), not a fo
 multiprocessing spawn: a fork of a process holding threads and locks can deadlock, and a
 spawn re-imports the caller's ``__main__`` (re-running a training script without a
 ``__main__`` guard). Workers start on first use and stay up between calls; the pool is safe
-to use from any number of threads at once.
+to use from any number of threads at once, and from event loops (`WorkerPool.acall`, which
+kills the worker when the awaiting task is cancelled, so a grade's timeout holds).
+
+A worker dies with this process, even in the middle of a call (`_worker_life`): it is
+forked from one thread of the pool's own that lives as long as the process, so the
+kernel's death signal (which follows the forking thread) fires when the process dies and
+never when some caller's thread ends.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import queue
 import socket
@@ -40,20 +48,49 @@ class WorkerCrashed(GradingError):
     """A worker process died during a call (out of memory, a crash in native code)."""
 
 
+class _Spawner:
+    """The one thread that starts a pool's workers, alive as long as the process."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[
+            tuple[list[str], int, concurrent.futures.Future[subprocess.Popen[bytes]]]
+        ] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="gradewire-worker-spawner", daemon=True).start()
+
+    def start(self, argv: list[str], fd: int) -> subprocess.Popen[bytes]:
+        future: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
+        self._jobs.put((argv, fd, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            argv, fd, future = self._jobs.get()
+            try:
+                env = dict(os.environ)
+                # The worker imports what this process can: the same module search path.
+                env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+                process = subprocess.Popen(
+                    argv,
+                    pass_fds=(fd,),
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    close_fds=True,
+                )
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(process)
+
+
 class _Worker:
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, spawner: _Spawner) -> None:
         ours, theirs = socket.socketpair()
         try:
-            env = dict(os.environ)
-            # The worker imports what this process can: the same module search path.
-            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-            self.process = subprocess.Popen(
-                [sys.executable, script, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                env=env,
-                close_fds=True,
-            )
+            argv = [sys.executable, script, str(theirs.fileno()), str(os.getpid())]
+            self.process = spawner.start(argv, theirs.fileno())
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         self.conn = Connection(ours.detach())
@@ -62,10 +99,14 @@ class _Worker:
     def wait_ready(self) -> None:
         """Wait until the worker has imported what it runs (not counted in any call's timeout)."""
         if not self.conn.poll(_START_TIMEOUT):
-            raise WorkerCrashed(f"a math worker process did not start within {_START_TIMEOUT:g} s")
+            raise WorkerCrashed(f"a worker process did not start within {_START_TIMEOUT:g} s")
+        self.take_ready()
+
+    def take_ready(self) -> None:
+        """Read the worker's ready message (it has arrived)."""
         ok, message = self.conn.recv()
         if not ok:
-            raise WorkerCrashed(f"a math worker process could not start: {message}")
+            raise WorkerCrashed(f"a worker process could not start: {message}")
         self.ready = True
 
     def kill(self) -> None:
@@ -99,6 +140,7 @@ class WorkerPool:
         self._slots = threading.BoundedSemaphore(self.size)
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._pid = os.getpid()
+        self._spawner = _Spawner()
 
     def call(self, args: tuple[Any, ...], timeout: float) -> Any:
         """Run the function on ``args`` in a worker; wait at most ``timeout`` seconds for it.
@@ -111,14 +153,9 @@ class WorkerPool:
             WorkerCrashed: The worker died during the call.
             RuntimeError: The function raised: the message names its exception.
         """
-        if os.getpid() != self._pid:
-            # A forked child inherits the parent's pipes: it must start its own workers.
-            self._reset()
+        self._check_fork()
         with self._slots:
-            try:
-                worker = self._idle.get_nowait()
-            except queue.Empty:
-                worker = _Worker(self.script)
+            worker = self._take()
             if not worker.ready:
                 try:
                     worker.wait_ready()
@@ -127,7 +164,7 @@ class WorkerPool:
                     if isinstance(exc, WorkerCrashed):
                         raise
                     raise WorkerCrashed(
-                        f"a math worker process died as it started ({type(exc).__name__})"
+                        f"a worker process died as it started ({type(exc).__name__})"
                     ) from None
             try:
                 worker.conn.send(args)
@@ -140,7 +177,7 @@ class WorkerPool:
             except (EOFError, OSError) as exc:
                 self._retire(worker)
                 raise WorkerCrashed(
-                    f"a math worker process died during the call ({type(exc).__name__}); "
+                    f"a worker process died during the call ({type(exc).__name__}); "
                     "the next call starts a new one"
                 ) from None
             except PoolTimeout:
@@ -154,12 +191,89 @@ class WorkerPool:
             raise RuntimeError(f"{name}: {message}")
         return value
 
+    async def acall(self, args: tuple[Any, ...], timeout: float | None = None) -> Any:
+        """`call`, awaited on the running event loop, which it never blocks for long.
+
+        Cancelling the awaiting task (a grade's timeout, Ctrl-C) kills the worker at once,
+        so the work stops with the grade; a new worker replaces it. ``timeout`` (None: no
+        bound of its own) counts from the moment a worker takes the call, as in `call`.
+
+        Raises:
+            PoolTimeout, WorkerCrashed, RuntimeError: As `call`.
+        """
+        self._check_fork()
+        await self._acquire_slot()
+        try:
+            worker = self._take()
+            if not worker.ready:
+                try:
+                    if not await _readable(worker.conn, _START_TIMEOUT):
+                        raise WorkerCrashed(
+                            f"a worker process did not start within {_START_TIMEOUT:g} s"
+                        )
+                    worker.take_ready()
+                except BaseException as exc:
+                    worker.kill()  # not replaced: a worker that cannot start would loop
+                    if isinstance(exc, (WorkerCrashed, asyncio.CancelledError)):
+                        raise
+                    raise WorkerCrashed(
+                        f"a worker process died as it started ({type(exc).__name__})"
+                    ) from None
+            try:
+                worker.conn.send(args)
+                if not await _readable(worker.conn, timeout):
+                    self._retire(worker)
+                    raise PoolTimeout(f"the call overran its {timeout:g} s timeout")
+                ok, value = worker.conn.recv()
+            except (EOFError, OSError) as exc:
+                self._retire(worker)
+                raise WorkerCrashed(
+                    f"a worker process died during the call ({type(exc).__name__}); "
+                    "the next call starts a new one"
+                ) from None
+            except PoolTimeout:
+                raise
+            except BaseException:  # cancelled: the work stops now, not when it is done
+                self._retire(worker)
+                raise
+            self._idle.put(worker)
+        finally:
+            self._slots.release()
+        if not ok:
+            name, message = value
+            raise RuntimeError(f"{name}: {message}")
+        return value
+
+    async def _acquire_slot(self) -> None:
+        # The slots are shared with threads that call `call`: polled, never waited on
+        # in a way that would block the event loop.
+        pause = 0.001
+        while not self._slots.acquire(blocking=False):
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _check_fork(self) -> None:
+        if os.getpid() != self._pid:
+            # A forked child inherits the parent's pipes: it must start its own workers.
+            self._reset()
+
+    def _take(self) -> _Worker:
+        """An idle worker that is still alive, or a new one."""
+        while True:
+            try:
+                worker = self._idle.get_nowait()
+            except queue.Empty:
+                return _Worker(self.script, self._spawner)
+            if worker.process.poll() is None:
+                return worker
+            worker.conn.close()  # killed from outside while idle
+
     def _retire(self, worker: _Worker) -> None:
         worker.kill()
         self.replaced += 1
         # Popen returns at once: the replacement imports in the background while the
         # caller handles the failure, so the next call rarely waits for it.
-        self._idle.put(_Worker(self.script))
+        self._idle.put(_Worker(self.script, self._spawner))
 
     def close(self) -> None:
         """Stop the idle workers; a later call starts new ones."""
@@ -169,3 +283,23 @@ class WorkerPool:
             except queue.Empty:
                 return
             worker.kill()
+
+
+async def _readable(conn: Connection, timeout: float | None) -> bool:
+    """Wait, on the event loop, until ``conn`` has data (or end of file); False on timeout."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    descriptor = conn.fileno()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(descriptor, wake)
+    try:
+        await asyncio.wait_for(ready, timeout)
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(descriptor)
+    return True

@@ -1,7 +1,8 @@
 """The math worker process: Math-Verify with its alarms off, answering over a socket.
 
-Run by path (``python _math_worker.py FD``), never imported: it imports Math-Verify only,
-not gradewire, so a new worker is ready in about the time sympy takes to import.
+Run by path (``python _math_worker.py FD PARENT_PID``), never imported: it imports
+Math-Verify only, not gradewire, so a new worker is ready in about the time sympy takes to
+import. It dies with the process that started it (`_worker_life`), even mid-check.
 """
 
 from __future__ import annotations
@@ -56,4 +57,8 @@ def serve(conn: Connection) -> None:
 
 
 if __name__ == "__main__":
+    # This script's folder is first on sys.path: no gradewire import needed.
+    from _worker_life import die_with_parent  # type: ignore[import-not-found]
+
+    die_with_parent(int(sys.argv[2]), int(sys.argv[1]))
     serve(Connection(int(sys.argv[1])))

@@ -65,7 +65,7 @@ def timeout_failure(url: str, timeout: float) -> RetryableError:
     return RetryableError(
         f"no answer within the timeout of {timeout:g}s",
         advice=(
-            "the server is too slow for the timeout: raise timeout=, lower max_concurrency "
+            "the server is too slow for the timeout: raise attempt_timeout=, lower max_concurrency "
             f"(fewer calls queue on the server), or check the server at {url}"
         ),
     )

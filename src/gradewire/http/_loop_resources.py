@@ -1,4 +1,4 @@
-"""What an `OpenAIChatModel` holds on one event loop."""
+"""What a model client holds on one event loop."""
 
 from __future__ import annotations
 

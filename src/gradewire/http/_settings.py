@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
+from gradewire.core._settings import check_positive_seconds
 
 __all__ = ["check_headers", "seconds_setting"]
 
@@ -29,8 +30,5 @@ def check_headers(headers: Mapping[str, str]) -> None:
 
 
 def seconds_setting(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidTypeError(f"{name} must be a number of seconds, not {value!r}")
-    if not value > 0:
-        raise InvalidInputError(f"{name} must be > 0 seconds, not {value!r}")
-    return float(value)
+    # The one check of seconds (core): infinity and NaN are refused, as everywhere.
+    return check_positive_seconds(name, value)

@@ -20,9 +20,11 @@ class BashGrader(Grader):
     ``info`` holds ``exit_code``, ``stdout`` and ``stderr`` (whole, as in HUD; a subclass
     can set `output_cap`), ``timed_out``, ``duration_s``, ``command`` and ``cwd``.
     On timeout the whole process group is ended and the score is 0.0 (``exit_code`` None,
-    ``timeout`` the limit). When the command cannot run at all (no bash, a missing
-    ``cwd``) the score is 0.0 with the reason in ``info["error"]`` (and ``stderr``), as in
-    HUD; the native `gradewire.CommandGrader` raises `GradingError` instead.
+    ``timeout`` the limit), as in HUD; the native `gradewire.CommandGrader` makes it a
+    timeout outcome (`GradeTimeoutError`) unless given ``timeout_score``. When the command
+    cannot run at all (no bash, a missing ``cwd``) the score is 0.0 with the reason in
+    ``info["error"]`` (and ``stderr``), as in HUD; the native `gradewire.CommandGrader`
+    raises `GradingError` instead.
 
     The command reads an empty stdin, and runs in a login shell: the profile files set
     its ``PATH``.
@@ -73,6 +75,7 @@ class BashGrader(Grader):
             command,
             cwd=cwd,
             timeout=timeout,
+            timeout_score=0.0,  # HUD scores a command that ran out of time 0.0
             shell=cls.shell,
             login_shell=True,
             completion_via="stdin",  # nothing to pass: the command reads end of file at once

@@ -14,10 +14,17 @@ from gradewire.hud._grader import Grader, reject_unknown
 from gradewire.hud._results import SubScore
 from gradewire.judges._rubric_judge import Criterion, RubricJudgeGrader
 from gradewire.models._chat_model import ChatModel
-from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._client import ModelClient
+from gradewire.models._get_model import get_model
 from gradewire.models._openai_config import base_url_setting
 
-__all__ = ["JUDGE_API_KEY_ENV", "JUDGE_BASE_URL_ENV", "LLMJudgeGrader", "shared_judge_model"]
+__all__ = [
+    "JUDGE_API_KEY_ENV",
+    "JUDGE_BASE_URL_ENV",
+    "LLMJudgeGrader",
+    "named_judge_model",
+    "shared_judge_model",
+]
 
 JUDGE_BASE_URL_ENV = "GRADEWIRE_JUDGE_BASE_URL"
 JUDGE_API_KEY_ENV = "GRADEWIRE_JUDGE_API_KEY"
@@ -29,11 +36,13 @@ DEFAULT_MODEL = "claude-sonnet-5-5"  # hud 0.6.21's default judge
 # Enough for every judge a run uses; old entries (a test server's port) fall out.
 _MAX_MODELS = 16
 
-_models: collections.OrderedDict[tuple[str, str, str], OpenAIChatModel] = collections.OrderedDict()
+_models: collections.OrderedDict[tuple[str, str | None, str], ModelClient] = (
+    collections.OrderedDict()
+)
 _models_lock = threading.Lock()
 
 
-def shared_judge_model(model: str) -> OpenAIChatModel:
+def shared_judge_model(model: str) -> ModelClient:
     """The judge client for ``model`` at the configured endpoint, one per endpoint and key.
 
     The endpoint is, in this order: ``$GRADEWIRE_JUDGE_BASE_URL`` with
@@ -41,7 +50,8 @@ def shared_judge_model(model: str) -> OpenAIChatModel:
     HUD's own judge does: ``$HUD_GATEWAY_URL``, default ``https://inference.hud.ai``, with
     that key); else ``$OPENAI_BASE_URL`` (OpenAI's API when unset) with ``$OPENAI_API_KEY``.
     The environment is read on every call; calls that resolve to the same endpoint, model
-    and key share one client, hence its connections and its concurrency limit.
+    and key share one client, hence its connections and its concurrency limit. ``model``
+    is sent as it is, as HUD sends it (``get_model("openai/" + model)``).
     """
     override = os.environ.get(JUDGE_BASE_URL_ENV, "").strip()
     hud_key = os.environ.get(HUD_API_KEY_ENV, "").strip()
@@ -56,13 +66,30 @@ def shared_judge_model(model: str) -> OpenAIChatModel:
     else:
         base_url = base_url_setting(None)
         api_key = os.environ.get("OPENAI_API_KEY", "")
-    key = (base_url, model, hashlib.sha256(api_key.encode()).hexdigest())
+    return _shared(f"openai/{model}", base_url, api_key)
+
+
+def named_judge_model(name: str) -> ModelClient:
+    """The judge client ``get_model(name)`` makes (``"anthropic/claude-haiku-4-5"``), shared.
+
+    Its endpoint is ``$GRADEWIRE_JUDGE_BASE_URL`` with ``$GRADEWIRE_JUDGE_API_KEY`` when
+    set, else the provider's own (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``...).
+    """
+    override = os.environ.get(JUDGE_BASE_URL_ENV, "").strip()
+    if override:
+        return _shared(name, override, os.environ.get(JUDGE_API_KEY_ENV, ""))
+    return _shared(name, None, None)
+
+
+def _shared(name: str, base_url: str | None, api_key: str | None) -> ModelClient:
+    secret = hashlib.sha256((api_key or "").encode()).hexdigest() if api_key is not None else ""
+    key = (name, base_url, secret)
     with _models_lock:
         found = _models.get(key)
         if found is not None:
             _models.move_to_end(key)
             return found
-        client = OpenAIChatModel(model, base_url=base_url, api_key=api_key)
+        client = get_model(name, base_url=base_url, api_key=api_key)
         _models[key] = client
         while len(_models) > _MAX_MODELS:
             _models.popitem(last=False)
@@ -80,7 +107,8 @@ class LLMJudgeGrader(Grader):
     sum of positive weights``, clamped to [0, 1].
 
     HUD sends the judge calls to its gateway; here they go to an OpenAI-compatible server
-    (see `shared_judge_model`), or to the ``judge=`` `ChatModel` of the call. A judge that
+    (see `shared_judge_model`), or to the ``judge=`` of the call: a `ChatModel`, or a
+    ``"provider/model"`` name for `get_model` (``judge="anthropic/claude-haiku-4-5"``). A judge that
     cannot answer (`ModelCallError`, or `OutputParserException` after a repair request)
     raises, so `combine` fails rather than report a reward that was never measured.
 
@@ -100,7 +128,7 @@ class LLMJudgeGrader(Grader):
         criteria: str | Iterable[Criterion] | None = None,
         question: str | None = "",
         model: str = DEFAULT_MODEL,
-        judge: ChatModel | None = None,
+        judge: ChatModel | str | None = None,
         **kwargs: Any,
     ) -> SubScore:
         """Judge ``answer`` on every criterion and combine the verdicts by weight.
@@ -111,7 +139,8 @@ class LLMJudgeGrader(Grader):
                 pairs; a negative weight is a mistake to avoid. At least one positive.
             question: The question the answer responds to, shown to the judge.
             model: The judge model's name at the configured endpoint.
-            judge: A `ChatModel` to call instead (``model`` is then not used).
+            judge: A `ChatModel` to call instead, or a ``"provider/model"`` name
+                (`named_judge_model`); ``model`` is then not used.
             **kwargs: Refused: HUD ignores unknown arguments, which hides a misspelled one.
 
         Raises:
@@ -124,7 +153,12 @@ class LLMJudgeGrader(Grader):
             raise InvalidInputError(
                 f'{cls.__name__}.grade() needs criteria=, e.g. ["Correct", ("Well-reasoned", 2.0)]'
             )
-        chat_model = judge if judge is not None else shared_judge_model(model)
+        if isinstance(judge, str):
+            chat_model: ChatModel = named_judge_model(judge)
+        elif judge is not None:
+            chat_model = judge
+        else:
+            chat_model = shared_judge_model(model)
         rubric = RubricJudgeGrader(cls.name, chat_model, criteria, sample_tables=False)
         turns: list[Turn] = []
         if question:

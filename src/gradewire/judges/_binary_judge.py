@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator
 from typing_extensions import Unpack
@@ -165,6 +165,9 @@ class BinaryJudgeGrader(JudgeGrader):
         ... )
         >>> grade = await judge.grade(thread)  # doctest: +SKIP
     """
+
+    # Adaptive Harmony's tables: Prompt, Reasoning, Score (and Prompt, Error).
+    logs_completion: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -107,7 +107,8 @@ class JudgeGrader(BaseGrader):
     r"""The base of the LLM judges: implement `judge`, call the model with `ask`.
 
     Every sample is logged with ``score``, ``prompt`` (the last user question),
-    ``completion`` (the answer as the judge saw it, ``<think>`` blocks removed), ``reasoning``
+    ``completion`` (the answer as the judge saw it, ``<think>`` blocks removed; not by the
+    judges named after Adaptive Harmony's, see `logs_completion`), ``reasoning``
     and what the judge calls cost: ``prompt_tokens``, ``completion_tokens``, ``judge_calls``
     and ``cached_calls``, summed over every call the sample needed (repair requests
     included). A sample that abstained or failed after calling the judge logs its calls too,
@@ -137,6 +138,11 @@ class JudgeGrader(BaseGrader):
     """Whether a sample must hold an assistant turn (the answer judged)."""
 
     logs_own_failures: ClassVar[bool] = True
+
+    logs_completion: ClassVar[bool] = True
+    """Whether the records keep the ``completion`` (a Completion column in the sample
+    tables). False for the judges named after Adaptive Harmony's, whose tables are
+    Prompt, Reasoning, Score and Prompt, Error, as there."""
 
     def __init__(
         self, grader_key: str, model: ChatModel, **settings: Unpack[JudgeSettings]
@@ -209,6 +215,15 @@ class JudgeGrader(BaseGrader):
             }
         )
         return grade
+
+    def add_log(self, log: Any) -> None:
+        """Record one sample (see `BaseGrader.add_log`).
+
+        Without its ``completion`` when the judge does not log it (`logs_completion`).
+        """
+        if not self.logs_completion and isinstance(log, Mapping) and "completion" in log:
+            log = {key: value for key, value in log.items() if key != "completion"}
+        super().add_log(log)
 
     def _own_log_state(self) -> LogState:
         # Truncated replies are counted on every judge's dashboard, 0 included, so a

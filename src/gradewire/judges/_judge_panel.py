@@ -9,7 +9,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from gradewire.core._errors import IgnoreGradeException, InvalidInputError, InvalidTypeError
+from gradewire.core._errors import (
+    GradingError,
+    IgnoreGradeException,
+    InvalidInputError,
+    InvalidTypeError,
+)
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, LogValue
@@ -42,9 +47,13 @@ class JudgePanel(BaseGrader):
     - ``"mean"``, ``"median"``, ``"min"``, ``"max"`` of the verdicts.
 
     A judge that fails or abstains on a sample gives no verdict; the panel still grades
-    the sample when at least ``quorum`` judges gave one, and abstains otherwise (counted
-    in ``score/abstained_count``, the reason naming each judge's failure): never a 0 for
-    verdicts that did not come.
+    the sample when at least ``quorum`` judges gave one: never a 0 for verdicts that did
+    not come. Below the quorum, the sample abstains (``score/abstained_count``) when the
+    judges that abstained could have made up the quorum, and is otherwise an error
+    (`GradingError`, ``score/error_count``, caused by the first judge's failure): the
+    failures alone kept it from a verdict, as when every judge fails because the judge
+    server is down, so a trainer's fail-fast sees it. Either way the message names each
+    judge's failure or abstention.
 
     The grade's children are the judges' grades, each with its verdict and reasoning;
     ``info`` holds ``verdicts`` (judge key → value), ``failed`` and ``abstained``
@@ -155,11 +164,22 @@ class JudgePanel(BaseGrader):
         if len(verdicts) < self.quorum:
             missing = [f"{k} failed ({why})" for k, why in failed.items()]
             missing += [f"{k} abstained ({why})" for k, why in abstained.items()]
-            raise self._abstain(
+            reason = (
                 f"{len(verdicts)} of {len(self.judges)} judges gave a verdict, fewer than the "
-                f"quorum of {self.quorum}: {'; '.join(missing)}",
-                values,
+                f"quorum of {self.quorum}: {'; '.join(missing)}"
             )
+            if len(verdicts) + len(abstained) < self.quorum:
+                # Even had every abstaining judge answered, the failures alone keep the
+                # quorum out of reach: the sample failed (a judge server that is down must
+                # reach the trainers' fail-fast), it did not abstain.
+                first = next(
+                    outcome
+                    for outcome in outcomes
+                    if isinstance(outcome, Exception)
+                    and not isinstance(outcome, IgnoreGradeException)
+                )
+                raise self._failed(reason, values) from first
+            raise self._abstain(reason, values)
         value, tie = self._panel_value(list(values.values()))
         if value is None:
             shown = ", ".join(f"{k}: {v:g}" for k, v in values.items())
@@ -195,6 +215,11 @@ class JudgePanel(BaseGrader):
     def _abstain(self, reason: str, values: Mapping[str, float]) -> IgnoreGradeException:
         exc = IgnoreGradeException(reason)
         # The verdicts that did come still count in the panel's α.
+        attach_log_fields(exc, {"judges_answered": len(values), _VERDICTS: dict(values)})
+        return exc
+
+    def _failed(self, reason: str, values: Mapping[str, float]) -> GradingError:
+        exc = GradingError(f"panel {self.grader_key!r}: {reason}")
         attach_log_fields(exc, {"judges_answered": len(values), _VERDICTS: dict(values)})
         return exc
 

@@ -10,7 +10,7 @@ request. Calls per sample: faithfulness 2 (claims, then support), answer relevan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from typing_extensions import Unpack
 
@@ -119,6 +119,8 @@ class FaithfulnessGrader(JudgeGrader):
     ``FaithfulnessGrader(model, language="fr")`` works too.
     """
 
+    logs_completion: ClassVar[bool] = False  # Adaptive Harmony's tables, as there
+
     def __init__(
         self,
         grader_key: str | ChatModel = "faithfulness_judge",
@@ -180,6 +182,8 @@ class ContextRelevancyGrader(JudgeGrader):
     without a user question is an error. 1 judge call per sample.
     """
 
+    logs_completion: ClassVar[bool] = False  # Adaptive Harmony's tables, as there
+
     requires_answer = False
 
     async def judge(self, sample: JudgedSample) -> Grade:
@@ -209,6 +213,8 @@ class AnswerRelevancyGrader(JudgeGrader):
     scores 0.0 (it does not address the question) with that reason; a sample without a user
     question is an error. 2 judge calls per sample (1 without statements, 0 when empty).
     """
+
+    logs_completion: ClassVar[bool] = False  # Adaptive Harmony's tables, as there
 
     async def judge(self, sample: JudgedSample) -> Grade:
         """Extract the statements, then judge their relevance in one call."""

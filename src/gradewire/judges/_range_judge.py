@@ -121,6 +121,7 @@ class RangeJudgeGrader(JudgeGrader):
         self.criteria = criteria
         self.low = low
         self.high = high
+        self.score_range = (0.0, 1.0)  # (s - low) / (high - low)
         self.use_logprobs = use_logprobs
         # Learnt from the server: it refused logprobs, so they are no longer asked for.
         self.logprobs_refused = False

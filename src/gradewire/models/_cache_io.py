@@ -7,6 +7,7 @@ import sqlite3
 
 from gradewire.http._endpoint_facts import endpoint_facts, learn_endpoint_facts
 from gradewire.models._chat_model import ChatCompletion
+from gradewire.models._dialects import OPENAI_DIALECTS, Dialects
 from gradewire.models._judge_cache import JudgeCache
 from gradewire.models._negotiation import stored_facts
 
@@ -48,12 +49,14 @@ def _warn_once(what: str, cache: JudgeCache, message: str) -> None:
         logger.warning("%s (said once per cache)", message)
 
 
-async def load_facts(cache: JudgeCache, endpoint: str) -> None:
+async def load_facts(
+    cache: JudgeCache, endpoint: str, dialects: Dialects = OPENAI_DIALECTS
+) -> None:
     """Take what ``cache`` stored about ``endpoint``, unless the process knows it already."""
     if endpoint_facts(endpoint):
         return
     try:
-        stored = stored_facts(await cache.endpoint_facts(endpoint))
+        stored = stored_facts(await cache.endpoint_facts(endpoint), dialects)
     except (sqlite3.Error, OSError, UnicodeError) as exc:
         logger.warning("gradewire: judge cache %s unreadable (%s)", cache, exc)
         return

@@ -49,8 +49,11 @@ class ChatCompletion:
         logprobs: Per-token log probabilities, when asked for and the server gave them.
         model: The model name the server reported.
         cached: Whether the answer came from a cache instead of the server.
-        finish_reason: Why generation stopped, as the server said (``"stop"``; ``"length"``
-            when the reply was cut at the token limit); None when it did not say.
+        finish_reason: Why generation stopped, in OpenAI's words (``"stop"``; ``"length"``
+            when the reply was cut at the token limit, whatever the provider calls it); None
+            when the server did not say.
+        fingerprint: The backend configuration the server reported (OpenAI's
+            ``system_fingerprint``), or None. With ``model`` it says who answered.
     """
 
     text: str
@@ -59,11 +62,18 @@ class ChatCompletion:
     model: str | None = None
     cached: bool = False
     finish_reason: str | None = None
+    fingerprint: str | None = None
 
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A chat model a judge can call: one async method, messages in, text out."""
+    """A chat model a judge can call: one async method, messages in, text out.
+
+    A model may also declare what it can do as a ``profile`` attribute (`ModelProfile`:
+    its structured-output dialect, logprobs, its own settings); `complete_structured` reads
+    it, and reads a model without one as `profile_of` says. Every client `get_model` makes
+    declares one.
+    """
 
     async def complete(
         self,

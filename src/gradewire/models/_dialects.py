@@ -21,6 +21,7 @@ import copy
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
@@ -28,7 +29,9 @@ from gradewire.models._response_format import ReadOnlyDict, canonical_json, read
 
 __all__ = [
     "AUTO_ORDER",
+    "OPENAI_DIALECTS",
     "STRUCTURED_OUTPUTS",
+    "Dialects",
     "StructuredOutput",
     "apply_dialect",
     "dialect_parameters",
@@ -73,18 +76,57 @@ STRICT_REFUSED = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class Dialects:
+    """The structured-output dialects one provider's wire format can speak.
+
+    Attributes:
+        order: The dialects, strongest first: the order ``"auto"`` tries them in; the last
+            is ``"prompt"`` (no field: an example answer in the prompt).
+        parameters: The request fields each dialect sends, as a refusal would name them.
+        prompted: The dialects whose prompt shows an example answer too (``"prompt"``, and
+            a dialect a server may ignore silently).
+    """
+
+    order: tuple[str, ...]
+    parameters: Mapping[str, tuple[str, ...]] = field(compare=False)
+    prompted: frozenset[str] = frozenset({"prompt"})
+
+    def setting(self, value: object) -> str:
+        """``value`` checked as a ``structured_output=`` setting for these dialects."""
+        known = ["auto", *self.order]
+        if not isinstance(value, str):
+            raise InvalidTypeError(f"structured_output must be one of {known}, not {value!r}")
+        if value not in known:
+            raise InvalidInputError(
+                f"structured_output={value!r} is not a dialect this model speaks; use one of "
+                f"{known} ('auto' finds the one the server takes)"
+            )
+        return value
+
+    def following(self, dialect: str) -> str:
+        """The dialect "auto" tries after ``dialect`` was refused."""
+        index = self.order.index(dialect)
+        return self.order[min(index + 1, len(self.order) - 1)]
+
+
+OPENAI_DIALECTS = Dialects(
+    order=AUTO_ORDER,
+    parameters=_PARAMETERS,
+    # guided_json is ignored silently by servers that do not know it: show the example too.
+    prompted=frozenset({"guided_json", "prompt"}),
+)
+"""The dialects of OpenAI's chat completions format (see the module docstring)."""
+
+
 def structured_output_setting(value: object) -> str:
-    """``value`` checked as a ``structured_output=`` setting."""
-    if not isinstance(value, str):
-        raise InvalidTypeError(
-            f"structured_output must be one of {list(STRUCTURED_OUTPUTS)}, not {value!r}"
-        )
-    if value not in STRUCTURED_OUTPUTS:
+    """``value`` checked as a ``structured_output=`` setting of an OpenAI-compatible model."""
+    if isinstance(value, str) and value not in STRUCTURED_OUTPUTS:
         raise InvalidInputError(
             f"structured_output={value!r} is not a dialect gradewire knows; use one of "
             f"{list(STRUCTURED_OUTPUTS)} ('auto' finds the one the server takes)"
         )
-    return value
+    return OPENAI_DIALECTS.setting(value)
 
 
 def dialect_parameters(dialect: str) -> tuple[str, ...]:
@@ -94,8 +136,7 @@ def dialect_parameters(dialect: str) -> tuple[str, ...]:
 
 def next_dialect(dialect: str) -> str:
     """The dialect "auto" tries after ``dialect`` was refused."""
-    index = AUTO_ORDER.index(dialect)
-    return AUTO_ORDER[min(index + 1, len(AUTO_ORDER) - 1)]
+    return OPENAI_DIALECTS.following(dialect)
 
 
 def apply_dialect(

@@ -205,13 +205,15 @@ def _encode(completion: ChatCompletion) -> str:
             [t.token, t.logprob, [list(pair) for pair in t.top]] for t in completion.logprobs
         ]
     usage = completion.usage
-    data = {
+    data: dict[str, Any] = {
         "text": completion.text,
         "usage": [usage.prompt_tokens, usage.completion_tokens],
         "logprobs": logprobs,
         "model": completion.model,
         "finish_reason": completion.finish_reason,
     }
+    if completion.fingerprint is not None:
+        data["fingerprint"] = completion.fingerprint
     value = json.dumps(data, ensure_ascii=False)
     try:
         value.encode()
@@ -237,5 +239,6 @@ def _decode(value: str) -> ChatCompletion:
         logprobs=logprobs,
         model=data["model"],
         finish_reason=data.get("finish_reason"),
+        fingerprint=data.get("fingerprint"),
         cached=True,
     )

@@ -21,7 +21,6 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError
 __all__ = [
     "ModelSettings",
     "StructuredSettings",
-    "call_setting",
     "check_settings",
 ]
 
@@ -35,7 +34,8 @@ class ModelSettings(TypedDict, total=False):
 
     1. the call's: ``ChatModel.complete(temperature=...)``, or a judge's own setting
        (``BinaryJudgeGrader(..., temperature=0.3)``), which it passes with every call;
-    2. the model's: ``OpenAIChatModel(..., temperature=0.3)``, for every call it makes;
+    2. the model's: ``OpenAIChatModel(..., temperature=0.3)``, for every call it makes (a
+       model declares them in its ``profile``: `ModelProfile.settings`);
     3. the caller's default: a structured call (`complete_structured`, hence every judge)
        uses temperature 0.0 (repeatable verdicts) and max_tokens 1,024
        (`DEFAULT_MAX_TOKENS`: a looping model stops); a plain ``complete`` call sends
@@ -84,18 +84,6 @@ def check_settings(settings: Mapping[str, Any], declared: type, where: str) -> d
     except ValidationError as exc:
         raise _settings_error(exc, declared, where) from None
     return {name: value for name, value in checked.items() if value is not None}
-
-
-def call_setting(name: Literal["temperature", "max_tokens"], model: object) -> Any:
-    """The model's own setting ``name`` (level 2 of `ModelSettings`), or None.
-
-    Read from the model's attribute of that name, as `OpenAIChatModel` has it; any other
-    `ChatModel` may have one too.
-    """
-    value = getattr(model, name, None)
-    if name == "max_tokens":
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _settings_error(exc: ValidationError, declared: type, where: str) -> InvalidInputError:

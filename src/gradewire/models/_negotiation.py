@@ -19,13 +19,7 @@ from typing import Any
 
 from gradewire.http._endpoint_facts import endpoint_facts, learn_endpoint_facts
 from gradewire.http._refusal import ParameterRefusedError
-from gradewire.models._dialects import (
-    AUTO_ORDER,
-    StructuredOutput,
-    dialect_parameters,
-    next_dialect,
-    structured_output_setting,
-)
+from gradewire.models._dialects import OPENAI_DIALECTS, Dialects
 
 __all__ = [
     "NegotiatedSettings",
@@ -43,9 +37,10 @@ _LOGPROB_FIELDS = ("top_logprobs", "logprobs")
 class StructuredOutputRefusedError(ParameterRefusedError):
     """The endpoint refused a dialect, and the next one needs the prompt to change.
 
-    Raised when "auto" moves to ``"guided_json"`` or ``"prompt"``, whose prompt shows an
-    example answer: `complete_structured` catches it and asks again with that prompt. The
-    new dialect is remembered for the endpoint, so later calls go there directly.
+    Raised when "auto" moves to a dialect whose prompt shows an example answer
+    (``"guided_json"`` or ``"prompt"``): `complete_structured` catches it and asks again
+    with that prompt. The new dialect is remembered for the endpoint, so later calls go
+    there directly.
     """
 
 
@@ -56,10 +51,11 @@ class WirePlan:
     dialect: str | None
     logprobs: bool
     max_tokens_field: str = "max_tokens"
+    dialects: Dialects = OPENAI_DIALECTS
 
     def parameters(self) -> tuple[str, ...]:
         """The fields of this request a server may refuse by name, most specific first."""
-        names = dialect_parameters(self.dialect) if self.dialect else ()
+        names = self.dialects.parameters[self.dialect] if self.dialect else ()
         if self.logprobs:
             names += _LOGPROB_FIELDS
         return (*names, self.max_tokens_field)
@@ -68,20 +64,29 @@ class WirePlan:
 class Negotiator:
     """The plans of one client of endpoint ``key`` (see the module docstring)."""
 
-    __slots__ = ("key", "setting", "url", "what")
+    __slots__ = ("dialects", "key", "setting", "url", "what")
 
-    def __init__(self, key: str, setting: str, *, what: str, url: str) -> None:
+    def __init__(
+        self,
+        key: str,
+        setting: str,
+        *,
+        what: str,
+        url: str,
+        dialects: Dialects = OPENAI_DIALECTS,
+    ) -> None:
         self.key = key
         self.setting = setting
         self.what = what
         self.url = url
+        self.dialects = dialects
 
     def dialect(self) -> str | None:
         """The dialect the next structured call uses; None while "auto" knows nothing yet."""
         if self.setting != "auto":
             return self.setting
         found = endpoint_facts(self.key).get("structured_output")
-        return found if isinstance(found, str) and found in AUTO_ORDER else None
+        return found if isinstance(found, str) and found in self.dialects.order else None
 
     def accepted(self, dialect: str) -> bool:
         """Note that the endpoint answered in ``dialect``; True the first time "auto" sees it."""
@@ -95,13 +100,18 @@ class Negotiator:
         facts = endpoint_facts(self.key)
         dialect = None
         if structured:
-            dialect = self.dialect() or AUTO_ORDER[0]
+            dialect = self.dialect() or self.dialects.order[0]
         field = facts.get("max_tokens_field")
         return WirePlan(
             dialect,
             logprobs and facts.get("logprobs") is not False,
             field if field == "max_completion_tokens" else "max_tokens",
+            self.dialects,
         )
+
+    def logprobs_refused(self) -> bool:
+        """Whether the endpoint refused logprobs (they are no longer asked for)."""
+        return endpoint_facts(self.key).get("logprobs") is False
 
     def learn(self, plan: WirePlan, refusal: ParameterRefusedError) -> dict[str, Any]:
         """What ``refusal`` teaches; raises it (with advice) when nothing can be changed.
@@ -111,10 +121,10 @@ class Negotiator:
         """
         parameter = refusal.parameter
         said = (refusal.server_message or "").lower()
-        if plan.dialect is not None and parameter in dialect_parameters(plan.dialect):
+        if plan.dialect is not None and parameter in self.dialects.parameters[plan.dialect]:
             if self.setting != "auto":
                 raise self._explicit_refused(refusal)
-            following = next_dialect(plan.dialect)
+            following = self.dialects.following(plan.dialect)
             facts = learn_endpoint_facts(self.key, {"structured_output": following})
             logger.warning(
                 "gradewire: %s at %s refused %r (structured_output=%r): %s; trying %r, and "
@@ -126,7 +136,7 @@ class Negotiator:
                 refusal.server_message,
                 following,
             )
-            if following in ("guided_json", "prompt"):
+            if following in self.dialects.prompted:
                 raise StructuredOutputRefusedError(
                     str(refusal),
                     endpoint=refusal.endpoint,
@@ -148,11 +158,16 @@ class Negotiator:
         raise refusal
 
     def _explicit_refused(self, refusal: ParameterRefusedError) -> ParameterRefusedError:
+        if self.dialects is OPENAI_DIALECTS:
+            named = (
+                "('json_object_schema' for llama-cpp-python's server, 'guided_json' for vLLM "
+                "before 0.12, 'prompt' for a server without structured output)"
+            )
+        else:
+            named = f"({', '.join(repr(d) for d in self.dialects.order)})"
         return ParameterRefusedError(
             f"{refusal}. This server does not take structured_output={self.setting!r}: set "
-            "structured_output='auto' to find the dialect it takes, or name one "
-            "('json_object_schema' for llama-cpp-python's server, 'guided_json' for vLLM "
-            "before 0.12, 'prompt' for a server without structured output)",
+            f"structured_output='auto' to find the dialect it takes, or name one {named}",
             endpoint=refusal.endpoint,
             parameter=refusal.parameter,
             status=refusal.status,
@@ -160,12 +175,14 @@ class Negotiator:
         )
 
 
-def stored_facts(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+def stored_facts(
+    raw: Mapping[str, Any] | None, dialects: Dialects = OPENAI_DIALECTS
+) -> dict[str, Any]:
     """The facts a cache file holds, keeping only well-formed ones."""
     if not raw:
         return {}
     facts: dict[str, Any] = {}
-    if raw.get("structured_output") in AUTO_ORDER:
+    if raw.get("structured_output") in dialects.order:
         facts["structured_output"] = raw["structured_output"]
     if raw.get("logprobs") is False:
         facts["logprobs"] = False
@@ -185,8 +202,8 @@ class NegotiatedSettings:
         return self._negotiator.setting
 
     @structured_output.setter
-    def structured_output(self, value: StructuredOutput) -> None:
-        self._negotiator.setting = structured_output_setting(value)
+    def structured_output(self, value: str) -> None:
+        self._negotiator.setting = self._negotiator.dialects.setting(value)
 
     @property
     def structured_output_dialect(self) -> str | None:
@@ -195,17 +212,3 @@ class NegotiatedSettings:
         None while "auto" has not called the endpoint yet (it starts with ``"json_schema"``).
         """
         return self._negotiator.dialect()
-
-    @property
-    def json_schema(self) -> bool | None:
-        """Whether the endpoint takes a JSON-schema ``response_format`` (None: unknown).
-
-        The older form of ``structured_output``: setting True means ``"json_schema"``, False
-        ``"prompt"`` and None ``"auto"``.
-        """
-        dialect = self.structured_output_dialect
-        return None if dialect is None else dialect == "json_schema"
-
-    @json_schema.setter
-    def json_schema(self, value: bool | None) -> None:
-        self.structured_output = "auto" if value is None else "json_schema" if value else "prompt"

@@ -1,12 +1,14 @@
-"""Checks and defaults for `OpenAIChatModel`'s settings, with messages that say what to pass."""
+"""Checks and defaults of the client settings, with messages that say what to pass.
+
+The cache, concurrency and retry checks serve every `ModelClient`; the base URL and key
+checks are OpenAI's (`OpenAIProvider`, and HUD's and OpenAI's layers).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import urllib.parse
-from collections.abc import Mapping
-from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.http._retry import RetryPolicy
@@ -18,13 +20,11 @@ __all__ = [
     "cache_setting",
     "check_public_key",
     "concurrency_setting",
-    "extra_body_setting",
     "retry_setting",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _PUBLIC_HOST = "api.openai.com"
-_RESERVED_BODY_KEYS = frozenset({"model", "messages", "stream"})
 
 
 def base_url_setting(base_url: str | None) -> str:
@@ -36,20 +36,6 @@ def base_url_setting(base_url: str | None) -> str:
             "'http://localhost:8000/v1' for a local vLLM server"
         )
     return url.rstrip("/")
-
-
-def extra_body_setting(extra_body: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if extra_body is None:
-        return None
-    if not isinstance(extra_body, Mapping):
-        raise InvalidTypeError(f"extra_body must be a dict, not {type(extra_body).__name__}")
-    reserved = sorted(_RESERVED_BODY_KEYS & set(extra_body))
-    if reserved:
-        raise InvalidInputError(
-            f"extra_body cannot set {reserved}: the client sets model and messages itself and "
-            "does not stream; pass the model as the first argument"
-        )
-    return dict(extra_body)
 
 
 def cache_setting(cache: JudgeCache | str | os.PathLike[str] | None) -> JudgeCache | None:

@@ -2,6 +2,7 @@
 
 Also decides what an HTTP answer means: a completion, a failure worth retrying
 (`RetryableError`) or a refusal that no retry will change (`ModelHTTPError`).
+`OpenAIProvider` is this format as a `Provider` of the client core.
 """
 
 from __future__ import annotations
@@ -9,16 +10,95 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from gradewire.core._errors import InvalidTypeError
 from gradewire.http._failure import body_snippet
 from gradewire.http._failure import failure_for_status as http_failure
 from gradewire.http._retry import ModelHTTPError, RetryableError
 from gradewire.models._chat_model import ChatCompletion, ChatMessage, TokenLogprob, Usage
+from gradewire.models._dialects import OPENAI_DIALECTS, Dialects, apply_dialect
+from gradewire.models._negotiation import WirePlan
+from gradewire.models._openai_config import (
+    DEFAULT_BASE_URL,
+    base_url_setting,
+    check_public_key,
+)
+from gradewire.models._provider import Provider
 from gradewire.models._response_format import ReadOnlyDict
 
-__all__ = ["build_payload", "encode_payload", "failure_for_status", "parse_completion"]
+__all__ = [
+    "OpenAIProvider",
+    "build_payload",
+    "encode_payload",
+    "failure_for_status",
+    "parse_completion",
+]
+
+
+class OpenAIProvider(Provider):
+    """OpenAI's chat completions API, as OpenAI, vLLM, Ollama, llama.cpp and gateways serve it."""
+
+    name: ClassVar[str] = "openai"
+    dialects: ClassVar[Dialects] = OPENAI_DIALECTS
+    logprobs: ClassVar[bool] = True
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
+    base_url_env: ClassVar[str] = "OPENAI_BASE_URL"
+    api_key_env: ClassVar[str] = "OPENAI_API_KEY"
+    public_host: ClassVar[str | None] = "api.openai.com"
+
+    def base_url(self, given: str | None) -> str:
+        return base_url_setting(given)
+
+    def check_key(self, base_url: str, key: str | None, *, base_url_given: bool) -> None:
+        check_public_key(base_url, key, base_url_given=base_url_given)
+
+    def url(self, base_url: str) -> str:
+        return f"{base_url}/chat/completions"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"}
+
+    def encode(
+        self,
+        model: str,
+        messages: Sequence[ChatMessage],
+        plan: WirePlan,
+        *,
+        temperature: float | None,
+        max_tokens: int | None,
+        response_format: Mapping[str, Any] | None,
+        logprobs: int | None,
+        extra_body: Mapping[str, Any] | None,
+    ) -> bytes:
+        payload = build_payload(
+            model,
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_format=None,
+            logprobs=logprobs if plan.logprobs else None,
+            extra_body=extra_body,
+            max_tokens_field=plan.max_tokens_field,
+        )
+        if response_format is not None and plan.dialect is not None:
+            apply_dialect(payload, plan.dialect, response_format)
+        return encode_payload(payload)
+
+    def decode(self, body: bytes, requested_model: str, *, what: str, url: str) -> ChatCompletion:
+        return parse_completion(body, requested_model, what=what, url=url)
+
+    def failure(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        what: str,
+        url: str,
+        attempts: int,
+    ) -> RetryableError | ModelHTTPError:
+        return failure_for_status(status, headers, body, what=what, url=url, attempts=attempts)
 
 
 def build_payload(
@@ -123,6 +203,7 @@ def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) 
         completion_tokens = int(usage.get("completion_tokens") or 0)
         logprobs = _logprobs(choice.get("logprobs"))
         model = data.get("model") or requested_model
+        fingerprint = data.get("system_fingerprint")
         finish_reason = choice.get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise RetryableError(
@@ -154,6 +235,7 @@ def parse_completion(body: bytes, requested_model: str, *, what: str, url: str) 
         logprobs=logprobs,
         model=str(model),
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        fingerprint=fingerprint if isinstance(fingerprint, str) and fingerprint else None,
     )
 
 
@@ -176,7 +258,7 @@ def _logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
 
 
 _RETRY_ADVICE = {
-    408: "the server timed out the requests: raise timeout= or lower max_concurrency",
+    408: "the server timed out the requests: raise attempt_timeout= or lower max_concurrency",
     409: "the server reported conflicts: check its logs",
     429: "the server is rate limiting: lower max_concurrency or check your quota",
 }

@@ -1,8 +1,9 @@
 """complete_structured: ask a chat model for JSON matching a pydantic model, and get it parsed.
 
-How the schema reaches the model depends on the endpoint's structured-output dialect
-(`OpenAIChatModel`'s ``structured_output``, found by ``"auto"``): as a constraint the server
-enforces, or, for servers without one (``"prompt"``), as one example answer in the prompt.
+How the schema reaches the model is what the model's profile (`ModelProfile`) declares: the
+structured-output dialect of its endpoint (``structured_output``, found by ``"auto"``), as a
+constraint the server enforces, or, for servers without one (``"prompt"``), as one example
+answer in the prompt.
 A reply cut at the token limit is a `TruncatedOutputError` (unless ``truncation="parse"``);
 one that does not parse gets one repair request, saying in a line what was wrong, at a
 temperature that lets the model write something else; a second failure is an
@@ -11,7 +12,6 @@ temperature that lets the model write something else; a second failure is an
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Sequence
@@ -27,8 +27,9 @@ from gradewire.core._errors import (
 )
 from gradewire.helpers._structured import pydantic_parse
 from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel, Usage
-from gradewire.models._model_settings import StructuredSettings, call_setting, check_settings
+from gradewire.models._model_settings import StructuredSettings, check_settings
 from gradewire.models._negotiation import StructuredOutputRefusedError
+from gradewire.models._profile import ModelProfile, profile_of, remember_prompt_mode
 from gradewire.models._response_format import json_schema_response_format
 from gradewire.models._structured_prompt import instruction_for, repair_request, with_instruction
 from gradewire.models._truncated import TruncatedOutputError
@@ -78,11 +79,12 @@ async def complete_structured(
     """Ask ``model`` for an answer matching ``schema`` and return it parsed.
 
     Args:
-        model: Any `ChatModel`. `OpenAIChatModel` sends the schema in its endpoint's
-            structured-output dialect (``structured_output``); on a ``"prompt"`` endpoint,
-            or a model whose ``json_schema`` attribute is False, the prompt shows one
-            example answer instead. Another model gets OpenAI's ``response_format``; if it
-            refuses it (an error naming ``response_format``), the prompt is used.
+        model: Any `ChatModel`. Its ``profile`` (`ModelProfile`) says how: a gradewire
+            client sends the schema in its endpoint's structured-output dialect
+            (``structured_output``); on a ``"prompt"`` endpoint the prompt shows one example
+            answer instead. A model without a profile gets OpenAI's ``response_format``; if
+            it refuses it (an error naming ``response_format``), the prompt is used (see
+            `profile_of`).
         messages: The conversation; the format instruction is added to a copy.
         schema: The pydantic model the answer must match.
         logprobs: Top alternatives per token to ask for (the last call's are returned).
@@ -133,18 +135,19 @@ async def structured_call(
         raise InvalidTypeError(
             f"complete_structured() needs a pydantic BaseModel subclass as schema, got {schema!r}"
         )
+    profile = profile_of(model)
     # The levels of ModelSettings: the call's, else the model's own, else this default.
     if temperature is None:
-        temperature = call_setting("temperature", model)
+        temperature = profile.settings.get("temperature")
         if temperature is None:
             temperature = DEFAULT_TEMPERATURE
     if max_tokens is None:
-        max_tokens = call_setting("max_tokens", model)
+        max_tokens = profile.settings.get("max_tokens")
         if max_tokens is None:
             max_tokens = DEFAULT_MAX_TOKENS
     response_format = json_schema_response_format(schema)
     instruction = instruction_for(schema)
-    dialect = _dialect(model)
+    dialect = profile.dialect
     prompt_mode = response_format is None or dialect == "prompt"
     calls: list[ChatCompletion] = []
 
@@ -165,8 +168,8 @@ async def structured_call(
         return completion
 
     def conversation_for_mode() -> list[ChatMessage]:
-        # guided_json is ignored silently by servers that do not know it: show the example too.
-        if prompt_mode or dialect == "guided_json":
+        # A dialect a server may ignore silently (guided_json) shows the example too.
+        if prompt_mode or profile.shows_example(dialect):
             return with_instruction(messages, instruction)
         return list(messages)
 
@@ -177,10 +180,11 @@ async def structured_call(
             break
         except StructuredOutputRefusedError:
             # The model moved to a dialect whose prompt shows the example answer.
-            dialect = _dialect(model)
+            profile = profile_of(model)
+            dialect = profile.dialect
             prompt_mode = dialect == "prompt"
         except ModelCallError as exc:
-            if prompt_mode or not _refuses_response_format(model, exc):
+            if prompt_mode or not _refuses_response_format(profile, exc):
                 raise
             _remember_prompt_mode(model, exc)
             dialect, prompt_mode = "prompt", True
@@ -211,21 +215,11 @@ async def structured_call(
     return parsed, dataclasses.replace(completion, usage=usage, cached=cached)
 
 
-def _dialect(model: ChatModel) -> str | None:
-    dialect = getattr(model, "structured_output_dialect", None)
-    if isinstance(dialect, str):
-        return dialect
-    # Models with only the older switch: False means the server takes no JSON schema.
-    return "prompt" if getattr(model, "json_schema", None) is False else None
-
-
-def _refuses_response_format(model: ChatModel, exc: ModelCallError) -> bool:
-    if getattr(model, "json_schema", None) is True:
-        return False  # said to take it: a refusal is an error to see, not to work around
-    if isinstance(getattr(model, "structured_output_dialect", None), str) or hasattr(
-        model, "structured_output"
-    ):
-        return False  # a model that negotiates its dialect says so itself
+def _refuses_response_format(profile: ModelProfile, exc: ModelCallError) -> bool:
+    if profile.negotiates or profile.dialect is not None:
+        # A model that finds its dialect itself says so; one said to take a JSON schema
+        # that refuses it is an error to see, not to work around.
+        return False
     parameter = getattr(exc, "parameter", None)
     if parameter is not None:
         return parameter in ("response_format", "json_schema")
@@ -238,10 +232,7 @@ def _refuses_response_format(model: ChatModel, exc: ModelCallError) -> bool:
 
 
 def _remember_prompt_mode(model: ChatModel, exc: ModelCallError) -> None:
-    if hasattr(model, "json_schema"):
-        # A read-only attribute stays as it is: the fallback then happens on every call.
-        with contextlib.suppress(AttributeError):
-            setattr(model, "json_schema", False)  # noqa: B010 - not in the ChatModel protocol
+    remember_prompt_mode(model)
     logger.info(
         "gradewire: %r refused a JSON-schema response_format (%s); an example answer goes "
         "in the prompt instead",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, Literal
 
 from gradewire.core._errors import IgnoreGradeException
 from gradewire.core._failure_records import attach_log_fields
@@ -12,7 +13,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
-from gradewire.openai._errors import ErrorKind, error_kind
+from gradewire.openai._errors import ErrorKind, TemplateVariableError, error_kind
 
 __all__ = ["ERROR_KIND_FIELD", "OpenAIGrader", "kind_count_key"]
 
@@ -23,6 +24,24 @@ ERROR_KIND_FIELD = "error_kind"
 def kind_count_key(kind: str) -> str:
     """The metric an error kind is counted under: ``score/<kind>_count``."""
     return f"score/{kind}_count"
+
+
+def _score_range(config: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The range OpenAI's docs give the grader type's scores (None: not bounded by its type)."""
+    kind = config.get("type")
+    if kind in ("string_check", "label_model"):
+        return (0.0, 1.0)
+    if kind == "text_similarity":
+        # Cosine similarity of embeddings is in [-1, 1]; the lexical metrics in [0, 1].
+        return (-1.0, 1.0) if config.get("evaluation_metric") == "cosine" else (0.0, 1.0)
+    if kind == "score_model":
+        declared = config.get("range") or (0.0, 1.0)
+        try:
+            low, high = (float(v) for v in declared)
+        except (TypeError, ValueError):
+            return None
+        return (low, high) if low < high else None
+    return None  # python and multi graders compute any number
 
 
 class OpenAIGrader(BaseGrader):
@@ -43,6 +62,18 @@ class OpenAIGrader(BaseGrader):
     error_kinds: ClassVar[tuple[ErrorKind, ...]] = ("invalid_variable_error", "other_error")
     """The kinds this type of grader can raise, shown on dashboards even at 0."""
 
+    missing_variables: Literal["error", "abstain"] = "error"
+    """What a template variable that names nothing or a null makes of a sample (see
+    `OpenAIGraderSettings`); the builder sets it from the settings."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("grade")
+        if own is not None and not getattr(own, "_missing_variables_checked", False):
+            # Every type's grade() renders templates its own way: the policy on missing
+            # variables is applied once, here, around each of them.
+            cls.grade = _with_missing_variables(own)  # type: ignore[method-assign,assignment]
+
     def __init__(
         self,
         grader_key: str,
@@ -55,6 +86,7 @@ class OpenAIGrader(BaseGrader):
         self.config: dict[str, Any] = dict(config)
         self.spec: dict[str, Any] = self.config
         self.pass_threshold = pass_threshold
+        self.score_range = _score_range(self.config)
         self._kind_counts: Counter[str] = Counter()
         self.shown_error_kinds: tuple[ErrorKind, ...] = self.error_kinds
         """The kinds counted on dashboards even at 0 (a multi grader's: its graders')."""
@@ -117,3 +149,21 @@ class OpenAIGrader(BaseGrader):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grader_key={self.grader_key!r})"
+
+
+def _with_missing_variables(
+    grade: Callable[[Any, StringThread], Awaitable[Grade]],
+) -> Callable[[Any, StringThread], Awaitable[Grade]]:
+    """``grade``, with a missing variable an abstention when the grader says so."""
+
+    @functools.wraps(grade)
+    async def checked(self: OpenAIGrader, sample: StringThread) -> Grade:
+        try:
+            return await grade(self, sample)
+        except TemplateVariableError as exc:
+            if self.missing_variables != "abstain":
+                raise
+            raise IgnoreGradeException(f"{exc} (missing_variables='abstain')") from exc
+
+    checked._missing_variables_checked = True  # type: ignore[attr-defined]
+    return checked

@@ -25,7 +25,14 @@ from gradewire.openai._settings import (
     OpenAIGraderSettings,
 )
 
-__all__ = ["OPENAI_GRADER_TYPES", "Connection", "build", "is_openai_config"]
+__all__ = [
+    "OPENAI_CODE_TYPES",
+    "OPENAI_GRADER_TYPES",
+    "Connection",
+    "build",
+    "is_openai_config",
+    "validate",
+]
 
 OPENAI_GRADER_TYPES = (
     "string_check",
@@ -36,6 +43,9 @@ OPENAI_GRADER_TYPES = (
     "multi",
 )
 """The ``type`` of each OpenAI grader object."""
+
+OPENAI_CODE_TYPES = {"python": "the Python source of its 'source' field"}
+"""The OpenAI grader types that run code, and what they run (`specs` refuses them untrusted)."""
 
 # Evals' testing criteria add pass_threshold to these types (text_similarity requires it
 # there; RFT graders have none).
@@ -59,11 +69,13 @@ class Connection:
     """How the graders of one config reach their models.
 
     Attributes:
-        model: A `ChatModel` every model grader uses; None builds `OpenAIChatModel`s.
+        model: A `ChatModel` every model grader uses; None builds one per served model with
+            `get_model` (an OpenAI-compatible server's, unless the served name names its
+            provider: ``"anthropic/claude-haiku-4-5"``).
         base_url: The API root of the chat and embeddings endpoints (None: the client's
             default, ``OPENAI_BASE_URL`` or OpenAI's).
         api_key: The API key, or None.
-        model_options: More `OpenAIChatModel` keywords (timeout, cache, ...).
+        model_options: More `get_model` keywords (attempt_timeout, cache, ...).
         settings: The `OpenAIGraderSettings`.
     """
 
@@ -85,15 +97,15 @@ class Connection:
                     "model=, or set them in your model's extra_body"
                 )
             return self.model
-        from gradewire.models._openai_chat import OpenAIChatModel
+        from gradewire.models._get_model import get_model, qualified_model_name
 
         mapped = self.settings.get("served_models") or {}
         served = self.settings.get("served_model") or mapped.get(name, name)
         key = (served, repr(sorted(extra.items())))
         model = self._models.get(key)
         if model is None:
-            model = self._models[key] = OpenAIChatModel(
-                served,
+            model = self._models[key] = get_model(
+                qualified_model_name(served),
                 base_url=self.base_url,
                 api_key=self.api_key,
                 extra_body=dict(extra) or None,
@@ -106,7 +118,9 @@ class Connection:
         if self._embeddings is None:
             from gradewire.openai._embeddings import EmbeddingsClient
 
-            options = {k: v for k, v in self.model_options.items() if k in ("timeout",)}
+            options = {
+                k: v for k, v in self.model_options.items() if k in ("attempt_timeout", "timeout")
+            }
             self._embeddings = EmbeddingsClient(
                 self.settings.get("embedding_model") or DEFAULT_EMBEDDING_MODEL,
                 base_url=self.base_url,
@@ -267,6 +281,12 @@ def _validate_multi(config: Mapping[str, Any], label: str) -> dict[str, Any]:
 
 
 def _build(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
+    grader = _make(config, connection, key, where)
+    grader.missing_variables = connection.settings.get("missing_variables") or "error"
+    return grader
+
+
+def _make(config: dict[str, Any], connection: Connection, key: str, where: str) -> OpenAIGrader:
     kind = config["type"]
     if kind == "string_check":
         from gradewire.openai._string_check import StringCheck

@@ -15,6 +15,7 @@ from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES
 from gradewire.http._loop_closer import close_with_loop
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import Sender, default_sender
+from gradewire.models._client import attempt_timeout_setting
 from gradewire.models._openai_config import base_url_setting
 from gradewire.models._openai_wire import failure_for_status
 
@@ -43,8 +44,9 @@ class EmbeddingsClient:
         model: The embedding model the server serves.
         base_url: The API root (default ``OPENAI_BASE_URL``, else OpenAI's).
         api_key: Sent as ``Authorization: Bearer ...`` when given.
-        timeout: Seconds one attempt may take.
+        attempt_timeout: Seconds one HTTP attempt may take (default 60).
         retry: The retry policy (default: `RetryPolicy()`).
+        timeout: The older name of ``attempt_timeout`` (deprecated, with a warning).
     """
 
     def __init__(
@@ -53,13 +55,14 @@ class EmbeddingsClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        attempt_timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url_setting(base_url)
         self.url = f"{self.base_url}/embeddings"
-        self.timeout = timeout
+        self.attempt_timeout = attempt_timeout_setting(attempt_timeout, timeout, "EmbeddingsClient")
         self.retry = retry if retry is not None else RetryPolicy()
         self._headers = {"Content-Type": "application/json"}
         if api_key:
@@ -90,7 +93,7 @@ class EmbeddingsClient:
             nonlocal attempts
             attempts += 1
             status, headers, content = await sender.post(
-                self.url, body, self._headers, self.timeout, DEFAULT_MAX_RESPONSE_BYTES
+                self.url, body, self._headers, self.attempt_timeout, DEFAULT_MAX_RESPONSE_BYTES
             )
             if 200 <= status < 300:
                 return content
@@ -105,7 +108,7 @@ class EmbeddingsClient:
         loop = asyncio.get_running_loop()
         sender = self._senders.get(loop)
         if sender is None:
-            sender = self._senders[loop] = default_sender(self.url, self.timeout)
+            sender = self._senders[loop] = default_sender(self.url, self.attempt_timeout)
             await close_with_loop(sender)
         return sender
 

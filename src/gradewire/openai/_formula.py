@@ -56,6 +56,17 @@ _ARITY: dict[str, tuple[int, int | None]] = {
 # Exponents this large only overflow or hang (2 ** 10**9 is a billion-bit integer).
 _MAX_EXPONENT = 1024.0
 
+MAX_FORMULA_CHARS = 10_000
+"""The longest ``calculate_output`` taken, in characters."""
+
+MAX_FORMULA_DEPTH = 100
+"""The deepest nesting of operations and calls taken (``a + b + c`` is 2 deep).
+
+Parsing, checking and evaluating a formula recurse once per level: a bound well inside
+Python's recursion limit, however deep the caller's stack (a server's, an eval's), keeps
+a formula from ending the run with a RecursionError; no real formula comes near it.
+"""
+
 
 class Formula:
     """A parsed ``calculate_output`` formula over named values."""
@@ -73,12 +84,25 @@ class Formula:
         known = set(names)
         if not isinstance(source, str) or not source.strip():
             raise InvalidInputError(f"{where}: calculate_output must be a non-empty formula")
+        if len(source) > MAX_FORMULA_CHARS:
+            raise InvalidInputError(
+                f"{where}: calculate_output has {len(source):,} characters, more than the "
+                f"{MAX_FORMULA_CHARS:,} a formula may have"
+            )
+        shown = _cut(source)
         try:
             tree = ast.parse(source.strip(), mode="eval")
         except SyntaxError as exc:
+            if "nested" in str(exc.msg) or "too complex" in str(exc.msg):
+                raise _too_deep(where, shown, None) from None
             raise InvalidInputError(
-                f"{where}: calculate_output {source!r} does not parse: {exc.msg}"
+                f"{where}: calculate_output {shown!r} does not parse: {exc.msg}"
             ) from None
+        except (RecursionError, MemoryError):  # CPython's parser on very deep nesting
+            raise _too_deep(where, shown, None) from None
+        depth = _depth(tree.body)
+        if depth > MAX_FORMULA_DEPTH:
+            raise _too_deep(where, shown, depth)
         used: set[str] = set()
         _check(tree.body, known, used, where, source)
         self._tree = tree.body
@@ -98,6 +122,31 @@ class Formula:
         return result
 
 
+def _cut(source: str) -> str:
+    return source if len(source) <= 200 else f"{source[:80]}...{source[-40:]}"
+
+
+def _too_deep(where: str, shown: str, depth: int | None) -> InvalidInputError:
+    deep = f"nested {depth} deep" if depth is not None else "nested too deep to parse"
+    return InvalidInputError(
+        f"{where}: calculate_output {shown!r} is {deep}; a formula may nest operations "
+        f"and calls at most {MAX_FORMULA_DEPTH} deep"
+    )
+
+
+def _depth(root: ast.AST) -> int:
+    """The deepest nesting of operations and calls in the tree, without recursion."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call)):
+            depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def _shown(values: Mapping[str, float]) -> str:
     return ", ".join(f"{name}={value:g}" for name, value in values.items())
 
@@ -105,7 +154,7 @@ def _shown(values: Mapping[str, float]) -> str:
 def _check(node: ast.AST, known: set[str], used: set[str], where: str, source: str) -> None:
     def refuse(what: str) -> InvalidInputError:
         return InvalidInputError(
-            f"{where}: calculate_output {source!r}: {what} is not part of the formula "
+            f"{where}: calculate_output {_cut(source)!r}: {what} is not part of the formula "
             "language (numbers, the graders' names, + - * / // % **, parentheses, and "
             "min, max, abs, floor, ceil, exp, sqrt, log)"
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
@@ -33,9 +33,15 @@ class OpenAIGraderSettings(TypedDict, total=False):
         python_timeout: Seconds a ``python`` grader may take on one sample (default
             120); past it, its processes are ended and the sample is an
             ``unresponsive_reward_error``.
+        missing_variables: What a template variable that names nothing, or a null or
+            NaN value (a missing reference), makes of the sample: ``"error"`` (the
+            default: an ``invalid_variable_error``, counted in ``score/error_count``) or
+            ``"abstain"`` (``score/abstained_count``: rows without a reference are left
+            out, never graded against the text "null").
     """
 
     served_model: Annotated[str | None, Field(min_length=1, strict=True)]
     served_models: dict[str, Annotated[str, Field(min_length=1)]] | None
     embedding_model: Annotated[str | None, Field(min_length=1, strict=True)]
     python_timeout: Annotated[float | None, Field(gt=0, allow_inf_nan=False)]
+    missing_variables: Literal["error", "abstain"] | None

@@ -1,14 +1,17 @@
 """OpenAI's grader templates: ``{{ item.path }}`` and ``{{ sample.output_text }}`` substituted.
 
 A path is dotted, with list indices as ``.0`` or ``[0]`` and keys holding dots or spaces
-as ``["a key"]``. A variable whose path names nothing is a `TemplateVariableError`, never
-an empty string; a template that names another namespace, or a ``sample`` variable OpenAI
-does not have, is refused when the grader is built.
+as ``["a key"]``. A variable whose path names nothing, or names a null or NaN (a missing
+value), is a `TemplateVariableError`, never an empty string or the text "null"; a template
+that names another namespace, or a ``sample`` variable OpenAI does not have, is refused
+when the grader is built.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +21,11 @@ from gradewire.core._errors import InvalidInputError
 from gradewire.openai._errors import TemplateVariableError
 from gradewire.openai._sample import OpenAISample
 
-__all__ = ["Template", "Variable"]
+__all__ = ["MAX_TEMPLATE_CHARS", "Template", "Variable", "variable_spans"]
 
-_VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+MAX_TEMPLATE_CHARS = 1_000_000
+"""The longest template taken, in characters: a config may come from anywhere, and one
+that big is no prompt."""
 _SEGMENT = re.compile(r"""\.?([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*(["'])(.*?)\3\s*\]""")
 _SAMPLE_VARIABLES = ("output_text", "output_json", "output_tools")
 
@@ -44,9 +49,33 @@ class Variable:
             steps = self.path[1:]
         walked = self.namespace if self.namespace == "item" else f"sample.{self.path[0]}"
         for step in steps:
+            _refuse_null(value, walked, self.text)
             value = _step(value, step, walked, self.text)
             walked += f".{step}"
+        _refuse_null(value, walked, self.text)
         return value
+
+
+def _is_null(value: Any) -> bool:
+    """JSON's null, or a NaN (how a data frame stores a missing cell)."""
+    if value is None:
+        return True
+    try:
+        return isinstance(value, numbers.Real) and math.isnan(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _refuse_null(value: Any, walked: str, text: str) -> None:
+    # A null is no value: rendered, it would be the text "null", which a check compares
+    # (a completion "null" would pass) and a judge reads as an answer.
+    if _is_null(value):
+        shown = "null" if value is None else "null (NaN)"
+        raise TemplateVariableError(
+            f"template variable {{{{{text}}}}}: {walked} is {shown}, a missing value, as a "
+            "missing key is; give every sample a value there, or set missing_variables = "
+            '"abstain" (the [openai] table) to have such samples abstain'
+        )
 
 
 def _step(value: Any, step: str | int, walked: str, text: str) -> Any:
@@ -80,8 +109,10 @@ def _index(step: str) -> int | None:
         return None
 
 
-def _parse(text: str, where: str) -> Variable:
-    inner = text.strip()
+def _parse(source: str, where: str) -> Variable:
+    inner = source.strip()
+    # The variable as error messages show it: a long one cut (the config may be hostile).
+    text = source if len(source) <= 120 else f"{source[:100]}...({len(source):,} characters)"
     segments: list[str | int] = []
     position = 0
     while position < len(inner):
@@ -118,6 +149,26 @@ def _parse(text: str, where: str) -> Variable:
     return Variable(inner, namespace, path)
 
 
+def variable_spans(source: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each ``{{ ... }}`` in ``source``, in one pass.
+
+    Each variable runs from a ``{{`` to the first ``}}`` after it. Once a ``{{`` has no
+    ``}}`` after it, none later has: the scan stops there, so it reads each character
+    once (a regex searching again from every unclosed ``{{`` took quadratic time).
+    """
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while True:
+        start = source.find("{{", position)
+        if start < 0:
+            return spans
+        close = source.find("}}", start + 2)
+        if close < 0:
+            return spans
+        spans.append((start, close + 2))
+        position = close + 2
+
+
 class Template:
     """A template string, parsed once; `render` fills it in for one sample."""
 
@@ -125,13 +176,19 @@ class Template:
 
     def __init__(self, source: str, where: str) -> None:
         """Parse ``source``; ``where`` names the field in error messages."""
+        if len(source) > MAX_TEMPLATE_CHARS:
+            raise InvalidInputError(
+                f"{where}: the template has {len(source):,} characters, more than the "
+                f"{MAX_TEMPLATE_CHARS:,} a template may have; put long material in the "
+                "data row and name it with a variable ({{ item.document }})"
+            )
         self.source = source
         parts: list[str | Variable] = []
         position = 0
-        for match in _VARIABLE.finditer(source):
-            parts.append(source[position : match.start()])
-            parts.append(_parse(match.group(1), where))
-            position = match.end()
+        for start, end in variable_spans(source):
+            parts.append(source[position:start])
+            parts.append(_parse(source[start + 2 : end - 2], where))
+            position = end
         parts.append(source[position:])
         self._parts = tuple(part for part in parts if part != "")
         self.variables = tuple(part for part in self._parts if isinstance(part, Variable))

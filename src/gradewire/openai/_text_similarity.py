@@ -2,28 +2,51 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from gradewire.core._grade import Grade
 from gradewire.core._thread import StringThread
+from gradewire.helpers._math_pool import WorkerPool
 from gradewire.openai._base import OpenAIGrader
 from gradewire.openai._embeddings import EmbeddingsClient, cosine_similarity
-from gradewire.openai._errors import ErrorKind
-from gradewire.openai._metrics import lexical_metric
+from gradewire.openai._errors import ErrorKind, OpenAIGraderError
+from gradewire.openai._metrics import INLINE_COST, lexical_metric, metric_cost, size_problem
 from gradewire.openai._sample import OpenAISample
 from gradewire.openai._template import Template
 
-__all__ = ["TextSimilarity"]
+__all__ = ["TextSimilarity", "metric_pool"]
+
+# Workers that compute long metrics; each runs one at a time, on a core of its own.
+_POOL_SIZE = max(1, min(2, os.cpu_count() or 1))
+_pool: WorkerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def metric_pool() -> WorkerPool:
+    """The process-wide pool of metric workers (started on first use, kept between calls)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = WorkerPool(str(Path(__file__).with_name("_metrics_worker.py")), _POOL_SIZE)
+            atexit.register(_pool.close)
+        return _pool
 
 
 class TextSimilarity(OpenAIGrader):
     """OpenAI's ``text_similarity``: the metric's value is the score.
 
-    The lexical metrics run in this process (see `gradewire.openai._metrics` for which
-    library computes each); ``cosine`` embeds both texts through an OpenAI-compatible
-    embeddings endpoint. With ``pass_threshold`` (Evals' testing criteria), a sample
-    passes at or above it.
+    The lexical metrics are computed by their libraries (see `gradewire.openai._metrics`
+    for which computes each): short texts in this process, long ones in a worker process
+    that the grade's `timeout` (or a cancellation) kills, so a long text never holds the
+    event loop and a timed-out grade is a timeout outcome. A text too long for its metric
+    to finish (rougeL and meteor are quadratic) is refused: an ``other_error``, never run.
+    ``cosine`` embeds both texts through an OpenAI-compatible embeddings endpoint. With
+    ``pass_threshold`` (Evals' testing criteria), a sample passes at or above it.
     """
 
     error_kinds: ClassVar[tuple[ErrorKind, ...]] = (
@@ -54,7 +77,13 @@ class TextSimilarity(OpenAIGrader):
         text = self.input.render(seen)
         reference = self.reference.render(seen)
         if self._lexical is not None:
-            value = self._lexical(text, reference)
+            problem = size_problem(self.metric, text, reference)
+            if problem is not None:
+                raise OpenAIGraderError(problem)
+            if metric_cost(self.metric, text, reference) <= INLINE_COST:
+                value = self._lexical(text, reference)
+            else:
+                value = await self._in_worker(text, reference)
         else:
             assert self.embeddings is not None
             a, b = await self.embeddings.embed([text, reference])
@@ -65,3 +94,10 @@ class TextSimilarity(OpenAIGrader):
             reasoning=f"{self.metric} = {value:.4f}",
             info={"metric": self.metric, "input": text, "reference": reference},
         )
+
+    async def _in_worker(self, text: str, reference: str) -> float:
+        try:
+            value = await metric_pool().acall((self.metric, text, reference))
+        except RuntimeError as exc:
+            raise OpenAIGraderError(f"the {self.metric} metric failed: {exc}") from None
+        return float(value)

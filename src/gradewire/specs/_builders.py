@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.machinery
 import os
-from collections.abc import Mapping
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 from gradewire.core._combined_grader import CombinedGrader
@@ -22,7 +26,8 @@ from gradewire.judges._rag_judges import (
 )
 from gradewire.judges._range_judge import RangeJudgeGrader
 from gradewire.judges._rubric_judge import RubricJudgeGrader
-from gradewire.models._openai_chat import OpenAIChatModel
+from gradewire.models._client import ModelClient
+from gradewire.models._get_model import get_model, qualified_model_name
 from gradewire.openai._config import Connection
 from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
@@ -44,12 +49,12 @@ from gradewire.specs._grader_specs import (
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "code_specs", "openai_connection", "refuse_code", "resolve"]
+__all__ = ["Builder", "openai_connection", "resolve"]
 
 _JudgeSpec = (
     BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
 )
-# What a [judge] table passes on to every judge model, and what becomes an OpenAIChatModel
+# What a [judge] table passes on to every judge model, and what becomes a `get_model`
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
 _MODEL_KEYWORDS = tuple(name for name in _MODEL_FIELDS if name not in ("base_url", "api_key_env"))
@@ -90,40 +95,6 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     return spec.model_copy(update={"judge_model": model})
 
 
-def code_specs(spec: Any) -> list[tuple[str, str, str]]:
-    """The ``(key, type, what it runs)`` of every spec in the tree that runs code."""
-    if isinstance(spec, CustomSpec):
-        return [(spec.key, "custom", f"the Python code {spec.function!r}")]
-    if isinstance(spec, BashSpec):
-        return [(spec.key, "bash", f"the command {spec.command!r}")]
-    if isinstance(spec, CombinedSpec):
-        return [found for sub in spec.graders for found in code_specs(sub)]
-    if isinstance(spec, Mapping):  # an OpenAI grader object
-        name = str(spec.get("name", "?"))
-        if spec.get("type") == "python":
-            return [(name, "python", "the Python source of its 'source' field")]
-        if spec.get("type") == "multi":
-            subs = spec.get("graders")
-            listed = subs.values() if isinstance(subs, Mapping) else [subs]
-            return [found for sub in listed for found in code_specs(sub)]
-    return []
-
-
-def refuse_code(specs: list[Any], where: str) -> None:
-    """Refuse specs that run code, for a source the user did not vouch for (`trust_code`)."""
-    found = [item for spec in specs for item in code_specs(spec)]
-    if not found:
-        return
-    listed = "; ".join(f"{key!r} ({kind}) runs {what}" for key, kind, what in found)
-    raise InvalidInputError(
-        f"{where}: {listed}. A grader spec of type custom or bash, and an OpenAI grader of "
-        "type python, is code: building it runs what it names, so it is built only from a "
-        "spec you trust. If you wrote it, or it comes from a file you control, pass "
-        "trust_code=True; never do so for a spec read back from a tracker, a run folder or "
-        "a request (rebuild those from your own grader file with load_graders)"
-    )
-
-
 def openai_connection(
     judge: JudgeDefaults | None, openai: OpenAIDefaults | None, where: str
 ) -> Connection:
@@ -133,9 +104,7 @@ def openai_connection(
     )
     if judge is None:
         return Connection(settings=settings)
-    options = {
-        name: getattr(judge, name) for name in _MODEL_KEYWORDS if getattr(judge, name) is not None
-    }
+    options = _model_options(judge)
     return Connection(
         base_url=judge.base_url,
         api_key=_env(judge.api_key_env, "api_key_env", where),
@@ -145,14 +114,24 @@ def openai_connection(
 
 
 class Builder:
-    """Builds graders from resolved specs; judge models with equal settings are shared."""
+    """Builds graders from resolved specs; judge models with equal settings are shared.
 
-    def __init__(self) -> None:
-        self._models: dict[JudgeModelSpec, OpenAIChatModel] = {}
+    ``module_folder`` (a grader file's folder) is where a custom spec's module is looked
+    for first, as a script's own folder is for the script.
+    """
+
+    def __init__(self, module_folder: Path | None = None) -> None:
+        self._models: dict[JudgeModelSpec, ModelClient] = {}
+        self._module_folder = module_folder
 
     def build(self, spec: Any) -> BaseGrader:
-        """The grader for one resolved spec, remembering the spec in ``grader.spec``."""
-        grader = self._make(spec)
+        """The grader for one resolved spec, remembering the spec in ``grader.spec``.
+
+        The grader is keyed by the spec's ``feedback_key`` when it has one (the name its
+        scores are written under), else by its ``key``.
+        """
+        keyed = spec.model_copy(update={"key": spec.written_as}) if spec.feedback_key else spec
+        grader = self._make(keyed)
         if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
             # The other types pass it to their constructor, with their own meaning.
             grader.timeout = spec.timeout
@@ -168,7 +147,7 @@ class Builder:
                 spec.key,
                 spec.url,
                 token=_env(spec.token_env, "token_env", spec.key),
-                timeout=spec.timeout,
+                attempt_timeout=spec.timeout,  # the spec's timeout is each attempt's
                 max_attempts=spec.max_attempts,
                 payload=spec.payload,
                 remote_grader=spec.remote_grader,
@@ -184,7 +163,7 @@ class Builder:
                 **_tables(spec),
             )
         if isinstance(spec, CustomSpec):
-            return _custom(spec)
+            return _custom(spec, self._module_folder)
         if isinstance(spec, CombinedSpec):
             return CombinedGrader(
                 spec.key,
@@ -238,22 +217,33 @@ class Builder:
             **common,
         )
 
-    def model(self, spec: JudgeModelSpec, key: str) -> OpenAIChatModel:
-        """One `OpenAIChatModel` per distinct judge model spec."""
+    def model(self, spec: JudgeModelSpec, key: str) -> ModelClient:
+        """One model per distinct judge model spec: ``"provider/name"``, by `get_model`.
+
+        A name without a provider (``"gpt-4o-mini"``, ``"Qwen/Qwen2.5-7B-Instruct"``) is an
+        OpenAI-compatible server's, as grader files have always meant it.
+        """
         shared = self._models.get(spec)
         if shared is not None:
             return shared
-        options: dict[str, Any] = {
-            name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
-        }
-        model = OpenAIChatModel(
-            spec.model,
+        model = get_model(
+            qualified_model_name(spec.model),
             base_url=spec.base_url,
             api_key=_env(spec.api_key_env, "api_key_env", key),
-            **options,
+            **_model_options(spec),
         )
         self._models[spec] = model
         return model
+
+
+def _model_options(spec: JudgeModelSpec | JudgeDefaults) -> dict[str, Any]:
+    options = {
+        name: getattr(spec, name) for name in _MODEL_KEYWORDS if getattr(spec, name) is not None
+    }
+    if "timeout" in options:
+        # A judge model's timeout has always bounded each HTTP attempt: its name now.
+        options["attempt_timeout"] = options.pop("timeout")
+    return options
 
 
 def _criterion(item: str | tuple[str, float] | RubricItemSpec) -> Any:
@@ -279,8 +269,8 @@ def _env(name: str | None, field: str, key: str) -> str | None:
     return value
 
 
-def _custom(spec: CustomSpec) -> BaseGrader:
-    target = _import_target(spec.function, spec.key)
+def _custom(spec: CustomSpec, folder: Path | None) -> BaseGrader:
+    target = _import_target(spec.function, spec.key, folder)
     where = f"custom grader {spec.key!r} ({spec.function})"
     extra = _tables(spec)
     is_function = callable(target) and not spec.factory and not isinstance(target, type)
@@ -339,16 +329,20 @@ def _call(target: Any, spec: CustomSpec, extra: dict[str, Any], where: str) -> A
         ) from exc
 
 
-def _import_target(target: str, key: str) -> Any:
+def _import_target(target: str, key: str, folder: Path | None = None) -> Any:
     module_name, _, attr = target.partition(":")
     where = f"custom grader {key!r}"
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = _import_module(module_name, folder, where)
+    except GradewireError:
+        raise
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            beside = f" (looked for beside the grader file first, in {folder})" if folder else ""
             raise InvalidInputError(
-                f"{where}: no module named {module_name!r}; check the name in "
-                f"'{target}' and that the module is installed or on PYTHONPATH"
+                f"{where}: no module named {module_name!r}{beside}; check the name in "
+                f"'{target}' and that the module is beside the grader file, installed, or "
+                "on PYTHONPATH"
             ) from exc
         raise InvalidInputError(
             f"{where}: importing {module_name!r} failed because it imports {exc.name!r}, "
@@ -367,3 +361,50 @@ def _import_target(target: str, key: str) -> Any:
                 "check the name after the colon"
             ) from None
     return obj
+
+
+# sys.path is process-wide: one load at a time puts a grader file's folder on it.
+_PATH_LOCK = threading.Lock()
+
+
+def _import_module(name: str, folder: Path | None, where: str) -> Any:
+    """Import ``name``, looking in ``folder`` first (a grader file's own folder).
+
+    A module or package beside the grader file is the one its spec means, as a script's
+    folder comes first for the script. The folder stays on ``sys.path`` only while the
+    module is imported, so the module's own imports of its neighbours work and nothing
+    else in the process is shadowed by the folder afterwards.
+    """
+    if folder is None:
+        return importlib.import_module(name)
+    top = name.partition(".")[0]
+    found = importlib.machinery.PathFinder.find_spec(top, [str(folder)])
+    if found is None or _origin_of(found) is None:
+        # Nothing beside the file, or only a folder without __init__.py (a namespace
+        # package, which any data folder of that name would be): the usual import.
+        return importlib.import_module(name)
+    loaded = sys.modules.get(top)
+    if loaded is not None and _origin(loaded) != _origin_of(found):
+        raise InvalidInputError(
+            f"{where}: the module {top!r} beside the grader file ({_origin_of(found)}) "
+            f"cannot be imported: a module of that name was already imported from "
+            f"{_origin(loaded) or 'elsewhere'}; rename the module beside the grader file"
+        )
+    with _PATH_LOCK:
+        sys.path.insert(0, str(folder))
+        try:
+            return importlib.import_module(name)
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(str(folder))
+
+
+def _origin(module: Any) -> str | None:
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+    return str(Path(origin).resolve()) if isinstance(origin, str) else None
+
+
+def _origin_of(spec: Any) -> str | None:
+    origin = getattr(spec, "origin", None)
+    return str(Path(origin).resolve()) if isinstance(origin, str) else None

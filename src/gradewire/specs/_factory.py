@@ -3,8 +3,10 @@
 Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
 ``[judge]`` defaults merged in, secrets only as environment variable names), so
 `grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
-A spec of type ``custom`` or ``bash`` is code: `build_grader` builds it only with
-``trust_code=True``, while `load_graders` trusts the local file it is given.
+A spec of type ``custom`` or ``bash``, and an OpenAI ``python`` grader, is code wherever it
+sits (alone, or in a ``combined``, ``panel`` or ``multi``): `build_grader` builds it only with
+``trust_code=True``, while `load_graders` trusts the local file it is given. One walk over
+the whole tree (`specs._trust`) decides it before anything is imported or built.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ def build_grader(
 
     A spec can be code: ``custom`` imports and calls the Python it names (a module's
     import runs that module; ``"builtins:exec"`` with ``factory = true`` runs its key as
-    Python) and ``bash`` runs a shell command. Such a spec is refused unless
+    Python), ``bash`` runs a shell command and an OpenAI ``python`` grader runs its
+    source. Such a spec, alone or anywhere inside a ``combined``, ``panel`` or ``multi``,
+    is refused (before anything is imported or built) unless
     ``trust_code=True``, since a dict may come from anywhere: a tracker's logged config
     (`grader_config` is made to be logged, and read back), a run folder, a request. Pass
     ``trust_code=True`` for a spec you wrote or that comes from a file you control.
@@ -61,13 +65,16 @@ def build_grader(
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
             ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
-            ``combined``, ``panel``), a ``key`` and that type's fields; `grader.spec` of a
-            built grader works too. An OpenAI grader object (``string_check``, ...,
+            ``combined``, ``panel``), a ``key`` and that type's fields (every type also
+            takes ``feedback_key``, Adaptive's: the name the grader's scores are written
+            under, its ``grader_key``; by default the ``key``); `grader.spec` of a built
+            grader works too. An OpenAI grader object (``string_check``, ...,
             ``multi``) is built by `gradewire.openai_grader`, its model graders reaching
             ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
-        trust_code: Build ``custom`` and ``bash`` specs (anywhere in a ``combined`` one).
+        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders
+            (anywhere in the tree).
 
     Returns:
         The grader, with its resolved spec in ``grader.spec``.
@@ -85,16 +92,19 @@ def build_grader(
         ... })  # doctest: +SKIP
     """
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
+    from gradewire.specs._builders import Builder, openai_connection, resolve
+    from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
     defaults = _defaults(judge_defaults, "judge_defaults")
-    if is_openai_config(spec):
-        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
-    parsed = _parse(spec, _where(spec))
+    openai = is_openai_config(spec)
+    parsed = spec if openai else _parse(spec, _where(spec))
     if not trust_code:
+        # Before anything is built or imported, for every kind of spec.
         refuse_code([parsed], "build_grader")
+    if openai:
+        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
     return Builder().build(resolve(parsed, defaults))
 
 
@@ -110,7 +120,9 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     ``bash`` spec runs its command, here and wherever the file is loaded (``gradewire
     eval``, ``gradewire serve``). The file you name is trusted as you would trust a
     script of yours; load one you did not write with ``trust_code=False``, which refuses
-    those specs (see `build_grader`).
+    those specs (see `build_grader`). A ``custom`` spec's module is looked for first in
+    the grader file's folder (``function = "mygraders:correct"`` with ``mygraders.py``
+    beside the file), then where Python looks (installed packages, ``PYTHONPATH``).
 
     OpenAI grader objects (Evals testing criteria, RFT graders) are taken unchanged: in the
     list, alone as the whole file, or as an OpenAI eval's ``testing_criteria``. Their model
@@ -132,7 +144,8 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     Args:
         path: The grader file.
-        trust_code: Build ``custom`` and ``bash`` specs (default: yes, the file is yours).
+        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders,
+            anywhere in the tree (default: yes, the file is yours).
 
     Raises:
         InvalidInputError: The file is unreadable, not JSON/TOML, or a spec is invalid
@@ -143,9 +156,10 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     from pydantic import ValidationError
 
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, refuse_code, resolve
+    from gradewire.specs._builders import Builder, openai_connection, resolve
     from gradewire.specs._errors import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
+    from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
         raise InvalidTypeError(f"trust_code must be True or False, not {trust_code!r}")
@@ -170,7 +184,10 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
         )
     if not trust_code:
         refuse_code([*parsed.graders, *openai_items.values()], str(file))
-    builder = Builder()
+    _check_unique_keys(parsed.graders, str(file))
+    # A custom spec's module is looked for beside the file first (trusted code only: with
+    # trust_code=False the code specs were refused above).
+    builder = Builder(module_folder=file.resolve().parent)
     built = iter([builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders])
     connection = openai_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
     graders: list[BaseGrader] = []
@@ -323,11 +340,24 @@ def _toml_module() -> Any:
 
 
 def _check_unique(graders: list[BaseGrader], where: str) -> None:
+    """No two graders write under one name (their ``feedback_key``, else their key)."""
     seen: set[str] = set()
     for grader in graders:
         if grader.grader_key in seen:
             raise InvalidInputError(
-                f"{where}: two graders share the key {grader.grader_key!r}; give each a "
-                "distinct key so their logs and rewards do not mix"
+                f"{where}: two graders write their scores under {grader.grader_key!r} (their "
+                "feedback_key, or their key where they have none); give each a distinct one "
+                "so their logs and rewards do not mix"
             )
         seen.add(grader.grader_key)
+
+
+def _check_unique_keys(specs: Iterable[Any], where: str) -> None:
+    """No two specs share a ``key`` (each spec's identifier, whatever it writes under)."""
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.key in seen:
+            raise InvalidInputError(
+                f"{where}: two graders share the key {spec.key!r}; give each a distinct key"
+            )
+        seen.add(spec.key)

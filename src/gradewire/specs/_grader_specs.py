@@ -33,6 +33,7 @@ __all__ = [
     "RangeJudgeSpec",
     "RubricItemSpec",
     "RubricJudgeSpec",
+    "SpecBase",
 ]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -118,16 +119,42 @@ class JudgeDefaults(_ModelOptions):
     model: str | None = Field(default=None, min_length=1)
 
 
-class _Base(_Strict):
+class SpecBase(_Strict):
+    """What every grader spec has: its key, its tables, its timeout, and what code it runs."""
+
     key: str = Field(min_length=1)
+    # Adaptive's feedback_key, "the feedback key to write scores to": the name the built
+    # grader logs under (its grader_key: logs, summaries, trackers); None: the key.
+    feedback_key: str | None = Field(default=None, min_length=1)
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
     # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
-    # and external_endpoint types give it their own meaning and default.
+    # type has its own default; external_endpoint's is each attempt's bound.
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
+    @property
+    def written_as(self) -> str:
+        """The name the grader's scores are written under: ``feedback_key``, else ``key``."""
+        return self.feedback_key or self.key
 
-class _Judge(_Base, _JudgeSettingsFields):
+    def runs_code(self) -> str | None:
+        """What building or grading this spec itself runs as code (None: no code).
+
+        Only this spec's own code: the specs it holds are walked apart (`specs._trust`).
+        Every spec type says; one that does not is taken as code, so a new type is
+        refused without ``trust_code`` until it says it runs none.
+        """
+        return f"code of a {type(self).__name__}, which does not say it runs none"
+
+
+class _NoCode(SpecBase):
+    """A spec that runs no code of its own (the specs it holds are walked apart)."""
+
+    def runs_code(self) -> str | None:
+        return None
+
+
+class _Judge(_NoCode, _JudgeSettingsFields):
     """A judge: its model, and the `gradewire.judges.JudgeSettings` fields."""
 
     # A model name or a table; None takes the file's [judge] model.
@@ -222,13 +249,13 @@ class RangeJudgeSpec(_Judge):
     use_logprobs: bool = True
 
 
-class ExternalEndpointSpec(_Base):
+class ExternalEndpointSpec(_NoCode):
     """``external_endpoint``: POST each sample to a reward endpoint (`EndpointGrader`)."""
 
     type: Literal["external_endpoint"]
     url: str = Field(min_length=1)
     token_env: str | None = None
-    # Each HTTP attempt's limit (EndpointGrader.timeout).
+    # Each HTTP attempt's limit (EndpointGrader.attempt_timeout).
     timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_attempts: int | None = Field(default=None, ge=1)
     payload: Literal["gradewire", "openrlhf"] = "gradewire"
@@ -240,18 +267,22 @@ class ExternalEndpointSpec(_Base):
         return _env_name(value, "token_env")
 
 
-class BashSpec(_Base):
+class BashSpec(SpecBase):
     """``bash``: run a command, 1.0 when it exits 0 (`CommandGrader`)."""
 
     type: Literal["bash"]
     command: str | list[str]
     cwd: str | None = None
-    # The command's limit: its processes are killed and the grade is 0.0 (BashGrader.timeout).
+    # The grade's bound (CommandGrader.timeout): the command's processes are ended and the
+    # sample is a timeout outcome.
     timeout: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     completion_via: Literal["env", "stdin", "file"] = "env"
 
+    def runs_code(self) -> str | None:
+        return f"the command {self.command!r}"
 
-class CustomSpec(_Base):
+
+class CustomSpec(SpecBase):
     """``custom``: Python code, named ``"package.module:attr"``.
 
     The attribute is a scoring function of a sample (``factory = false``, the default), a
@@ -267,6 +298,9 @@ class CustomSpec(_Base):
     # measured, true worker threads, false inline (a function that is not thread-safe).
     threads: bool | None = None
 
+    def runs_code(self) -> str | None:
+        return f"the Python code {self.function!r}"
+
     @field_validator("function")
     @classmethod
     def _target(cls, value: str) -> str:
@@ -277,7 +311,7 @@ class CustomSpec(_Base):
         return value
 
 
-class CombinedSpec(_Base):
+class CombinedSpec(_NoCode):
     """``combined``: sub-graders folded into one reward (`CombinedGrader`)."""
 
     type: Literal["combined"]
@@ -289,7 +323,7 @@ class CombinedSpec(_Base):
     on_error: Literal["raise", "skip", "zero", "fail"] = "raise"
 
 
-class PanelSpec(_Base):
+class PanelSpec(_NoCode):
     """``panel``: several judges' verdicts folded into one grade (`JudgePanel`)."""
 
     type: Literal["panel"]

@@ -56,6 +56,7 @@ def agreement(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    names: Sequence[str] | None = None,
 ) -> Agreement:
     """How far raters agree on the same items, each statistic with a bootstrap interval.
 
@@ -63,7 +64,9 @@ def agreement(
     judges): a mapping id → label such as a dict or a pandas Series, or a sequence aligned
     with ``ids``. A missing id, None or NaN is a missing label. Two raters are compared on
     the items both labelled; with more raters, Krippendorff's α uses every item that at
-    least two labelled.
+    least two labelled. Numbers are compared at float32's precision, integers exactly: a
+    judge's ``np.float32(0.1)`` and a person's ``0.1`` from JSON are one label (shown as
+    0.1), as are any two numbers float32 cannot tell apart.
 
     What is computed depends on the scale (two raters; more raters give raw agreement and
     α only): raw agreement always; Cohen's κ on nominal and ordinal scales; linearly and
@@ -102,6 +105,9 @@ def agreement(
         confidence: The intervals' level, between 0 and 1.
         n_resamples: Bootstrap resamples; 0 computes no intervals.
         seed: Seed of the bootstrap's random generator.
+        names: What to call each rater (``["judge", "people"]``), in the order given: the
+            confusion matrix names its rows and columns by them. None: "first rater" and
+            "second rater".
 
     Returns:
         The statistics, intervals, confusion matrix and disagreeing ids.
@@ -123,8 +129,14 @@ def agreement(
     """
     _check_arguments(confidence, n_resamples, seed, tolerance, scale)
     raters = 2 + len(more)
-    names = [_NAMES[i] if i < len(_NAMES) else f"rater {i + 1}" for i in range(raters)]
-    keyed = read_keyed([a, b, *more], names, ids)
+    rater_names = _rater_names(names, raters)
+    keyed = read_keyed(
+        [a, b, *more],
+        list(rater_names)
+        if rater_names is not None
+        else [_NAMES[i] if i < len(_NAMES) else f"rater {i + 1}" for i in range(raters)],
+        ids,
+    )
     coded = code_items(keyed, scale, categories)
     by_position = ids is None and not any(is_mapping(r) for r in (a, b, *more))
     cluster_codes = _cluster_codes(clusters, coded, ids, by_position)
@@ -187,7 +199,18 @@ def agreement(
         categories=coded.categories,
         confusion=table,
         disagreements=_disagreements(coded, tolerance),
+        rater_names=rater_names,
     )
+
+
+def _rater_names(names: Sequence[str] | None, raters: int) -> tuple[str, ...] | None:
+    if names is None:
+        return None
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise InvalidTypeError("names must be a sequence of strings, one per rater")
+    if len(names) != raters or not all(isinstance(name, str) for name in names):
+        raise InvalidInputError(f"names must be {raters} strings, one per rater, not {names!r}")
+    return tuple(names)
 
 
 def _check_arguments(

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from gradewire.stats._coding import Scale
 from gradewire.stats._keyed import Label
 from gradewire.stats._legend import LABELS, LEGEND
-from gradewire.stats._text import cell_html, format_id, format_number
+from gradewire.stats._text import cell_html, format_id, format_number, printable
 
 __all__ = ["Agreement"]
 
@@ -56,6 +56,11 @@ class Agreement:
             beyond 1,000 categories (``notes["confusion"]`` says so).
         disagreements: Ids of the items the raters labelled differently: on an ordinal or
             interval scale the largest difference first, else in the order of the ids.
+        rater_names: What to call each rater (``agreement(names=...)``): the confusion
+            matrix names its rows and columns by them. None: "first rater", "second rater".
+        category_text: How each of two raters wrote each category, in ``categories``'
+            order, when that differs from the category itself (a labels file's "pass"
+            for 1): the confusion matrix's row and column headings. None: the categories.
     """
 
     scale: Scale
@@ -73,6 +78,10 @@ class Agreement:
     categories: tuple[Label, ...] | None
     confusion: npt.NDArray[np.int64] | None = field(compare=False, repr=False)
     disagreements: tuple[Hashable, ...] = field(repr=False)
+    rater_names: tuple[str, ...] | None = None
+    category_text: tuple[tuple[str, ...], tuple[str, ...]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     legend: ClassVar[Mapping[str, str]] = LEGEND
     """Statistic name → what it means, in plain words (for a report's legend)."""
@@ -173,12 +182,15 @@ class Agreement:
         if self.confusion is not None and len(self.confusion) > _SHOWN_CATEGORIES:
             lines.append(f"confusion: {len(self.confusion)} × {len(self.confusion)} (.confusion)")
         elif self.confusion is not None and self.categories is not None:
-            lines.append("confusion (rows: first rater, columns: second rater)")
-            names = [format_id(c) for c in self.categories]
-            cell = max([len(n) for n in names] + [len(str(int(self.confusion.max(initial=0))))])
-            lines.append("  " + " " * cell + "".join(f"  {n:>{cell}}" for n in names))
-            for name, row in zip(names, self.confusion, strict=True):
-                lines.append(f"  {name:>{cell}}" + "".join(f"  {int(c):>{cell}}" for c in row))
+            rows, columns = self._axes()
+            lines.append(f"confusion (rows: {printable(rows)}, columns: {printable(columns)})")
+            row_names, names = ([format_id(c) for c in axis] for axis in self._category_headings())
+            count = len(str(int(self.confusion.max(initial=0))))
+            cell = max([len(n) for n in names] + [count])
+            side = max([len(n) for n in row_names] + [count])
+            lines.append("  " + " " * side + "".join(f"  {n:>{cell}}" for n in names))
+            for name, row in zip(row_names, self.confusion, strict=True):
+                lines.append(f"  {name:>{side}}" + "".join(f"  {int(c):>{cell}}" for c in row))
         lines.append(self._disagreement_line(format_id))
         return "\n".join(lines)
 
@@ -208,18 +220,34 @@ class Agreement:
             and self.categories is not None
             and len(self.confusion) <= _SHOWN_CATEGORIES
         ):
-            names = [cell_html(format_id(c)) for c in self.categories]
+            row_names, names = (
+                [cell_html(format_id(c)) for c in axis] for axis in self._category_headings()
+            )
             head = "".join(f"<th>{n}</th>" for n in names)
             body = "".join(
                 f"<tr><th>{n}</th>" + "".join(f"<td>{int(c)}</td>" for c in row) + "</tr>"
-                for n, row in zip(names, self.confusion, strict=True)
+                for n, row in zip(row_names, self.confusion, strict=True)
             )
+            first, second = (cell_html(name) for name in self._axes())
             parts.append(
-                "<table><caption>confusion: rows first rater, columns second</caption>"
+                f"<table><caption>confusion: rows {first}, columns {second}</caption>"
                 f"<thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
             )
         parts.append(f"<p>{cell_html(self._disagreement_line(format_id))}</p></div>")
         return "".join(parts)
+
+    def _axes(self) -> tuple[str, str]:
+        """The confusion matrix's rows and columns: the two raters, by name if named."""
+        names = self.rater_names
+        if names is not None and len(names) >= 2:
+            return names[0], names[1]
+        return "first rater", "second rater"
+
+    def _category_headings(self) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
+        categories = self.categories or ()
+        if self.category_text is not None:
+            return self.category_text
+        return categories, categories
 
     def _heading(self) -> str:
         raters = "two raters" if self.raters == 2 else f"{self.raters} raters"

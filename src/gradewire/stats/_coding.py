@@ -5,6 +5,13 @@ else sorted); interval labels become numbers. Labels that would compare wrongly 
 here, before any statistic: strings mixed with numbers, bools mixed with numbers on a
 categorical scale (``True == 1`` would merge two categories), strings on an ordinal scale
 with no order given (sorting would put ``"bad" < "excellent" < "good"``).
+
+Numbers are compared at float32's precision: a judge's scores often come as float32
+(numpy, torch) and the same values as float64 from JSON, and ``float32(0.1)`` is
+0.10000000149011612, not 0.1. So a number that is not an integer becomes the shortest
+decimal that names its float32 (`normal_number`): ``np.float32(0.1)`` and ``0.1`` are both
+0.1, and two labels closer than float32 can tell apart (about 7 significant digits) are
+one label. Integers, and numbers beyond float32's normal range, are compared exactly.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from gradewire.core import InvalidInputError, InvalidTypeError
 from gradewire.stats._keyed import KeyedLabels, Label
 from gradewire.stats._text import format_id
 
-__all__ = ["SCALES", "CodedItems", "Scale", "code_items"]
+__all__ = ["SCALES", "CodedItems", "Scale", "code_items", "normal_number"]
 
 Scale: TypeAlias = Literal["nominal", "ordinal", "interval"]
 """The level of measurement: unordered categories, ordered categories, or numbers."""
@@ -29,6 +36,20 @@ Scale: TypeAlias = Literal["nominal", "ordinal", "interval"]
 SCALES: tuple[Scale, ...] = ("nominal", "ordinal", "interval")
 
 _KINDS = {bool: "bool", str: "str"}
+_FLOAT32 = np.finfo(np.float32)
+_FLOAT32_RANGE = (float(_FLOAT32.tiny), float(_FLOAT32.max))
+
+
+def normal_number(number: float) -> float:
+    """``number`` as labels are compared: at float32's precision, integers exactly.
+
+    The shortest decimal that names ``number``'s float32 (``0.1`` for both ``0.1`` and
+    ``np.float32(0.1)``); an integer, or a number outside float32's normal range (which a
+    float32 cannot hold), is kept as it is.
+    """
+    if number.is_integer() or not _FLOAT32_RANGE[0] <= abs(number) <= _FLOAT32_RANGE[1]:
+        return number
+    return float(str(np.float32(number)))
 
 
 @dataclass(frozen=True)
@@ -90,7 +111,7 @@ def code_items(
                 "scale='nominal' or 'ordinal', or map the labels to numbers"
             )
         numbers = [
-            [None if v is None else _finite(v, keyed, i) for v in row]
+            [None if v is None else normal_number(_finite(v, keyed, i)) for v in row]
             for i, row in zip(kept, rows, strict=True)
         ]
         present = sorted({v for row in numbers for v in row if v is not None})
@@ -178,7 +199,7 @@ def _categories(
         for label in row:
             if label is not None:
                 if isinstance(label, float):
-                    _finite(label, keyed, i)
+                    label = normal_number(_finite(label, keyed, i))
                 present.setdefault(_key(label), label)
     labels = sorted(present.values())
     if labels and all(isinstance(v, int | float) and not isinstance(v, bool) for v in labels):
@@ -189,12 +210,17 @@ def _categories(
 
 
 def _key(label: Label) -> tuple[str, object]:
-    """Labels equal as the scale sees them share a key: 1 and 1.0 do, True and 1 do not."""
+    """Labels equal as the scale sees them share a key: 1 and 1.0 do, True and 1 do not.
+
+    Numbers at float32's precision (`normal_number`): 0.1 and ``np.float32(0.1)`` do too.
+    """
     if isinstance(label, bool):
         return ("bool", label)
     if isinstance(label, str):
         return ("str", label)
-    return ("number", float(label))
+    if isinstance(label, int):
+        return ("number", float(label) if abs(label) < 2**53 else label)
+    return ("number", normal_number(float(label)))
 
 
 def _finite(label: Label, keyed: KeyedLabels, index: int) -> float:

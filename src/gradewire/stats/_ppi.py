@@ -36,7 +36,7 @@ import numpy.typing as npt
 from gradewire.core import InvalidInputError, InvalidTypeError
 from gradewire.stats._keyed import LabelSource, read_scores
 from gradewire.stats._ppi_result import MeanInterval, PPIInterval
-from gradewire.stats._text import format_id
+from gradewire.stats._text import format_id, format_number
 
 __all__ = ["ppi_mean_difference", "ppi_mean_interval"]
 
@@ -216,6 +216,7 @@ def _ppi(
         weight, method = float(lam), "PPI"
     big_n = unlabelled.size
     rectifier = y - weight * f
+    _refuse_no_spread(y, rectifier, weight, estimand)
     estimate = float(weight * unlabelled.mean() + rectifier.mean())
     standard_error = math.sqrt(
         float(np.var(weight * unlabelled)) / big_n + float(np.var(rectifier)) / n
@@ -238,6 +239,31 @@ def _ppi(
         judge_only=_classical(judged, z),
         human_only=_classical(y, z),
     )
+
+
+def _refuse_no_spread(y: _Array, rectifier: _Array, weight: float, estimand: str) -> None:
+    """Refuse labels, or a judge's error on them, that do not vary: nothing bounds them.
+
+    The normal interval's width comes from the spread of ``y - λ f`` over the labels. When
+    it is 0 (two identical labels; a judge that matched every label), the interval would
+    be zero-width, and "the judge is worth infinitely many labels": a spread of 0 in a
+    sample says only that the spread is small, never that it is 0.
+    """
+    what = "human labels" if estimand == "mean" else "human label differences b - a"
+    n = y.size
+    if float(np.ptp(y)) == 0.0:
+        raise InvalidInputError(
+            f"the {n} {what} are all {format_number(float(y[0]))}: with no spread among them "
+            "a normal interval has zero width, as if the mean were known exactly; label "
+            "more samples (until the labels differ) before estimating it"
+        )
+    if float(np.ptp(rectifier)) == 0.0:
+        raise InvalidInputError(
+            f"on the {n} labelled samples the {what} minus λ = {weight:.3g} times the judge's "
+            "scores are all equal: the judge's error has no spread there, so a normal "
+            "interval would leave it out; label more samples (or pass lam=0 for the labels' "
+            "own interval)"
+        )
 
 
 def _tuned_lambda(y: _Array, f: _Array, unlabelled: _Array) -> float:

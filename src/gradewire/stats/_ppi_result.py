@@ -93,9 +93,12 @@ class PPIInterval:
 
     @property
     def effective_labels(self) -> float:
-        """Human labels alone would need this many to be as narrow (``n · SE_human² / SE²``)."""
+        """Human labels alone would need this many to be as narrow (``n · SE_human² / SE²``).
+
+        NaN when the interval has no width to compare (never infinite).
+        """
         if self.standard_error == 0.0:
-            return math.inf
+            return math.nan
         return self.n_labels * (self.human_only.standard_error / self.standard_error) ** 2
 
     def to_dict(self) -> dict[str, Any]:
@@ -123,6 +126,12 @@ class PPIInterval:
         """In words: what the labels changed, and what the judge saved."""
         level = f"{self.confidence:.0%}"
         shift = self.estimate - self.judge_only.estimate
+        effective = self.effective_labels
+        worth = (
+            f": the judge is worth as much as {effective:,.0f} human labels alone"
+            if math.isfinite(effective)
+            else ""
+        )
         lines = [
             f"{self.n_labels} human labels on {self.n_judged} judged samples move the judged "
             f"{self.estimand} from {format_number(self.judge_only.estimate)} to "
@@ -131,8 +140,7 @@ class PPIInterval:
             f"{'above' if self.judge_bias >= 0 else 'below'} people.",
             f"The {level} interval is {_ratio(self.width, self.judge_only.width)} the "
             "judge-only one, which leaves the judge's error out, and "
-            f"{_ratio(self.width, self.human_only.width)} the labels-only one: the judge is "
-            f"worth as much as {self.effective_labels:,.0f} human labels alone.",
+            f"{_ratio(self.width, self.human_only.width)} the labels-only one{worth}.",
         ]
         if self.n_labels < _FEW_LABELS:
             lines.append(
@@ -184,7 +192,7 @@ class PPIInterval:
 
 
 def _ratio(width: float, other: float) -> str:
-    if other == 0.0 or math.isnan(other) or math.isnan(width):
+    if other == 0.0 or width == 0.0 or math.isnan(other) or math.isnan(width):
         return "not comparable with"
     ratio = width / other
     if ratio >= 1.0:

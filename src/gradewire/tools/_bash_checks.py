@@ -18,7 +18,6 @@ __all__ = [
     "check_exit_codes",
     "check_name",
     "check_shell",
-    "check_timeout",
     "command_argv",
     "env_problem",
     "utf8_bytes",
@@ -91,17 +90,6 @@ def check_cwd(cwd: object) -> str | None:
     if not path:
         raise InvalidInputError("cwd is empty; pass a directory, or None for the current one")
     return path
-
-
-def check_timeout(timeout: object) -> float:
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise InvalidTypeError(f"timeout must be a number of seconds, not {timeout!r}")
-    value = float(timeout)
-    if not 0.0 < value < float("inf"):
-        raise InvalidInputError(
-            f"timeout must be a positive, finite number of seconds, not {timeout!r}"
-        )
-    return value
 
 
 def check_name(name: object, what: str) -> str:

@@ -56,10 +56,10 @@ def exit_error(shown: str, code: int, tail: str) -> GradingError:
     )
 
 
-def outcome_reasoning(result: ProcessResult, timeout: float) -> str:
+def outcome_reasoning(result: ProcessResult, timeout: float | None) -> str:
     """How the run ended, in a few words."""
     if result.timed_out:
-        return f"timed out after {timeout:g} s; its processes were killed"
+        return f"timed out after {timeout or 0:g} s; its processes were killed"
     if result.exit_code < 0:
         return f"killed by signal {_signal_name(-result.exit_code)}"
     return f"exit code {result.exit_code}"

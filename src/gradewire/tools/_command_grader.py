@@ -10,9 +10,16 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from gradewire.core._errors import GradewireError, GradingError, InvalidInputError, InvalidTypeError
+from gradewire.core._errors import (
+    GradeTimeoutError,
+    GradewireError,
+    GradingError,
+    InvalidInputError,
+    InvalidTypeError,
+)
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
+from gradewire.core._settings import check_finite
 from gradewire.core._thread import StringThread
 from gradewire.tools._bash_checks import (
     check_bool,
@@ -21,7 +28,6 @@ from gradewire.tools._bash_checks import (
     check_exit_codes,
     check_name,
     check_shell,
-    check_timeout,
     command_argv,
     env_problem,
     utf8_bytes,
@@ -54,7 +60,11 @@ class CommandGrader(BaseGrader):
     subreaper, a worker of one supervisor process that the grading process starts on
     first use and shares between graders. Elsewhere its process group is ended.
 
-    A non-zero exit or a timeout is a legitimate 0.0. What makes the command unable to
+    A non-zero exit is a legitimate 0.0. A command still running at ``timeout`` (the
+    bound of the whole grade, as on every grader) is ended and the grade is a timeout
+    outcome: `GradeTimeoutError`, counted in ``score/timeout_count`` (and
+    ``score/error_count``), never a 0.0 in the mean; pass ``timeout_score=0.0`` to score
+    it instead, as HUD's `gradewire.hud.BashGrader` does. What makes the command unable to
     run at all (a missing shell, program or cwd; exit code 127, "command not found")
     raises `GradingError`, which `grade_many` counts in ``score/error_count``.
 
@@ -65,9 +75,6 @@ class CommandGrader(BaseGrader):
         ... )  # doctest: +SKIP
     """
 
-    # BaseGrader.timeout, enforced here by killing the command (scored 0.0, as in HUD).
-    timeout: float = 600.0
-
     def __init__(
         self,
         grader_key: str,
@@ -76,7 +83,8 @@ class CommandGrader(BaseGrader):
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str | None] | None = None,
         inherit_env: bool = True,
-        timeout: float = 600.0,
+        timeout: float | None = 600.0,
+        timeout_score: float | None = None,
         completion_via: CompletionVia = "env",
         completion_env_var: str = "GRADEWIRE_COMPLETION",
         prompt_env_var: str | None = "GRADEWIRE_PROMPT",
@@ -95,7 +103,12 @@ class CommandGrader(BaseGrader):
             cwd: Directory to run in (HUD: the workspace root the agent edited).
             env: Variables to add to the inherited environment; None as a value unsets one.
             inherit_env: Start from this process's environment; False starts empty.
-            timeout: Seconds before the command's processes are killed and the grade is 0.0.
+            timeout: Seconds the grade may take (`BaseGrader.timeout`): past it the
+                command's processes are ended and the grade is a `GradeTimeoutError`.
+                None: no bound of its own (a default passed where the grader is used,
+                such as ``grade_many(timeout=...)``, applies).
+            timeout_score: The score of a command that ran out of time, if it should have
+                one (e.g. 0.0, HUD's rule); None (the default) makes it a timeout outcome.
             completion_via: ``"env"``, ``"stdin"`` or ``"file"``: how the completion
                 (the last assistant message, "" when there is none) reaches the command.
             completion_env_var: The variable holding the completion (``"env"``); with
@@ -115,7 +128,10 @@ class CommandGrader(BaseGrader):
                 "CommandGrader needs a POSIX system (Linux, macOS, WSL): it runs commands in "
                 "process groups, which native Windows does not have; run it under WSL"
             )
-        super().__init__(grader_key, sample_tables=sample_tables)
+        super().__init__(grader_key, sample_tables=sample_tables, timeout=timeout)
+        self.timeout_score = (
+            None if timeout_score is None else check_finite("timeout_score", timeout_score)
+        )
         check_bool(login_shell, "login_shell")
         check_bool(inherit_env, "inherit_env")
         self.shell = check_shell(shell)
@@ -124,7 +140,6 @@ class CommandGrader(BaseGrader):
         # A list is copied (as the argument tuple), so later changes to it cannot leak in.
         self.command: str | tuple[str, ...] = command if isinstance(command, str) else self.argv
         self.cwd = check_cwd(cwd)
-        self.timeout = check_timeout(timeout)
         if completion_via not in _VIAS:
             raise InvalidInputError(
                 f"completion_via must be 'env', 'stdin' or 'file', not {completion_via!r}"
@@ -156,6 +171,19 @@ class CommandGrader(BaseGrader):
 
     async def grade(self, sample: StringThread) -> Grade:
         """Run the command for one sample and score its exit code."""
+        return await self._run(sample, self.timeout)
+
+    async def _grade_within(self, sample: StringThread, seconds: float) -> Grade:
+        # The grader's own timeout is the command's: the command is ended at it and its
+        # processes are gone before the grade returns (a cancelled grade would end them
+        # only after it had returned). A default from where the grader is used, for a
+        # grader without its own, bounds the grade as on any grader.
+        if seconds != self.timeout:
+            return await super()._grade_within(sample, seconds)
+        self._timeout_applied = True
+        return await self._run(sample, seconds)
+
+    async def _run(self, sample: StringThread, limit: float | None) -> Grade:
         if not isinstance(sample, StringThread):
             raise InvalidTypeError(
                 f"CommandGrader grades a StringThread, not {type(sample).__name__}"
@@ -184,7 +212,7 @@ class CommandGrader(BaseGrader):
                 cwd=self.cwd,
                 env=env,
                 stdin_data=data if self.completion_via == "stdin" else None,
-                timeout=self.timeout,
+                timeout=limit,
                 output_cap=self.output_cap,
             )
         except OSError as exc:
@@ -195,7 +223,10 @@ class CommandGrader(BaseGrader):
             if path is not None:
                 with contextlib.suppress(FileNotFoundError):  # the command removed it
                     os.unlink(path)
-        return self._score(result, notes, prompt, completion)
+        if result.timed_out and self.timeout_score is None:
+            assert limit is not None  # only a bound can run out
+            raise GradeTimeoutError(self.grader_key, limit)
+        return self._score(result, notes, prompt, completion, limit)
 
     def _environment(self, prompt: str, notes: list[str]) -> dict[bytes, bytes]:
         env = dict(os.environb) if self.inherit_env else {}
@@ -235,15 +266,25 @@ class CommandGrader(BaseGrader):
         return data
 
     def _score(
-        self, result: ProcessResult, notes: list[str], prompt: str, completion: str
+        self,
+        result: ProcessResult,
+        notes: list[str],
+        prompt: str,
+        completion: str,
+        limit: float | None,
     ) -> Grade:
         code = result.exit_code
         output = result.stderr.strip() or result.stdout.strip()
         tail = output[-_REASON_TAIL:]
         if not result.timed_out and code in self.error_exit_codes:
             raise exit_error(self._shown(), code, tail)
-        value = 1.0 if code == 0 and not result.timed_out else 0.0
-        reasoning = outcome_reasoning(result, self.timeout)
+        if result.timed_out:
+            assert self.timeout_score is not None  # else the timeout was raised
+            value = self.timeout_score
+            reasoning = f"{outcome_reasoning(result, limit)}, scored {value:g} (timeout_score)"
+        else:
+            value = 1.0 if code == 0 else 0.0
+            reasoning = outcome_reasoning(result, limit)
         if value == 0.0 and tail:
             reasoning += f"; output tail: {tail}"
         if result.killed_leftovers:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import warnings
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -12,12 +13,13 @@ from urllib.parse import urlsplit
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
+from gradewire.core._settings import check_positive_seconds
 from gradewire.core._thread import StringThread
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
 from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._retry import RetryPolicy
 from gradewire.http._senders import Sender, default_sender
-from gradewire.http._settings import check_headers, seconds_setting
+from gradewire.http._settings import check_headers
 from gradewire.tools._endpoint_wire import (
     PAYLOADS,
     Payload,
@@ -28,6 +30,8 @@ from gradewire.tools._endpoint_wire import (
 )
 
 __all__ = ["EndpointGrader"]
+
+_DEFAULT_ATTEMPT_S = 30.0
 
 
 class EndpointGrader(BaseGrader):
@@ -54,6 +58,11 @@ class EndpointGrader(BaseGrader):
     no finite number, the sample fails with `ModelCallError`: counted in
     ``score/error_count``, never scored 0.
 
+    Two bounds, named as in Inspect AI: ``attempt_timeout`` (default 30 s) bounds each HTTP
+    attempt, which is then retried; ``timeout`` bounds the whole grade, attempts and the
+    waits between them included, as on every grader (`BaseGrader.timeout`): past it the
+    sample is a timeout outcome (`GradeTimeoutError`, ``score/timeout_count``).
+
     Calls go through gradewire's lean HTTP/1.1 client (keep-alive connections per event
     loop, closed when the loop shuts down or at `aclose`), or through httpx when the
     environment names a proxy for the URL.
@@ -66,9 +75,6 @@ class EndpointGrader(BaseGrader):
         >>> grades = await grader.grade_many(samples)  # doctest: +SKIP
     """
 
-    # BaseGrader.timeout, given its own meaning here: the limit of each HTTP attempt.
-    timeout: float = 30.0
-
     def __init__(
         self,
         grader_key: str,
@@ -76,7 +82,8 @@ class EndpointGrader(BaseGrader):
         *,
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
+        attempt_timeout: float | None = None,
         max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
         payload: Payload = "gradewire",
@@ -91,8 +98,13 @@ class EndpointGrader(BaseGrader):
             url: The full URL to POST to, e.g. ``http://host:8000/v1/grade``.
             token: Sent as ``Authorization: Bearer <token>``.
             headers: More HTTP headers for every request.
-            timeout: Seconds one attempt may take: connecting, sending and reading the
-                answer share this one deadline.
+            timeout: Seconds the whole grade may take, every attempt and the waits
+                between them (`BaseGrader.timeout`); None (the default): no bound but the
+                attempts'. It used to bound each attempt (now
+                ``attempt_timeout``): given alone, it warns (`DeprecationWarning`) and
+                bounds the whole grade.
+            attempt_timeout: Seconds one HTTP attempt may take: connecting, sending and
+                reading the answer share this one deadline (default 30).
             max_attempts: Attempts per sample, the first included (default: the retry
                 policy's, 5). Given with ``retry``, it replaces that policy's
                 ``max_attempts`` and keeps the rest (backoff, sleep and jitter sources), as
@@ -106,7 +118,19 @@ class EndpointGrader(BaseGrader):
             max_response_bytes: Largest answer accepted (decompressed); a larger one is an
                 error, not retried (default 64 MiB).
         """
-        super().__init__(grader_key, sample_tables=sample_tables)
+        super().__init__(grader_key, sample_tables=sample_tables, timeout=timeout)
+        if timeout is not None and attempt_timeout is None:
+            warnings.warn(
+                "EndpointGrader(timeout=...) bounds the whole grade, retries included, as on "
+                "every grader; it used to bound each HTTP attempt, which is now "
+                "attempt_timeout=. Pass attempt_timeout= as well (or instead) to say which "
+                "you mean",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        self.attempt_timeout = check_positive_seconds(
+            "attempt_timeout", _DEFAULT_ATTEMPT_S if attempt_timeout is None else attempt_timeout
+        )
         if not isinstance(url, str):
             raise InvalidTypeError(f"url must be a str, not {type(url).__name__}")
         parts = urlsplit(url.strip())
@@ -116,7 +140,6 @@ class EndpointGrader(BaseGrader):
                 "'http://127.0.0.1:8000/v1/grade'"
             )
         self.url = url.strip()
-        self.timeout = seconds_setting("timeout", timeout)
         self.max_response_bytes = max_response_bytes_setting(max_response_bytes)
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise InvalidTypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
@@ -174,7 +197,7 @@ class EndpointGrader(BaseGrader):
             nonlocal attempts
             attempts += 1
             status, headers, content = await sender.post(
-                self.url, body, self._headers, self.timeout, self.max_response_bytes
+                self.url, body, self._headers, self.attempt_timeout, self.max_response_bytes
             )
             if 200 <= status < 300:
                 return decode_answer(content, self.url)
@@ -198,7 +221,7 @@ class EndpointGrader(BaseGrader):
         loop = asyncio.get_running_loop()
         sender = self._senders.get(loop)
         if sender is None:
-            sender = self._senders[loop] = default_sender(self.url, self.timeout)
+            sender = self._senders[loop] = default_sender(self.url, self.attempt_timeout)
             # Closed by aclose(), or else when the loop shuts down (asyncio.run, run_sync...).
             await close_with_loop(sender)
         return sender

@@ -66,7 +66,7 @@ async def run_process(
     cwd: str | None,
     env: Mapping[bytes, bytes],
     stdin_data: bytes | None,
-    timeout: float,
+    timeout: float | None,
     output_cap: int,
 ) -> ProcessResult:
     """Run ``argv`` in a new session and end everything it started when it is done.
@@ -85,7 +85,7 @@ async def _run_supervised(
     cwd: str | None,
     env: Mapping[bytes, bytes],
     stdin_data: bytes | None,
-    timeout: float,
+    timeout: float | None,
     output_cap: int,
 ) -> ProcessResult:
     loop = asyncio.get_running_loop()
@@ -207,7 +207,7 @@ async def _run_in_group(
     cwd: str | None,
     env: Mapping[bytes, bytes],
     stdin_data: bytes | None,
-    timeout: float,
+    timeout: float | None,
     output_cap: int,
 ) -> ProcessResult:
     loop = asyncio.get_running_loop()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 from gradewire.core import (
     BaseGrader,
@@ -20,6 +22,13 @@ from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.sinks import FanOutSink, Sink
 from gradewire.train._distributed import distributed_rank, merge_windows
 from gradewire.train._fail_fast import FailFast
+from gradewire.train._gold import (
+    check_gold_fraction,
+    in_gold_share,
+    sample_identity,
+    timed_attempts,
+)
+from gradewire.train._monitor import Alert, RewardHealthError, RewardMonitor, check_on_alert
 from gradewire.train._samples import SampleRecorder
 from gradewire.train._window import StepWindow
 
@@ -90,6 +99,10 @@ class RewardLogger:
         table_every: int = 1,
         max_error_rate: float | None = 1.0,
         error_window: int | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
+        monitor: RewardMonitor | bool = True,
+        on_alert: Literal["warn", "raise"] = "warn",
     ) -> None:
         """Set up the logger.
 
@@ -107,6 +120,16 @@ class RewardLogger:
                 never.
             error_window: The window: None, each batch on its own; N, a grader's last N
                 samples across batches (checked once N were seen).
+            gold: A trusted grader (a stronger judge, a held-out verifier) graded beside
+                the training reward on a share of the samples; its own statistics are
+                logged under its key, and the pairs under ``<key>/health/gold/...``.
+            gold_fraction: The share of samples the gold grades, picked by a hash of each
+                sample's identity (``metadata["id"]``, else its conversation), so every
+                rank and a restarted run pick the same ones.
+            monitor: The `RewardMonitor` that turns each step's figures into alerts
+                (True: one with its defaults; False: none, no health signals).
+            on_alert: ``"warn"``: log each alert as a warning and train on; ``"raise"``:
+                `step()` raises `RewardHealthError` after logging the step.
         """
         chosen = [graders] if isinstance(graders, BaseGrader) else list(graders)
         if not chosen:
@@ -133,9 +156,77 @@ class RewardLogger:
         self.table_every = table_every
         self._samples = SampleRecorder(self._edges)
         self.fail_fast = FailFast(max_error_rate, error_window, where="RewardLogger(...)")
-        for grader in self.graders.values():
+        if gold is not None:
+            if not isinstance(gold, BaseGrader):
+                raise InvalidTypeError(
+                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+                    "BaseGrader.from_function(key, fn)"
+                )
+            if gold.grader_key in self.graders:
+                raise InvalidInputError(
+                    f"the gold grader's key {gold.grader_key!r} is a training grader's too; "
+                    "give the gold reference its own key"
+                )
+        self.gold = gold
+        self.gold_fraction = check_gold_fraction(gold_fraction)
+        if isinstance(monitor, bool):
+            self.monitor: RewardMonitor | None = RewardMonitor() if monitor else None
+        elif isinstance(monitor, RewardMonitor):
+            self.monitor = monitor
+        else:
+            raise InvalidTypeError(
+                f"monitor must be a RewardMonitor or a bool, not {type(monitor).__name__}"
+            )
+        self.on_alert = check_on_alert(on_alert)
+        self._gold_cache: dict[str, Grade | Exception] = {}
+        for grader in self._drained():
             grader.bound_undrained("Call step() at each training step to drain it.")
         self._closed = False
+
+    def _drained(self) -> list[BaseGrader]:
+        return [*self.graders.values(), *([] if self.gold is None else [self.gold])]
+
+    @property
+    def alerts(self) -> list[Alert]:
+        """Every alert the monitor raised so far ([] without a monitor)."""
+        return [] if self.monitor is None else list(self.monitor.alerts)
+
+    async def gold_grades(
+        self,
+        samples: Sequence[StringThread],
+        *,
+        max_concurrency: int = 64,
+        timeout: float | None = None,
+    ) -> list[Grade | Exception | None] | None:
+        """The gold reference's grades of the samples in its share (None for the others).
+
+        None without a gold grader. A sample graded already since the last step (by
+        another reward function of the same trainer) is not graded again. Failures of
+        the gold count against ``max_error_rate`` under the gold's key.
+        """
+        if self.gold is None:
+            return None
+        batch = thread_batch(samples)
+        names = [sample_identity(s) for s in batch]
+        chosen = [i for i, s in enumerate(batch) if in_gold_share(s, self.gold_fraction)]
+        todo = [i for i in chosen if names[i] not in self._gold_cache]
+        outcomes, seconds = await timed_attempts(
+            self.gold, [batch[i] for i in todo], max_concurrency, timeout
+        )
+        for i, outcome in zip(todo, outcomes, strict=True):
+            self._gold_cache[names[i]] = outcome
+        if todo:
+            self._samples.record(
+                self.gold,
+                [batch[i] for i in todo],
+                [o if isinstance(o, Grade) else None for o in outcomes],
+                latencies=seconds,
+            )
+            self.fail_fast.observe(self.gold.grader_key, outcomes)
+        result: list[Grade | Exception | None] = [None] * len(batch)
+        for i in chosen:
+            result[i] = self._gold_cache.get(names[i])
+        return result
 
     async def grade(
         self,
@@ -166,8 +257,13 @@ class RewardLogger:
         """
         chosen = self._pick(grader)
         batch = thread_batch(samples)
-        outcomes = await chosen._attempt_many(batch, max_concurrency, timeout)
-        self.record(chosen, batch, outcomes, groups=groups, lengths=lengths)
+        (outcomes, seconds), gold = await asyncio.gather(
+            timed_attempts(chosen, batch, max_concurrency, timeout),
+            self.gold_grades(batch, max_concurrency=max_concurrency, timeout=timeout),
+        )
+        self.record(
+            chosen, batch, outcomes, groups=groups, lengths=lengths, gold=gold, latencies=seconds
+        )
         return [o if isinstance(o, Grade) else None for o in outcomes]
 
     def record(
@@ -178,6 +274,8 @@ class RewardLogger:
         *,
         groups: Sequence[str] | None = None,
         lengths: Sequence[float] | None = None,
+        gold: Sequence[Grade | BaseException | None] | None = None,
+        latencies: Sequence[float] | None = None,
     ) -> None:
         """Record grades made elsewhere for the next step, and check the fail-fast bound.
 
@@ -189,6 +287,9 @@ class RewardLogger:
                 known (then it counts as neither a failure nor a grade).
             groups: One group key per sample (default: see the class docs).
             lengths: One completion length per sample (default: see the class docs).
+            gold: The gold reference's grade of each sample (`gold_grades`), None where
+                there is none; the pairs make the ``health/gold/...`` figures.
+            latencies: The seconds each grade took (``health/latency_p50``, ``_p99``).
 
         Raises:
             GraderFailingError: The batch reaches ``max_error_rate`` (see the class docs).
@@ -196,7 +297,16 @@ class RewardLogger:
         chosen = self._pick(grader.grader_key if isinstance(grader, BaseGrader) else grader)
         outcomes = list(grades)
         values = [g if isinstance(g, Grade) else None for g in outcomes]
-        self._samples.record(chosen, list(samples), values, groups=groups, lengths=lengths)
+        checks = None if gold is None else [g if isinstance(g, Grade) else None for g in gold]
+        self._samples.record(
+            chosen,
+            list(samples),
+            values,
+            groups=groups,
+            lengths=lengths,
+            gold=checks,
+            latencies=latencies,
+        )
         self.fail_fast.observe(chosen.grader_key, outcomes)
 
     def _pick(self, key: str | None) -> BaseGrader:
@@ -220,9 +330,10 @@ class RewardLogger:
         A collective call under torch.distributed. `step()` calls it; trainer adapters
         call it to log the window themselves.
         """
-        states = [g.log_state(clear=True).prefixed(k) for k, g in self.graders.items()]
-        totals, series = self._samples.drain()
-        window = StepWindow(LogState.merge_all([*states, totals]), series)
+        states = [g.log_state(clear=True).prefixed(g.grader_key) for g in self._drained()]
+        totals, series, health = self._samples.drain()
+        self._gold_cache = {}
+        window = StepWindow(LogState.merge_all([*states, totals]), series, health)
         return merge_windows(window)
 
     def tables(self, step: int) -> dict[str, LogValue]:
@@ -256,10 +367,35 @@ class RewardLogger:
         if window.empty:
             return {}
         logs = window.to_logs(self.prefix)
+        raised = self.watch(step, logs)
         logs.update(tables)
         if self._sinks is not None and distributed_rank() == 0:
             self._sinks.log(logs, step)
+        self.act(raised)
         return logs
+
+    def watch(self, step: int, logs: dict[str, LogValue]) -> list[Alert]:
+        """Run the monitor on a step's logs, adding its signals and alert count to them.
+
+        Every rank holds the same merged logs, so every rank raises the same alerts.
+        """
+        if self.monitor is None:
+            return []
+        raised = self.monitor.observe(step, logs)
+        logs.update(self.monitor.signals)
+        logs[self._key("health/alerts")] = len(raised)
+        logs[self._key("health/alerts_total")] = len(self.monitor.alerts)
+        return raised
+
+    def act(self, raised: Sequence[Alert]) -> None:
+        """Warn about the alerts, or raise `RewardHealthError` (``on_alert="raise"``)."""
+        if not raised:
+            return
+        if self.on_alert == "raise":
+            raise RewardHealthError(raised)
+        if distributed_rank() == 0:
+            for alert in raised:
+                logger.warning("reward health alert at %s", alert)
 
     def close(self) -> None:
         """Close the sinks. What was recorded after the last `step()` is not logged."""

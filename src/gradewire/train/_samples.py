@@ -12,11 +12,14 @@ from gradewire.core import (
     BaseGrader,
     CombinedGrader,
     Grade,
+    Histogram,
     InvalidInputError,
     LogState,
     Stats,
     StringThread,
 )
+from gradewire.train._comoments import Comoments
+from gradewire.train._health_window import LATENCY_EDGES, HealthSeries
 from gradewire.train._window import SeriesWindow
 
 __all__ = ["SampleRecorder", "default_group", "default_length"]
@@ -74,6 +77,9 @@ class SampleRecorder:
         self._edges = edges
         self._series: dict[str, _Series] = {}
         self._totals: dict[str, tuple[list[float], list[float]]] = {}
+        self._gold: dict[str, tuple[list[float], list[float]]] = {}
+        self._shares: dict[str, dict[str, list[float]]] = {}
+        self._latency: dict[str, list[float]] = {}
 
     def record(
         self,
@@ -83,8 +89,14 @@ class SampleRecorder:
         *,
         groups: Sequence[str] | None = None,
         lengths: Sequence[float] | None = None,
+        gold: Sequence[Grade | None] | None = None,
+        latencies: Sequence[float] | None = None,
     ) -> None:
-        """Keep what ``grades`` (one per sample, None: no grade) say about the samples."""
+        """Keep what ``grades`` (one per sample, None: no grade) say about the samples.
+
+        ``gold``: the gold reference's grade of each sample (None: not in the gold share,
+        or no gold grade); ``latencies``: the seconds each grade took.
+        """
         n = len(samples)
         if len(grades) != n:
             raise InvalidInputError(f"{len(grades)} grades for {n} samples; pass one per sample")
@@ -96,6 +108,17 @@ class SampleRecorder:
                 f"{len(sizes)}"
             )
         self._walk(grader, grader.grader_key, list(grades), keys, [float(x) for x in sizes])
+        path = grader.grader_key
+        if gold is not None:
+            if len(gold) != n:
+                raise InvalidInputError(f"{len(gold)} gold grades for {n} samples")
+            proxy, reference = self._gold.setdefault(path, ([], []))
+            for grade, check in zip(grades, gold, strict=True):
+                if grade is not None and check is not None:
+                    proxy.append(grade.value)
+                    reference.append(check.value)
+        if latencies is not None:
+            self._latency.setdefault(path, []).extend(float(x) for x in latencies)
 
     def _walk(
         self,
@@ -112,16 +135,21 @@ class SampleRecorder:
         if not isinstance(grader, CombinedGrader):
             return
         weighted, unweighted = self._totals.setdefault(path, ([], []))
+        shares = self._shares.setdefault(path, {})
+        keys = [sub.grader_key for sub in grader.graders]
         for grade in grades:
             if grade is not None:
                 weighted.append(grade.value)
                 unweighted.append(_unweighted(grader, grade))
+                parts = _contributions(grader, grade)
+                for key in keys:
+                    shares.setdefault(key, []).append(parts.get(key, 0.0))
         for sub in grader.graders:
             children = [_child(g, sub.grader_key) for g in grades]
             self._walk(sub, f"{path}/{sub.grader_key}", children, groups, lengths)
 
-    def drain(self) -> tuple[LogState, dict[str, SeriesWindow]]:
-        """The totals as statistics and every path's window; forget them all."""
+    def drain(self) -> tuple[LogState, dict[str, SeriesWindow], dict[str, HealthSeries]]:
+        """The totals as statistics, every path's window and health figures; forget them."""
         stats: dict[str, Stats] = {}
         for path, (weighted, unweighted) in self._totals.items():
             stats[f"{path}/total/weighted"] = Stats.of(weighted)
@@ -130,9 +158,25 @@ class SampleRecorder:
             path: SeriesWindow.of(s.values, s.lengths, s.groups, self._edges(path))
             for path, s in self._series.items()
         }
+        health: dict[str, HealthSeries] = {}
+        for path in {*self._gold, *self._shares, *self._latency}:
+            pairs = self._gold.get(path)
+            total = self._totals.get(path, ([], []))[0]
+            shares = {
+                key: Comoments.of(parts, total) for key, parts in self._shares.get(path, {}).items()
+            }
+            latency = self._latency.get(path)
+            health[path] = HealthSeries(
+                Comoments() if pairs is None else Comoments.of(*pairs),
+                shares,
+                None if latency is None else Histogram.of(latency, LATENCY_EDGES),
+            )
         self._series = {}
         self._totals = {}
-        return LogState(stats, {}), series
+        self._gold = {}
+        self._shares = {}
+        self._latency = {}
+        return LogState(stats, {}), series, health
 
     def __len__(self) -> int:
         return sum(len(s.values) for s in self._series.values())
@@ -145,6 +189,17 @@ def _child(grade: Grade | None, key: str) -> Grade | None:
         if child.grader_key == key:
             return child
     return None
+
+
+def _contributions(grader: CombinedGrader, grade: Grade) -> dict[str, float]:
+    """What each sub-grade adds to the combined value (they add up to it)."""
+    used = [child for child in grade.children if math.isfinite(child.value)]
+    if grader.aggregation == "sum":
+        return {c.grader_key: c.weight * c.value for c in used}
+    weight = math.fsum(c.weight for c in used)
+    if weight <= 0:
+        return {}
+    return {c.grader_key: c.weight * c.value / weight for c in used}
 
 
 def _unweighted(grader: CombinedGrader, grade: Grade) -> float:

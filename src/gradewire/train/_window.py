@@ -11,6 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gradewire.core import Histogram, InvalidInputError, LogState, LogValue
+from gradewire.train._comoments import Comoments
+from gradewire.train._health_window import HealthSeries
 
 __all__ = ["Comoments", "GroupSpread", "SeriesWindow", "StepWindow"]
 
@@ -18,62 +20,6 @@ __all__ = ["Comoments", "GroupSpread", "SeriesWindow", "StepWindow"]
 # frac_reward_zero_std uses torch.isclose on the group std.
 _SPREAD_RTOL = 1e-9
 _SPREAD_ATOL = 1e-12
-
-
-@dataclass(frozen=True)
-class Comoments:
-    """Count, means, sums of squared deviations and the co-moment of (x, y) pairs.
-
-    Two of them merge exactly (the bivariate form of Chan et al.'s formula), so the
-    correlation over several ranks equals the one over all pairs at once.
-    """
-
-    count: int = 0
-    mean_x: float = 0.0
-    mean_y: float = 0.0
-    m2_x: float = 0.0
-    m2_y: float = 0.0
-    c_xy: float = 0.0
-
-    @classmethod
-    def of(cls, x: npt.ArrayLike, y: npt.ArrayLike) -> Comoments:
-        """The co-moments of the pairs whose two values are both finite."""
-        xs = np.asarray(x, dtype=np.float64).ravel()
-        ys = np.asarray(y, dtype=np.float64).ravel()
-        keep = np.isfinite(xs) & np.isfinite(ys)
-        xs, ys = xs[keep], ys[keep]
-        if xs.size == 0:
-            return cls()
-        mx, my = float(xs.mean()), float(ys.mean())
-        dx, dy = xs - mx, ys - my
-        return cls(int(xs.size), mx, my, float(dx @ dx), float(dy @ dy), float(dx @ dy))
-
-    def merge(self, other: Comoments) -> Comoments:
-        """Both sets of pairs together."""
-        if other.count == 0:
-            return self
-        if self.count == 0:
-            return other
-        n = self.count + other.count
-        dx = other.mean_x - self.mean_x
-        dy = other.mean_y - self.mean_y
-        weight = self.count * other.count / n
-        return Comoments(
-            n,
-            self.mean_x + dx * other.count / n,
-            self.mean_y + dy * other.count / n,
-            self.m2_x + other.m2_x + dx * dx * weight,
-            self.m2_y + other.m2_y + dy * dy * weight,
-            self.c_xy + other.c_xy + dx * dy * weight,
-        )
-
-    @property
-    def correlation(self) -> float | None:
-        """Pearson's r; None with fewer than 2 pairs or when either side does not vary."""
-        if self.count < 2 or self.m2_x <= 0.0 or self.m2_y <= 0.0:
-            return None
-        r = self.c_xy / math.sqrt(self.m2_x * self.m2_y)
-        return max(-1.0, min(1.0, r))
 
 
 @dataclass(frozen=True)
@@ -101,7 +47,7 @@ class SeriesWindow:
     """What one grader's (or sub-grader's) values of a window add up to."""
 
     histogram: Histogram
-    length: Comoments = Comoments()
+    length: Comoments = field(default_factory=Comoments)
     groups: Mapping[str, GroupSpread] = field(default_factory=dict)
 
     @classmethod
@@ -179,6 +125,8 @@ class StepWindow:
     Attributes:
         logs: Every grader's `LogState` under its grader key, plus derived statistics
             (a CombinedGrader's totals).
+        health: The reward-health figures per grader path (gold pairs, a combination's
+            variance shares, grading latency; see `HealthSeries`).
         series: The histogram, length co-moments and group ranges per grader path
             (``correct``, ``combo``, ``combo/format``...), for the values of the samples
             the logger saw.
@@ -186,6 +134,7 @@ class StepWindow:
 
     logs: LogState = field(default_factory=LogState)
     series: Mapping[str, SeriesWindow] = field(default_factory=dict)
+    health: Mapping[str, HealthSeries] = field(default_factory=dict)
 
     def merge(self, other: StepWindow) -> StepWindow:
         """Both windows together."""
@@ -193,7 +142,11 @@ class StepWindow:
         for key, window in other.series.items():
             mine = series.get(key)
             series[key] = window if mine is None else mine.merge(window)
-        return StepWindow(self.logs.merge(other.logs), series)
+        health = dict(self.health)
+        for key, figures in other.health.items():
+            known = health.get(key)
+            health[key] = figures if known is None else known.merge(figures)
+        return StepWindow(self.logs.merge(other.logs), series, health)
 
     @classmethod
     def merge_all(cls, windows: Iterable[StepWindow]) -> StepWindow:
@@ -206,15 +159,25 @@ class StepWindow:
     @property
     def empty(self) -> bool:
         """Whether nothing at all was logged in the window."""
-        return not self.logs.stats and not self.logs.counts and not self.series
+        return not self.logs.stats and not self.logs.counts and not self.series and not self.health
 
     def to_logs(self, prefix: str | None) -> dict[str, LogValue]:
         """The flat dict a sink takes, every key under ``prefix/`` (when given)."""
         state = self.logs if prefix is None else self.logs.prefixed(prefix)
         logs: dict[str, LogValue] = dict(state.to_logs())
         for path, window in self.series.items():
-            key = f"{path}/score" if prefix is None else f"{prefix}/{path}/score"
-            logs.update(window.to_logs(key))
+            root = path if prefix is None else f"{prefix}/{path}"
+            logs.update(window.to_logs(f"{root}/score"))
+            length = window.length
+            if length.count:
+                logs[f"{root}/health/length_mean"] = length.mean_y
+            if length.count >= 2:
+                logs[f"{root}/health/length_std"] = math.sqrt(
+                    max(length.m2_y, 0.0) / (length.count - 1)
+                )
+        for path, figures in self.health.items():
+            root = path if prefix is None else f"{prefix}/{path}"
+            logs.update(figures.to_logs(f"{root}/health"))
         return logs
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,6 +185,7 @@ class StepWindow:
         return {
             "logs": self.logs.to_dict(),
             "series": {key: window.to_dict() for key, window in self.series.items()},
+            "health": {key: figures.to_dict() for key, figures in self.health.items()},
         }
 
     @classmethod
@@ -231,6 +195,7 @@ class StepWindow:
             return cls(
                 LogState.from_dict(data["logs"]),
                 {k: SeriesWindow.from_dict(v) for k, v in data["series"].items()},
+                {k: HealthSeries.from_dict(v) for k, v in data.get("health", {}).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(

@@ -107,8 +107,47 @@ def test_sync_delivers_each_run_to_its_own_run_once_and_removes_the_files(tmp_pa
     assert [r.report.adopted for r in results if r.report] == [30, 5]
     assert sent(tmp_path / "tracker") == [*range(30), *range(100, 105)]
     assert list((tmp_path / "spill").iterdir()) == []
+    assert sync_spill(tmp_path / "spill", factories=FACTORIES) == []  # nothing left
+    (tmp_path / "spill" / "abc.rejected.jsonl").write_text("")  # set aside: stays, not sent
+    assert sync_spill(tmp_path / "spill", factories=FACTORIES) == []
+    (tmp_path / "spill" / "notes.txt").write_text("not ours")
     with pytest.raises(InvalidInputError, match="holds no gradewire spill files"):
         sync_spill(tmp_path / "spill", factories=FACTORIES)
+
+
+class _Guarded:
+    """A "file" factory that says where it delivers, and that only the files name it."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def __call__(self, target: dict[str, Any], *, closed: bool) -> FileTracker:
+        self.made += 1
+        return file_tracker(target, closed=closed)
+
+    def destination(self, target: dict[str, Any]) -> tuple[str, str | None]:
+        return f"file {target['run']['path']}", "only the files name it: confirm"
+
+
+def test_a_destination_only_the_files_name_is_not_sent_to_unless_confirmed(tmp_path):
+    tracker = FileTracker(tmp_path / "tracker")
+    tracker.down_flag.touch()
+    killed_with_steps_on_disk(tmp_path, "run-1", 0, 5)
+    tracker.down_flag.unlink()
+    guarded = _Guarded()
+    (dry,) = sync_spill(tmp_path / "spill", factories={"file": guarded}, dry_run=True)
+    assert dry.destination == f"file {tmp_path / 'tracker'}"
+    assert dry.skipped == "dry run; only the files name it: confirm"
+    (refused,) = sync_spill(tmp_path / "spill", factories={"file": guarded}, timeout=30)
+    assert (refused.report, refused.skipped) == (None, "only the files name it: confirm")
+    assert guarded.made == 0  # no sink made, nothing sent
+    assert sent(tmp_path / "tracker") == []
+    (confirmed,) = sync_spill(
+        tmp_path / "spill", factories={"file": guarded}, timeout=30, trust_targets=True
+    )
+    assert confirmed.ok
+    assert confirmed.destination == f"file {tmp_path / 'tracker'}"
+    assert sent(tmp_path / "tracker") == list(range(5))
 
 
 def test_sync_into_another_run_refuses_a_folder_of_several_runs(tmp_path):

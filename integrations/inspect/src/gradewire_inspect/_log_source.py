@@ -8,11 +8,14 @@ model's output as the completion; its metadata the sample's metadata, with the t
 gradewire's, over the input messages, so compare holds two logs to the same questions.
 
 Each scorer is a grader, keyed by its name; a scorer whose values are dicts is one grader
-per key, ``<scorer>/<key>``. Values: ``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` (no answer) 0, as
-Inspect's own metrics count them; numbers and numeric strings as they are; booleans and
-``yes``/``no``, ``true``/``false`` as 1/0. A sample with no score from a scorer (unscored,
-NaN, or invalidated) is an abstention, a sample that errored an error for every scorer it
-lacks, and a value that is none of these an error: never a 0. A grader's spec is the
+per key, ``<scorer>/<key>`` (a scorer named ``x/y`` beside the key ``y`` of a scorer ``x``
+is refused, naming both). Values: ``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` (no answer) 0, as
+Inspect's own metrics count them; numbers, and strings that spell a decimal number in ASCII
+digits (``"0.5"``, ``"1e-3"``; not ``"1_000"`` or other scripts' digits, which Python's
+``float`` would take), as they are; booleans and ``yes``/``no``, ``true``/``false`` as
+1/0. A sample with no score from a scorer (unscored, NaN as a number or as the string
+``"NaN"``, or invalidated) is an abstention, a sample that errored an error for every
+scorer it lacks, and a value that is none of these an error: never a 0. A grader's spec is the
 scorer's name and options as the log records them, so two logs scored differently are
 refused unless allowed.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +34,7 @@ from typing import Any
 from gradewire import InvalidInputError, MissingDependencyError
 from gradewire.eval import EvalRun, GradeOutcome, SampleRecord
 from gradewire.eval.runs._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._sources import GraderKeys
 
 __all__ = ["EPOCH_KEY", "ID_KEY", "read_inspect_log"]
 
@@ -41,6 +46,10 @@ EPOCH_KEY = "epoch"
 _SUFFIXES = (".eval", ".json")
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+# A number as a string: ASCII digits only, no "_" (float() takes "1_000" and "١٢").
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_NAN = re.compile(r"[+-]?nan", re.IGNORECASE)
+_INFINITE = re.compile(r"[+-]?inf(?:inity)?", re.IGNORECASE)
 _FIX = (
     "pass a log Inspect wrote (a .eval or .json file from inspect eval's --log-dir, "
     "default ./logs), a gradewire run folder, or lm-eval's samples_<task>_<date>.jsonl"
@@ -105,10 +114,13 @@ def _number(value: Any) -> float | str | None:
             return _LETTERS[text]
         if text.lower() in _WORDS:
             return _WORDS[text.lower()]
-        try:
-            number = float(text)
-        except ValueError:
+        if _NAN.fullmatch(text):
+            return None  # NaN written as text: unscored, as the number NaN is
+        if _INFINITE.fullmatch(text):
+            return f"not a finite number: {value!r}"
+        if not _DECIMAL.fullmatch(text):
             return f"not a score gradewire can read: {value!r} (C, I, P, N, a number, yes/no)"
+        number = float(text)
         return number if math.isfinite(number) else f"not a finite number: {value!r}"
     return f"a {type(value).__name__} is not a score gradewire can read: {value!r}"
 
@@ -133,13 +145,33 @@ def _grade(key: str, value: float, score: Any) -> dict[str, Any]:
     }
 
 
-def _outcomes(name: str, score: Any, spec: str, keys: dict[str, str]) -> dict[str, GradeOutcome]:
+class _Keys(GraderKeys):
+    """The grader keys of a log, each with the scorer it was made from."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.scorer: dict[str, str] = {}
+
+
+def _key(names: _Keys, scorer: str, part: Any = None) -> str:
+    """The grader key of a scorer, or of the key ``part`` of its dict values, claimed."""
+    if part is None:
+        key = names.claim(scorer, f"scorer {scorer!r}")
+    else:
+        key = names.claim(f"{scorer}/{part}", f"the key {str(part)!r} of scorer {scorer!r}")
+    names.scorer[key] = scorer
+    return key
+
+
+def _outcomes(
+    name: str, score: Any, spec: str, keys: dict[str, str], names: _Keys
+) -> dict[str, GradeOutcome]:
     """The outcomes of one scorer's score (one per key of a dict value)."""
     value = score.value
     parts = (
-        {f"{name}/{k}": v for k, v in value.items()}
+        {_key(names, name, k): v for k, v in value.items()}
         if isinstance(value, Mapping)
-        else {name: value}
+        else {_key(names, name): value}
     )
     out: dict[str, GradeOutcome] = {}
     for key, part in parts.items():
@@ -194,12 +226,14 @@ def _sample_id(sample: Any) -> str:
     return str(sample.id) if sample.epoch == 1 else f"{sample.id}#{sample.epoch}"
 
 
-def _record(sample: Any, specs: Mapping[str, dict[str, Any]], keys: dict[str, str]) -> SampleRecord:
+def _record(
+    sample: Any, specs: Mapping[str, dict[str, Any]], keys: dict[str, str], names: _Keys
+) -> SampleRecord:
     data = _sample_input(sample)
     outcomes: dict[str, GradeOutcome] = {}
     for name, score in (sample.scores or {}).items():
         spec = _spec_hash(specs.get(name) or {"scorer": name})
-        outcomes.update(_outcomes(name, score, spec, keys))
+        outcomes.update(_outcomes(name, score, spec, keys, names))
     invalid = sample.invalidation
     if invalid is not None:
         # An invalidated sample counts for no scorer: unscored, never its old score.
@@ -240,18 +274,19 @@ def _fill(
 def _run(path: Path, log: Any) -> EvalRun:
     specs = _scorer_specs(log)
     keys: dict[str, str] = {}
+    names = _Keys(str(path))
     # Scorers the log declares come first, in its order, even when no sample has a score.
     for name, spec in specs.items():
         results = log.results.scores if log.results is not None else []
         sub = [r.name for r in results if r.scorer == name and r.name != name]
-        for key in [f"{name}/{s}" for s in sub] or [name]:
+        for key in [_key(names, name, s) for s in sub] or [_key(names, name)]:
             keys.setdefault(key, _spec_hash(spec))
     order = {str(i): n for n, i in enumerate(log.eval.dataset.sample_ids or ())}
     samples = sorted(
         log.samples or (),
         key=lambda s: (order.get(str(s.id), len(order)), str(s.id), s.epoch),
     )
-    records = [_record(sample, specs, keys) for sample in samples]
+    records = [_record(sample, specs, keys, names) for sample in samples]
     seen: dict[str, Any] = {}
     for record, sample in zip(records, samples, strict=True):
         earlier = seen.setdefault(record.id, sample)
@@ -263,7 +298,7 @@ def _run(path: Path, log: Any) -> EvalRun:
             )
     records = _fill(records, samples, keys)
     graders = [
-        {"key": key, "type": "inspect", **(specs.get(key.split("/", 1)[0]) or {})} for key in keys
+        {"key": key, "type": "inspect", **(specs.get(names.scorer[key]) or {})} for key in keys
     ]
     epochs = log.eval.config.epochs or 1
     dataset = log.eval.dataset.samples

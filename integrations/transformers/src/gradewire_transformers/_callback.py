@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from gradewire import BaseGrader, FanOutSink, InvalidTypeError, MissingDependencyError, RewardLogger
 from gradewire.core import LogValue
 from gradewire.sinks import Sink
+from gradewire.train import Alert, RewardMonitor
 from gradewire_transformers._reward import TrlReward
 
 try:
@@ -86,6 +87,13 @@ class GradewireCallback(TrainerCallback):
             window of the completions the reward functions graded failed; None: never
             (see `RewardLogger`). Each `trl_reward` also checks its own bound.
         error_window: The window: None, each batch on its own; N, the last N completions.
+        gold: A trusted grader graded beside the reward functions on ``gold_fraction``
+            of the completions (picked by a hash of each one), for the reward-health
+            figures and the ``gold_decline`` alert (see `gradewire.train.RewardMonitor`).
+        gold_fraction: The share of completions the gold grades.
+        monitor: The `RewardMonitor` (True: the default one; False: no health alerts).
+        on_alert: ``"warn"``: log alerts and train on; ``"raise"``: stop training at the
+            logging step that raised one (`RewardHealthError`), as fail-fast does.
     """
 
     def __init__(
@@ -97,6 +105,10 @@ class GradewireCallback(TrainerCallback):
         table_every: int = 1,
         max_error_rate: float | None = 1.0,
         error_window: int | None = None,
+        gold: BaseGrader | None = None,
+        gold_fraction: float = 0.25,
+        monitor: RewardMonitor | bool = True,
+        on_alert: Literal["warn", "raise"] = "warn",
     ) -> None:
         if getattr(TrainerCallback, "_missing", False):
             raise MissingDependencyError("transformers", extra="trl", purpose=_PURPOSE)
@@ -118,6 +130,10 @@ class GradewireCallback(TrainerCallback):
             table_every=table_every,
             max_error_rate=max_error_rate,
             error_window=error_window,
+            gold=gold,
+            gold_fraction=gold_fraction,
+            monitor=monitor,
+            on_alert=on_alert,
         )
         self.reward_logger.fail_fast.where = "GradewireCallback(...)"
         for reward in rewards:
@@ -129,6 +145,7 @@ class GradewireCallback(TrainerCallback):
             self._given = listed[0] if len(listed) == 1 else FanOutSink(*listed)
         self._sink: Sink | None = self._given
         self._warned = False
+        self._raised: list[Alert] = []
 
     def _target(self, report_to: Sequence[str]) -> Sink | None:
         if self._sink is None:
@@ -148,9 +165,13 @@ class GradewireCallback(TrainerCallback):
         """Drain the window and build this step's logs ({} on other ranks or when empty)."""
         tables = self.reward_logger.tables(step) if main else {}
         window = self.reward_logger.collect()  # every rank, even when it has nothing
-        if window.empty or not main:
+        if window.empty:
             return {}
         logs = window.to_logs(self.reward_logger.prefix)
+        # Every rank watches the same merged figures, so every rank raises alike.
+        self._raised = self.reward_logger.watch(step, logs)
+        if not main:
+            return {}
         logs.update(tables)
         return logs
 
@@ -159,12 +180,13 @@ class GradewireCallback(TrainerCallback):
     ) -> None:
         """Log the window that ends at this logging step."""
         step = int(state.global_step)
+        self._raised = []
         out = self.logs_at(step, main=bool(state.is_world_process_zero))
-        if not out:
-            return
-        sink = self._target(list(getattr(args, "report_to", None) or []))
-        if sink is not None:
-            sink.log(out, step)
+        if out:
+            sink = self._target(list(getattr(args, "report_to", None) or []))
+            if sink is not None:
+                sink.log(out, step)
+        self.reward_logger.act(self._raised)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         """Deliver what the tracker sinks hold; the runs stay the trainer's to finish.

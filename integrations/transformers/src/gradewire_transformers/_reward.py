@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from gradewire import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.train._fail_fast import FailFast
+from gradewire.train._gold import timed_attempts
 
 __all__ = ["TrlReward", "trl_reward"]
 
@@ -110,13 +112,23 @@ class TrlReward:
         """Grade the batch: one float per completion, `failure_value` where there is none."""
         columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
         samples = self.threads(prompts, completions, columns)
-        outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
-        grades = [o if isinstance(o, Grade) else None for o in outcomes]
-        if self._logger is not None:
+        if self._logger is None:
+            outcomes = await self.grader._attempt_many(samples, self.max_concurrency, self.timeout)
+        else:
+            # The gold reference (when the callback has one) grades its share concurrently.
+            (outcomes, seconds), gold = await asyncio.gather(
+                timed_attempts(self.grader, samples, self.max_concurrency, self.timeout),
+                self._logger.gold_grades(
+                    samples, max_concurrency=self.max_concurrency, timeout=self.timeout
+                ),
+            )
             lengths = (
                 None if completion_ids is None else [float(len(ids)) for ids in completion_ids]
             )
-            self._logger.record(self.grader, samples, outcomes, lengths=lengths)
+            self._logger.record(
+                self.grader, samples, outcomes, lengths=lengths, gold=gold, latencies=seconds
+            )
+        grades = [o if isinstance(o, Grade) else None for o in outcomes]
         self.fail_fast.observe(self.grader.grader_key, outcomes)
         log_extra = kwargs.get("log_extra")
         if self.log_reasoning and callable(log_extra):

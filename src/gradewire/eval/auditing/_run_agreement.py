@@ -8,13 +8,17 @@ run's report.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
+import io
 import json
 import math
 import os
 import re
+import tempfile
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,8 +26,16 @@ from gradewire.core import InvalidInputError
 from gradewire.eval.reporting._page import escape, page
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.stats import Agreement, agreement
+from gradewire.stats._text import format_id
 
-__all__ = ["RunAgreement", "read_labels", "run_agreement", "write_agreement_page"]
+__all__ = [
+    "RunAgreement",
+    "label_text",
+    "page_slug",
+    "read_labels",
+    "run_agreement",
+    "write_agreement_page",
+]
 
 Scale = Literal["nominal", "ordinal", "interval"]
 _TRUE = {"true", "yes", "pass"}
@@ -31,6 +43,18 @@ _FALSE = {"false", "no", "fail"}
 # The mark of a page gradewire wrote: only such a file is ever written over.
 _MARK = "<!-- written by gradewire agreement -->"
 _SHOWN_ROWS = 200
+
+
+# A number as a labels file writes it: ASCII digits, no "_" separators ("1_000" and Unicode
+# digits, which float() takes, are not labels), "nan" and "inf" refused below as not finite.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.ASCII)
+
+
+def _decimal(text: str) -> float:
+    """``text`` (stripped, lower case) as a number; ValueError if it is not one."""
+    if _DECIMAL.fullmatch(text) is None:
+        raise ValueError(text)
+    return float(text)
 
 
 def _label(value: object, where: str) -> float | None:
@@ -46,7 +70,7 @@ def _label(value: object, where: str) -> float | None:
         if text in _TRUE or text in _FALSE:
             return float(text in _TRUE)
         try:
-            number = float(text)
+            number = _decimal(text)
         except ValueError:
             raise InvalidInputError(
                 f"{where}: the label {value!r} is not a number; give labels on the grader's "
@@ -66,10 +90,40 @@ def read_labels(path: str | os.PathLike[str]) -> dict[str, float | None]:
     null label is a missing one.
 
     Raises:
-        InvalidInputError: The file is unreadable, a row lacks ``id`` or ``label``, an id
-            repeats, or a label is not a number.
+        InvalidInputError: The file is unreadable, a row lacks ``id`` or ``label`` (a CSV
+            row with fewer or more fields than its header), a JSON row names a key twice,
+            an id repeats, or a label is not a number.
     """
     file = Path(path)
+    labels: dict[str, float | None] = {}
+    for where, key, raw in _label_rows(file):
+        labels[key] = _label(raw, where)
+    return labels
+
+
+def label_text(path: str | os.PathLike[str]) -> dict[float, str]:
+    """How a labels file writes each label value: ``{1.0: "pass", 0.0: "fail"}``.
+
+    For showing the labels as given (a confusion matrix's headings). Values written in
+    several ways show them all (``"pass / 1"``).
+
+    Raises:
+        InvalidInputError: As `read_labels`.
+    """
+    spellings: dict[float, list[str]] = {}
+    for where, _, raw in _label_rows(Path(path)):
+        value = _label(raw, where)
+        if value is None:
+            continue
+        text = raw.strip() if isinstance(raw, str) else json.dumps(raw)
+        known = spellings.setdefault(value, [])
+        if text not in known:
+            known.append(text)
+    return {value: " / ".join(texts) for value, texts in spellings.items()}
+
+
+def _label_rows(file: Path) -> list[tuple[str, str, Any]]:
+    """``(where, id, raw label)`` per row of a labels file, each id once."""
     suffix = file.suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         raise InvalidInputError(f"{file}: labels are a .jsonl or .csv file, not {suffix!r}")
@@ -79,24 +133,46 @@ def read_labels(path: str | os.PathLike[str]) -> dict[str, float | None]:
         raise InvalidInputError(f"cannot read the labels {file}: {exc}") from exc
     rows: list[tuple[str, Any]] = []
     if suffix == ".csv":
-        reader = csv.DictReader(text.splitlines())
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames or not {"id", "label"} <= set(reader.fieldnames):
             raise InvalidInputError(
                 f"{file}: a labels CSV needs the columns id and label, not {reader.fieldnames}"
             )
-        rows = [(f"{file}:{n}", row) for n, row in enumerate(reader, start=2)]
+        width = len(reader.fieldnames)
+        for row in reader:
+            where = f"{file}:{reader.line_num}"
+            if None in row:  # csv's restkey: fields beyond the header
+                raise InvalidInputError(
+                    f"{where}: the row has more fields than the header's {width}; quote a "
+                    "field that holds a comma"
+                )
+            if any(value is None for value in row.values()):  # csv's restval: fields missing
+                raise InvalidInputError(
+                    f"{where}: the row has fewer fields than the header's {width}; leave a "
+                    "label empty (id,) to say it is missing"
+                )
+            rows.append((where, row))
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
+            where = f"{file}:{number}"
             try:
-                row = json.loads(line)
+                row = json.loads(line, object_pairs_hook=_object)
+            except _RepeatedKey as exc:
+                raise InvalidInputError(
+                    f"{where}: the key {exc.key!r} appears twice in one object; JSON readers "
+                    "would keep one silently, so keep one yourself"
+                ) from None
             except ValueError as exc:
-                raise InvalidInputError(f"{file}:{number}: not JSON ({exc})") from None
+                raise InvalidInputError(f"{where}: not JSON ({exc})") from None
+            except RecursionError:
+                raise InvalidInputError(f"{where}: the row is nested too deeply") from None
             if not isinstance(row, dict):
-                raise InvalidInputError(f"{file}:{number}: a label row is a JSON object")
-            rows.append((f"{file}:{number}", row))
-    labels: dict[str, float | None] = {}
+                raise InvalidInputError(f"{where}: a label row is a JSON object")
+            rows.append((where, row))
+    out: list[tuple[str, str, Any]] = []
+    seen: set[str] = set()
     for where, row in rows:
         if "id" not in row or "label" not in row:
             raise InvalidInputError(f"{where}: a label row needs 'id' and 'label'")
@@ -104,12 +180,31 @@ def read_labels(path: str | os.PathLike[str]) -> dict[str, float | None]:
         if not isinstance(sample_id, (str, int)) or isinstance(sample_id, bool):
             raise InvalidInputError(f"{where}: the id {sample_id!r} is not a string")
         key = str(sample_id)
-        if key in labels:
+        if key in seen:
             raise InvalidInputError(f"{where}: the id {key!r} is labelled twice")
-        labels[key] = _label(row["label"], where)
-    if not labels:
+        seen.add(key)
+        out.append((where, key, row["label"]))
+    if not out:
         raise InvalidInputError(f"{file} holds no labels")
-    return labels
+    return out
+
+
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object that names each key once (``json`` would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return out
 
 
 @dataclass(frozen=True)
@@ -233,6 +328,7 @@ def run_agreement(
     labels: Mapping[str, float | None],
     *,
     labels_name: str = "labels",
+    label_text: Mapping[float, str] | None = None,
     scale: Scale | None = None,
     cluster_key: str | None = None,
     n_resamples: int = 2000,
@@ -245,7 +341,9 @@ def run_agreement(
         grader: The grader key.
         labels: Id → label (None: missing), e.g. from `read_labels`, or another run's
             `EvalRun.scores`.
-        labels_name: What the labels are, for the heading.
+        labels_name: What the labels are, for the heading and the confusion matrix.
+        label_text: How the labels were written (`label_text`), to head the confusion
+            matrix's columns with the labels as given ("pass" rather than 1).
         scale: The level of measurement; None: nominal when every score and label is 0
             or 1, else interval.
         cluster_key: A metadata field: whole clusters are resampled.
@@ -285,7 +383,20 @@ def run_agreement(
                 f"cluster key {cluster_key!r}: sample {missing[0]!r} has no such field"
             )
         clusters = {k: str(records[k].metadata[cluster_key]) for k in compared}
-    result = agreement(a, b, scale=scale, clusters=clusters, n_resamples=n_resamples, seed=seed)
+    result = agreement(
+        a,
+        b,
+        scale=scale,
+        clusters=clusters,
+        n_resamples=n_resamples,
+        seed=seed,
+        names=(f"grader {grader}", labels_name),
+    )
+    if label_text and result.categories is not None:
+        rows = tuple(format_id(c) for c in result.categories)
+        columns = tuple(_as_given(c, label_text) for c in result.categories)
+        if columns != rows:
+            result = replace(result, category_text=(rows, columns))
     shown = [str(i) for i in result.disagreements[:_SHOWN_ROWS]]
     return RunAgreement(
         run=run.name,
@@ -302,14 +413,26 @@ def run_agreement(
     )
 
 
+def _as_given(category: object, text: Mapping[float, str]) -> str:
+    if isinstance(category, int | float) and not isinstance(category, bool):
+        given = text.get(float(category))
+        if given is not None:
+            return given
+    return format_id(category)
+
+
 def write_agreement_page(result: RunAgreement, folder: Path) -> Path:
     """Write ``agreement-<grader>.html`` into ``folder`` (the run folder), beside its report.
+
+    The name is the grader key where it is safe in a file name; a key that had to be
+    changed for it (``a/b``) gets a digest of the key too, so no two keys share a page
+    (``a/b`` and ``a_b``). The page is written to a temporary file of its own and renamed
+    into place: two runs at once never write into one file.
 
     Raises:
         InvalidInputError: A file of that name exists that gradewire did not write.
     """
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", result.grader).strip("._") or "grader"
-    path = folder / f"agreement-{slug}.html"
+    path = folder / f"agreement-{page_slug(result.grader)}.html"
     if path.exists():
         try:
             ours = _MARK in path.read_text(encoding="utf-8", errors="replace")
@@ -319,7 +442,23 @@ def write_agreement_page(result: RunAgreement, folder: Path) -> Path:
             raise InvalidInputError(
                 f"{path} exists and gradewire did not write it; move it away, and run again"
             )
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(result.to_html(), encoding="utf-8", errors="surrogatepass")
-    os.replace(temporary, path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.fchmod(handle, 0o644)  # a page to read, as the report beside it (mkstemp: 0600)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as file:
+            file.write(result.to_html())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
     return path
+
+
+def page_slug(grader: str) -> str:
+    """The grader key as the page's file name part: itself if safe, else cleaned + digest."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", grader).strip("._")[:80] or "grader"
+    if slug == grader:
+        return slug
+    digest = hashlib.sha256(grader.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug}-{digest}"

@@ -7,10 +7,10 @@ for (``allow_mismatched_prompts``, ``allow_changed_graders``). Samples and grade
 one run has are listed, never dropped silently.
 
 The difference ``B - A`` of each grader's mean is taken over the samples both runs scored,
-with its paired standard error, and an interval and a p-value from one procedure
-(`paired_difference`: McNemar with Tango's interval for 0/1 graders, the paired bootstrap
-with the p-value that inverts its interval otherwise, both clustered with a cluster key),
-so the two never disagree. With several graders the p-values are also given
+with its paired standard error, and an interval and a p-value from one method
+(`paired_difference`: the mid-p McNemar test with Tango's score interval for 0/1 graders,
+the paired t otherwise, a cluster-robust CR2 t with a cluster key), so the two never
+disagree. With several graders the p-values are also given
 Holm-adjusted; the intervals are not adjusted.
 """
 
@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gradewire.core import InvalidInputError
-from gradewire.eval.comparing._paired_difference import paired_difference
+from gradewire.eval.comparing._paired_difference import NONE, paired_difference
 from gradewire.eval.comparing._power import minimum_detectable_difference
 from gradewire.eval.comparing._results import (
     ChangedSample,
@@ -65,8 +66,10 @@ def compare_runs(
     Args:
         a: The baseline run.
         b: The run compared with it; differences are ``B - A``.
-        cluster_key: A metadata field grouping dependent samples: the standard error,
-            the interval (whole clusters resampled) and the test are clustered by it.
+        cluster_key: A metadata field grouping samples that share a source (a document,
+            an Inspect sample's epochs): the standard error, the interval and the test
+            are clustered by it. None treats the pairs as independent (a run's own
+            ``cluster_key`` is not applied unless passed here).
         by: A metadata field (topic, difficulty, source): each grader is also compared
             slice by slice on its values, and a slice whose difference has the other
             sign than the whole is flagged (`SliceComparison.flips`).
@@ -122,9 +125,10 @@ def compare_runs(
     )
     adjusted = holm([r.p_value for r in results])
     results = [replace(r, p_value_holm=p) for r, p in zip(results, adjusted, strict=True)]
+    name_a, name_b = display_names(a, b)
     return Comparison(
-        run_a=a.name,
-        run_b=b.name,
+        run_a=name_a,
+        run_b=name_b,
         graders=tuple(replace(r, verdict=verdict(r, len(results))) for r in results),
         only_a=only_a,
         only_b=only_b,
@@ -139,6 +143,40 @@ def compare_runs(
         samples=samples,
         sample_counts=counts,
     )
+
+
+def display_names(a: EvalRun, b: EvalRun) -> tuple[str, str]:
+    """Short names of two runs, unique between them.
+
+    An Inspect log is named by its task and model (its file name is a long time stamp);
+    when both runs share them, the log's own id (the file name's last ``_`` part) tells
+    them apart. Two runs of one name (folders of one name in two places) get "(A)" and
+    "(B)".
+    """
+    names = [_short_name(a), _short_name(b)]
+    if names[0] == names[1]:
+        ids = (_log_id(a), _log_id(b))
+        if all(ids) and ids[0] != ids[1]:
+            names = [f"{names[0]} ({ids[0]})", f"{names[1]} ({ids[1]})"]
+        elif a.name != b.name:
+            names = [a.name, b.name]
+        else:
+            names = [f"{a.name} (A)", f"{b.name} (B)"]
+    return names[0], names[1]
+
+
+def _short_name(run: EvalRun) -> str:
+    config = run.config
+    if config.get("source") == "inspect" and config.get("task") and config.get("model"):
+        return f"{config['task']} {config['model']}"
+    return run.name
+
+
+def _log_id(run: EvalRun) -> str:
+    log = run.config.get("log")
+    if not isinstance(log, str):
+        return ""
+    return Path(log).stem.rsplit("_", 1)[-1]
 
 
 def _prompt(record: SampleRecord) -> str:
@@ -256,33 +294,67 @@ def _slices(
         mask = np.array([v == value for v in values], dtype=bool)
         xs, ys = x[mask], y[mask]
         n = int(mask.sum())
-        diff = float((ys - xs).mean())
+        with np.errstate(over="ignore"):
+            diff = _mean(ys - xs) if n else nan
         low = high = p = nan
+        method, note = NONE, ""
         sub_groups = [g for g, m in zip(groups, mask, strict=True) if m] if groups else None
-        if n >= 2 and (sub_groups is None or len(set(sub_groups)) >= 2):
+        within_one = sub_groups is not None and len(set(sub_groups)) == 1
+        if n < 2:
+            note = f"{n} pair: no interval from a single pair"
+        else:
             result = paired_difference(
                 xs,
                 ys,
-                clusters=sub_groups,
+                clusters=None if within_one else sub_groups,
                 n_resamples=n_resamples,
                 confidence=confidence,
                 seed=seed,
             )
-            low, high, p = result.low, result.high, result.p_value
+            low, high, p, method = result.low, result.high, result.p_value, result.method
+            reasons = list(result.warnings)
+            if within_one:
+                assert sub_groups is not None
+                reasons.insert(
+                    0,
+                    f"the slice is one cluster ({sub_groups[0]!r}): its pairs are treated as "
+                    "independent, so the interval is of this cluster's own difference, not "
+                    "of clusters like it",
+                )
+            note = "; ".join(reasons)
+        flips = bool(diff * overall < 0)
         out.append(
             SliceComparison(
                 value=value,
                 n_pairs=n,
-                mean_a=float(xs.mean()),
-                mean_b=float(ys.mean()),
+                mean_a=_mean(xs),
+                mean_b=_mean(ys),
                 diff=diff,
                 ci_low=low,
                 ci_high=high,
                 p_value=p,
-                flips=diff * overall < 0,
+                flips=flips,
+                flips_clearly=flips and (high < 0.0 if overall > 0 else low > 0.0),
+                method=method,
+                note=note,
             )
         )
     return tuple(out)
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean, rescaled so that huge finite scores do not overflow its sum."""
+    if not values.size:
+        return math.nan
+    largest = float(np.max(np.abs(values)))
+    if not math.isfinite(largest):
+        # Differences that overflowed: paired_difference refuses them with the reason.
+        with np.errstate(invalid="ignore", over="ignore"):
+            return float(values.mean())
+    if largest <= 1e100:
+        return float(values.mean())
+    scale = 2.0 ** math.floor(math.log2(largest))
+    return float((values / scale).mean() * scale)
 
 
 def _compare_grader(
@@ -305,7 +377,9 @@ def _compare_grader(
     y = np.array([scores_b[rb.id] for _, _, rb in kept], dtype=np.float64)
     groups = [labels[i] for i, _, _ in kept] if labels is not None else None
     values = [slice_values[i] for i, _, _ in kept] if slice_values is not None else None
-    d = y - x
+    with np.errstate(over="ignore"):
+        # Differences of scores near the float limit overflow: paired_difference refuses them.
+        d = y - x
     n = int(d.size)
     nan = math.nan
     wins, losses = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
@@ -327,15 +401,15 @@ def _compare_grader(
     base = GraderComparison(
         grader=key,
         n_pairs=n,
-        mean_a=float(x.mean()) if n else nan,
-        mean_b=float(y.mean()) if n else nan,
-        diff=float(d.mean()) if n else nan,
+        mean_a=_mean(x),
+        mean_b=_mean(y),
+        diff=_mean(d),
         stderr=nan,
         ci_low=nan,
         ci_high=nan,
         bootstrap_stderr=nan,
         confidence=confidence,
-        method="none",
+        method=NONE,
         p_value=nan,
         p_value_holm=nan,
         wins=wins,
@@ -355,7 +429,7 @@ def _compare_grader(
     if values is not None and n:
         base = replace(
             base,
-            slices=_slices(x, y, values, groups, float(d.mean()), n_resamples, confidence, seed),
+            slices=_slices(x, y, values, groups, _mean(d), n_resamples, confidence, seed),
         )
     if n < 2:
         return replace(base, warnings=(f"{n} pair(s) scored by both runs: nothing to compare",))
@@ -380,5 +454,6 @@ def _compare_grader(
         naive_ci_low=result.naive_low,
         naive_ci_high=result.naive_high,
         warnings=result.warnings,
+        dof=result.dof,
         detectable=minimum_detectable_difference(result.stderr, confidence),
     )

@@ -1,55 +1,64 @@
 """One method per grader: the interval and the p-value of a paired difference, in agreement.
 
-Each grader's difference ``mean(b - a)`` gets one procedure, and both its interval and
-its p-value come from it, so an interval that excludes 0 always sits beside
-``p < 1 - confidence`` and an interval that includes 0 beside ``p >= 1 - confidence``:
+Each grader's difference ``mean(b - a)`` gets one named method, chosen for small counts
+(`gradewire.stats._paired` has the references), and its interval excludes 0 exactly
+when its p-value is below ``1 - confidence``:
 
-- 0/1 scores: McNemar's test with Tango's score interval (`mcnemar_tango`); with a
-  cluster key, the clustered McNemar test with the interval that inverts it
-  (`clustered_mcnemar`). Both intervals stay within [-1, 1].
-- Other scores: the paired bootstrap (BCa; whole clusters resampled with a cluster key)
-  with the p-value that inverts its interval (`paired_bootstrap`). Its interval stays
-  within the range of the resampled means.
+- 0/1 scores, independent pairs: the mid-p McNemar test with Tango's score interval.
+  The mid-p test never rejects where Tango's interval includes 0 (its rejections are a
+  subset of the asymptotic McNemar test's, which Tango's interval inverts); where Tango's
+  interval excludes 0 but the mid-p test does not reject, the interval is extended to 0
+  and a warning says so, so the two always agree.
+- Other scores, independent pairs: the paired t test and interval (n - 1 degrees of
+  freedom). At small n it holds its level where the paired bootstrap covers too little
+  (``docs/methods/audit-paired.md``).
+- With clusters (any scores): the cluster-robust CR2 standard error with Student's t on
+  the Bell–McCaffrey degrees of freedom, the small-sample correction for few clusters.
 
-Few clusters make any clustered interval unreliable: under `FEW_CLUSTERS` a warning
-says so, and the unclustered interval is kept beside the clustered one.
+The functions take plain arrays, so a comparison of many runs (a leaderboard) calls
+`paired_difference` once per pair of runs.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from gradewire.eval.comparing._bootstrap import BootstrapInterval, paired_bootstrap
-from gradewire.eval.comparing._paired_binary import ScoreInterval, clustered_mcnemar, mcnemar_tango
-from gradewire.eval.runs._statistics import clustered_stderr
+from gradewire.core import InvalidInputError
+from gradewire.stats._paired import cr2_interval, mcnemar_mid_p, tango_interval
 
 __all__ = [
     "BINARY",
-    "BINARY_CLUSTERED",
-    "BOOTSTRAP",
-    "BOOTSTRAP_CLUSTERED",
+    "CLUSTERED",
     "FEW_CLUSTERS",
-    "FEW_DIFFERING",
+    "PAIRED_T",
     "PairedDifference",
     "paired_difference",
 ]
 
-# Below this many clusters a clustered interval's own width is too uncertain to trust
-# (cluster-robust errors need a few dozen clusters; Cameron and Miller 2015).
-FEW_CLUSTERS = 20
-# Below this many pairs that differ, a bootstrap distribution is too coarse: it sees a
-# handful of distinct values and gives intervals that are too narrow.
-FEW_DIFFERING = 10
+# Below this many clusters the simulation audit (docs/methods/audit-paired.md) finds the
+# CR2 interval's coverage or the test's level off by more than the audit allows for some
+# data; the verdict then says how many clusters there are and shows the unclustered
+# interval beside the clustered one.
+FEW_CLUSTERS = 10
 
-BINARY = "McNemar test, Tango score interval"
-BINARY_CLUSTERED = "clustered McNemar test (Durkalski), its inverted interval"
-BOOTSTRAP = "paired bootstrap (BCa), p-value by inverting the interval"
-BOOTSTRAP_CLUSTERED = "cluster bootstrap (BCa), p-value by inverting the interval"
+# Clusters this many times larger than the smallest one make the CR2 interval's level
+# slip in the audit's "unlike clusters" cells (2 to 40 pairs a cluster).
+UNLIKE_SIZES = 5
+
+BINARY = "mid-p McNemar test, Tango score interval"
+PAIRED_T = "paired t test and interval"
+CLUSTERED = "cluster-robust t (CR2, Bell–McCaffrey degrees of freedom)"
+NONE = "none"
+
+# Scores whose magnitude passes this are rescaled by a power of two before any sum of
+# squares, which overflows float64 from about 1e154.
+_LARGE = 1e100
 
 
 @dataclass(frozen=True)
@@ -58,17 +67,17 @@ class PairedDifference:
 
     Attributes:
         estimate: ``mean(b - a)``.
-        low: Lower end of the interval.
+        low: Lower end of the interval (NaN: no interval; ``warnings`` say why).
         high: Upper end.
-        p_value: Two-sided p-value of "no difference", from the same procedure.
-        method: The procedure's name (one of the module's method names).
-        stderr: Paired standard error (cluster-robust with clusters).
-        bootstrap_stderr: Standard deviation of the bootstrap distribution (NaN when the
-            method does not resample).
+        p_value: Two-sided p-value of "no difference", from the same method.
+        method: The method's name (one of the module's method names).
+        stderr: Paired standard error (CR2 cluster-robust with clusters).
+        bootstrap_stderr: Kept for compatibility: NaN (no method here resamples).
         n_clusters: Clusters (None: unclustered).
         naive_low: With clusters, the lower end of the unclustered interval.
         naive_high: Its upper end.
         warnings: What makes the interval less reliable than its level says.
+        dof: Degrees of freedom of the t methods (NaN for McNemar/Tango).
     """
 
     estimate: float
@@ -82,6 +91,7 @@ class PairedDifference:
     naive_low: float = math.nan
     naive_high: float = math.nan
     warnings: tuple[str, ...] = ()
+    dof: float = math.nan
 
 
 def is_binary(x: npt.NDArray[np.float64]) -> bool:
@@ -103,70 +113,159 @@ def paired_difference(
     Args:
         a: Scores of run A, one per pair (at least two pairs).
         b: Scores of run B on the same samples.
-        clusters: A cluster label per pair, or None for independent samples.
+        clusters: A cluster label per pair, or None for independent pairs.
         confidence: Level of the interval.
-        n_resamples: Bootstrap resamples (scores other than 0/1).
-        seed: Bootstrap seed.
+        n_resamples: Unused (no method here resamples); kept for callers.
+        seed: Unused; kept for callers.
 
     Raises:
-        InvalidInputError: Fewer than two pairs (or clusters), or bad arguments.
+        InvalidInputError: Fewer than two pairs (or clusters), scores that are not
+            finite, differences too large for a float, or bad arguments.
     """
+    del n_resamples, seed
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
-    d = y - x
-    n = int(d.size)
-    binary = is_binary(x) and is_binary(y)
-    stderr = float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    notes: list[str] = []
-    differing = int(np.count_nonzero(d))
-    if not binary and 0 < differing < FEW_DIFFERING:
-        notes.append(
-            f"only {differing} pair(s) differ: a bootstrap of so few is too narrow; "
-            "grade more samples before trusting the interval"
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise InvalidInputError(
+            f"a and b must be 1-D, of one length and hold 2 or more pairs (got {x.shape} "
+            f"and {y.shape})"
         )
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise InvalidInputError("a and b must hold finite numbers; leave unscored pairs out")
+    if not 0.0 < confidence < 1.0:
+        raise InvalidInputError(f"confidence must be between 0 and 1, not {confidence!r}")
+    scale = _scale(x, y)
+    if scale != 1.0:
+        result = paired_difference(x / scale, y / scale, clusters=clusters, confidence=confidence)
+        return _rescaled(result, scale)
     if clusters is None:
-        if binary:
-            gained, lost = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-            score = mcnemar_tango(gained, lost, n, confidence)
-            return _result(score, BINARY, stderr, None, tuple(notes))
-        boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        return _result(boot, BOOTSTRAP, stderr, None, tuple(notes))
-    naive = paired_difference(x, y, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    clustered_se, n_clusters = clustered_stderr(d, clusters)
+        return _independent(x, y, confidence)
+    labels = list(clusters)
+    if len(labels) != x.size:
+        raise InvalidInputError(f"clusters must hold one label per pair ({x.size})")
+    n_clusters = len(set(map(str, labels)))
+    if n_clusters < 2:
+        raise InvalidInputError("a clustered comparison needs at least 2 clusters")
+    naive = _independent(x, y, confidence)
+    d = y - x
+    notes = list(_spread_notes(d))
     if n_clusters < FEW_CLUSTERS:
         notes.append(
-            f"only {n_clusters} clusters: a clustered interval needs about {FEW_CLUSTERS} "
-            "or more to be trusted"
+            f"only {n_clusters} clusters: the clustered interval uses a small-sample "
+            f"correction (CR2, t on few degrees of freedom), so it is wide; with fewer than "
+            f"{FEW_CLUSTERS} clusters its coverage depends on how alike the clusters are"
         )
-    if binary:
-        score, _ = clustered_mcnemar(d, clusters, confidence)
-        result = _result(score, BINARY_CLUSTERED, clustered_se, n_clusters, tuple(notes))
-    else:
-        boot = paired_bootstrap(
-            x, y, clusters=clusters, n_resamples=n_resamples, confidence=confidence, seed=seed
+    sizes = Counter(map(str, labels)).values()
+    if max(sizes) >= UNLIKE_SIZES * min(sizes):
+        notes.append(
+            f"clusters of very unequal size ({min(sizes)} to {max(sizes)} pairs): with such "
+            "clusters the simulation audit finds the clustered interval's coverage down to "
+            "about 93% and its false-positive rate up to about 7% (not 5%); read a p-value "
+            "near the level with care"
         )
-        result = _result(boot, BOOTSTRAP_CLUSTERED, clustered_se, n_clusters, tuple(notes))
-    return replace(result, naive_low=naive.low, naive_high=naive.high)
-
-
-def _result(
-    interval: ScoreInterval | BootstrapInterval,
-    method: str,
-    stderr: float,
-    n_clusters: int | None,
-    notes: tuple[str, ...],
-) -> PairedDifference:
-    """The paired difference an interval (and its p-value) of ``method`` gives."""
+    if not np.any(d):
+        return PairedDifference(
+            0.0,
+            math.nan,
+            math.nan,
+            1.0,
+            CLUSTERED,
+            0.0,
+            n_clusters=n_clusters,
+            naive_low=naive.low,
+            naive_high=naive.high,
+            warnings=(*notes, _NO_SPREAD),
+        )
+    t = cr2_interval(d, labels, confidence)
+    low, high = _within(t.low, t.high, x, y)
     return PairedDifference(
-        estimate=interval.estimate,
-        low=interval.low,
-        high=interval.high,
-        p_value=interval.p_value,
-        method=method,
-        stderr=stderr,
-        bootstrap_stderr=(
-            interval.standard_error if isinstance(interval, BootstrapInterval) else math.nan
-        ),
-        n_clusters=n_clusters,
-        warnings=notes,
+        t.estimate,
+        low,
+        high,
+        t.p_value,
+        CLUSTERED,
+        t.stderr,
+        n_clusters=t.n_clusters,
+        naive_low=naive.low,
+        naive_high=naive.high,
+        warnings=tuple(notes),
+        dof=t.dof,
     )
+
+
+_NO_SPREAD = (
+    "every pair has the same difference, so the data say nothing about how much it "
+    "could vary: no interval (grade more samples, or samples where the runs differ)"
+)
+
+
+def _independent(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], confidence: float
+) -> PairedDifference:
+    d = y - x
+    n = int(d.size)
+    stderr = float(d.std(ddof=1)) / math.sqrt(n)
+    if is_binary(x) and is_binary(y):
+        gained, lost = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
+        low, high = tango_interval(gained, lost, n, confidence)
+        p_value = mcnemar_mid_p(gained, lost)
+        notes: tuple[str, ...] = ()
+        alpha = 1.0 - confidence
+        if (low > 0.0 or high < 0.0) and p_value >= alpha:
+            notes = (
+                f"Tango's interval alone ({low:.4f} to {high:.4f}) excludes 0 but the "
+                f"mid-p McNemar test does not reject no difference (p = {p_value:.4f}): "
+                "the interval is extended to 0, so the two agree",
+            )
+            low, high = min(low, 0.0), max(high, 0.0)
+        return PairedDifference(float(d.mean()), low, high, p_value, BINARY, stderr, warnings=notes)
+    notes = tuple(_spread_notes(d))
+    if not np.any(d != d[0]):
+        return PairedDifference(
+            float(d[0]), math.nan, math.nan, math.nan, PAIRED_T, 0.0, warnings=(*notes, _NO_SPREAD)
+        )
+    t = cr2_interval(d, None, confidence)
+    low, high = _within(t.low, t.high, x, y)
+    return PairedDifference(
+        t.estimate, low, high, t.p_value, PAIRED_T, t.stderr, warnings=notes, dof=t.dof
+    )
+
+
+def _spread_notes(d: npt.NDArray[np.float64]) -> tuple[str, ...]:
+    differing = int(np.count_nonzero(d))
+    if 0 < differing < 5 and not is_binary(np.abs(d)):
+        return (
+            f"only {differing} pair(s) differ: the t interval rests on very few differences; "
+            "grade more samples before trusting it",
+        )
+    return ()
+
+
+def _within(
+    low: float, high: float, x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]
+) -> tuple[float, float]:
+    """The interval cut to the differences the scores' range allows (0/1 or [0, 1]: ±1)."""
+    if np.all((x >= 0.0) & (x <= 1.0) & (y >= 0.0) & (y <= 1.0)):
+        return max(low, -1.0), min(high, 1.0)
+    return low, high
+
+
+def _scale(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> float:
+    """A power of two to divide huge scores by (1.0 for ordinary ones)."""
+    largest = float(max(np.max(np.abs(x)), np.max(np.abs(y))))
+    if largest <= _LARGE:
+        return 1.0
+    return float(2.0 ** math.floor(math.log2(largest)))
+
+
+def _rescaled(result: PairedDifference, scale: float) -> PairedDifference:
+    figures = {
+        name: getattr(result, name) * scale
+        for name in ("estimate", "low", "high", "stderr", "naive_low", "naive_high")
+    }
+    if any(math.isinf(v) for v in figures.values()):
+        raise InvalidInputError(
+            "the scores are too large for their differences to be held as floats "
+            f"(|score| up to ~{scale:.1e}): rescale the grader's scores"
+        )
+    return replace(result, **figures)

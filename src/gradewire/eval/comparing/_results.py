@@ -95,7 +95,11 @@ class SliceComparison:
         ci_low: Lower end of the slice's interval (the grader's method, on the slice).
         ci_high: Upper end.
         p_value: The slice's p-value (same method; not adjusted across slices).
-        flips: The slice's difference has the opposite sign of the overall one.
+        flips: The slice's difference has the opposite sign of the overall one ("leans
+            the other way" when its interval includes 0).
+        flips_clearly: It does, and its interval excludes 0 ("goes the other way").
+        method: The method of the slice's interval and p-value (``"none"``: none).
+        note: Why the slice has no interval, or the assumption its interval rests on.
     """
 
     value: str
@@ -107,6 +111,9 @@ class SliceComparison:
     ci_high: float
     p_value: float
     flips: bool = False
+    flips_clearly: bool = False
+    method: str = "none"
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,11 +129,11 @@ class GraderComparison:
         stderr: Paired standard error of ``diff`` (cluster-robust with clusters).
         ci_low: Lower end of the interval of ``diff``.
         ci_high: Upper end.
-        bootstrap_stderr: Standard deviation of the bootstrap distribution (NaN when
-            the method does not resample).
+        bootstrap_stderr: Standard deviation of a bootstrap distribution (NaN: no
+            method of compare resamples; kept for readers of older output).
         confidence: The interval's level.
-        method: The one procedure that gave both the interval and the p-value (the
-            names are in `gradewire.eval` as ``BINARY``, ``BOOTSTRAP``, ...): the
+        method: The one method that gave both the interval and the p-value (mid-p
+            McNemar with Tango's interval, paired t, or cluster-robust CR2 t): the
             interval excludes 0 exactly when ``p_value < 1 - confidence``.
         p_value: Two-sided p-value of "no difference".
         p_value_holm: The p-value Holm-adjusted over every grader compared.
@@ -149,6 +156,7 @@ class GraderComparison:
         verdict: The comparison in words (plain text holding the grader key: escape it
             where it is rendered).
         slices: With ``by``, the comparison per value of that metadata field.
+        dof: Degrees of freedom of a t method (NaN for McNemar/Tango).
     """
 
     grader: str
@@ -177,6 +185,7 @@ class GraderComparison:
     detectable: float = math.nan
     verdict: str = ""
     slices: tuple[SliceComparison, ...] = ()
+    dof: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN as None)."""

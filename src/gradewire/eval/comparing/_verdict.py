@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 
-from gradewire.eval.comparing._paired_difference import FEW_CLUSTERS
+from gradewire.eval.comparing._paired_difference import BINARY, CLUSTERED, FEW_CLUSTERS, PAIRED_T
 from gradewire.eval.comparing._results import GraderComparison
 
-__all__ = ["EXPLANATIONS", "explain", "format_difference", "format_p", "verdict"]
+__all__ = ["EXPLANATIONS", "explain", "format_difference", "format_p", "method_label", "verdict"]
 
 # One line per statistic, shown by ``--explain``, as the HTML report's legend and as the
 # tooltip of each column.
@@ -50,10 +50,12 @@ EXPLANATIONS: dict[str, str] = {
         "power); smaller differences can exist unseen"
     ),
     "method": (
-        "the one procedure behind both the interval and p: McNemar's test with Tango's "
-        "interval for 0/1 graders, the paired bootstrap (BCa: bias-corrected and "
-        "accelerated, resampling the pairs) for others; clustered ones treat samples "
-        "sharing a topic as one unit"
+        "the one method behind both the interval and p: for 0/1 graders the mid-p "
+        "McNemar test (on the pairs where the runs differ) with Tango's score interval; "
+        "for other graders the paired t test and interval; with a cluster key, a t "
+        "interval with the cluster-robust CR2 standard error and Bell–McCaffrey degrees "
+        "of freedom, which treats samples sharing a source (a document, an epoch) as "
+        "one unit and stays honest with few clusters by being wide"
     ),
     "W/T/L": (
         "wins/ties/losses: pairs where B scored higher, the same, or lower than A, "
@@ -74,6 +76,10 @@ def format_difference(value: float, points: bool, signed: bool = False) -> str:
     if not math.isfinite(value):
         return "–"
     shown = value * 100.0 if points else value
+    if abs(shown) >= 1e6:
+        # Scores of any magnitude are allowed: huge ones in scientific notation.
+        text = f"{shown:+.4g}" if signed else f"{shown:.4g}"
+        return text.replace("-", "−")
     digits = 1 if points else _digits(shown)
     text = f"{shown:+.{digits}f}" if signed else f"{shown:.{digits}f}"
     return text.replace("-", "−")
@@ -99,8 +105,28 @@ def format_p(p: float, alpha: float = 0.05) -> str:
     return f"p = {p:.6f}"
 
 
+def method_label(result: GraderComparison) -> str:
+    """The method of a grader's p-value in a few words: ``mid-p McNemar test``, ``paired t``."""
+    if result.method == BINARY:
+        return "mid-p McNemar test"
+    if result.method == PAIRED_T:
+        return f"paired t test, {result.dof:.0f} df"
+    if result.method == CLUSTERED:
+        return f"cluster-robust CR2 t test, {result.dof:.1f} df"
+    return result.method
+
+
+def _span(low: float, high: float, points: bool, unit: str, sign: float) -> str:
+    """An interval of B − A (``sign`` 1) or of A − B (``sign`` -1), lower end first."""
+    ends = sorted((sign * low, sign * high))
+    return f"{format_difference(ends[0], points)} to {format_difference(ends[1], points)}{unit}"
+
+
 def verdict(result: GraderComparison, n_graders: int = 1) -> str:
     """The grader's comparison in one or two plain sentences.
+
+    Each sentence reads in one direction: "A is better than B by 25 points" gives the
+    interval of A − B; otherwise differences and intervals are B − A, signed.
 
     Args:
         result: The grader's comparison.
@@ -112,26 +138,37 @@ def verdict(result: GraderComparison, n_graders: int = 1) -> str:
     unit = " points" if r.points else ""
     level = f"{r.confidence:.0%}"
     alpha = 1.0 - r.confidence
-    if r.n_pairs < 2 or not math.isfinite(r.p_value):
+    if r.n_pairs < 2:
         reason = r.warnings[0] if r.warnings else f"{r.n_pairs} pair(s)"
         return f"not compared on {name}: {reason}."
-    if r.wins == 0 and r.losses == 0:
-        return (
-            f"no difference on {name}: A and B gave every one of the {r.n_pairs} pairs "
-            "the same score."
-        )
     pairs = f"n = {r.n_pairs} pairs" + (
         f" in {r.n_clusters} clusters" if r.n_clusters is not None else ""
     )
-    interval = (
-        f"{format_difference(r.ci_low, r.points)} to {format_difference(r.ci_high, r.points)}{unit}"
-    )
-    if r.p_value < alpha:
+    test = f"{method_label(r)}, {format_p(r.p_value, alpha)}"
+    sign = 1.0
+    if r.wins == 0 and r.losses == 0:
+        text = (
+            f"no difference on {name}: A and B gave every one of the {r.n_pairs} pairs the "
+            "same score"
+        )
+        if math.isfinite(r.ci_low):
+            text += (
+                f"; still, {r.n_pairs} pairs cannot rule out a true difference B − A anywhere "
+                f"in the {level} interval {_span(r.ci_low, r.ci_high, r.points, unit, 1.0)} "
+                f"({pairs}; {test})"
+            )
+        text += "."
+    elif not math.isfinite(r.p_value):
+        reason = r.warnings[0] if r.warnings else "no interval"
+        return f"not compared on {name}: {reason}."
+    elif r.p_value < alpha:
         better, worse = ("B", "A") if r.diff > 0 else ("A", "B")
+        sign = 1.0 if r.diff > 0 else -1.0
         text = (
             f"{better} is better than {worse} on {name} by "
-            f"{format_difference(abs(r.diff), r.points)}{unit} ({level} interval {interval}; "
-            f"{pairs}); this is unlikely to be chance ({format_p(r.p_value, alpha)})"
+            f"{format_difference(abs(r.diff), r.points)}{unit} ({level} interval of "
+            f"{better} − {worse}: {_span(r.ci_low, r.ci_high, r.points, unit, sign)}; "
+            f"{pairs}); this is unlikely to be chance ({test})"
         )
         if n_graders > 1 and r.p_value_holm >= alpha:
             text += (
@@ -141,8 +178,9 @@ def verdict(result: GraderComparison, n_graders: int = 1) -> str:
         text += "."
     else:
         text = (
-            f"no detectable difference on {name}: the {level} interval {interval} "
-            f"includes 0 ({pairs}, {format_p(r.p_value, alpha)})"
+            f"no detectable difference on {name}: B − A is "
+            f"{format_difference(r.diff, r.points, signed=True)}{unit}, its {level} interval "
+            f"{_span(r.ci_low, r.ci_high, r.points, unit, 1.0)} includes 0 ({pairs}; {test})"
         )
         if math.isfinite(r.detectable):
             text += (
@@ -150,27 +188,33 @@ def verdict(result: GraderComparison, n_graders: int = 1) -> str:
                 f"{format_difference(r.detectable, r.points)}{unit} would go unseen"
             )
         text += "."
-    flipped = [s for s in r.slices if s.flips]
-    if flipped and math.isfinite(r.diff) and r.diff != 0.0:
-        shown = "; ".join(
-            f"{s.value} {format_difference(s.diff, r.points, signed=True)}{unit}"
-            + (
-                f" ({level} interval {format_difference(s.ci_low, r.points)} to "
-                f"{format_difference(s.ci_high, r.points)})"
-                if math.isfinite(s.ci_low)
-                else ""
+    if math.isfinite(r.diff) and r.diff != 0.0:
+        for clearly, verb in ((True, ("goes", "go")), (False, ("leans", "lean"))):
+            flipped = [s for s in r.slices if s.flips and s.flips_clearly == clearly]
+            if not flipped:
+                continue
+            shown = "; ".join(
+                f"{s.value} {format_difference(s.diff, r.points, signed=True)}{unit}"
+                + (
+                    f" ({level} interval {_span(s.ci_low, s.ci_high, r.points, '', 1.0)})"
+                    if math.isfinite(s.ci_low)
+                    else " (no interval)"
+                )
+                for s in flipped
             )
-            for s in flipped
-        )
-        verb = "goes" if len(flipped) == 1 else "go"
-        text += f" {len(flipped)} of {len(r.slices)} slices {verb} the other way: {shown}."
+            text += (
+                f" {len(flipped)} of {len(r.slices)} slices "
+                f"{verb[0] if len(flipped) == 1 else verb[1]} the other way (B − A): {shown}"
+                + ("" if clearly else "; their intervals include 0, so this may be chance")
+                + "."
+            )
     for warning in r.warnings:
         text += f" Caution: {warning}."
     if r.n_clusters is not None and r.n_clusters < FEW_CLUSTERS and math.isfinite(r.naive_ci_low):
+        frame = "B − A" if sign > 0 else "A − B"
         text += (
-            f" Without clustering the interval would be "
-            f"{format_difference(r.naive_ci_low, r.points)} to "
-            f"{format_difference(r.naive_ci_high, r.points)}{unit}, too narrow if samples "
-            "of a cluster move together."
+            f" Treating the pairs as independent, the interval of {frame} would be "
+            f"{_span(r.naive_ci_low, r.naive_ci_high, r.points, unit, sign)}: too narrow if "
+            "samples of a cluster move together."
         )
     return text

@@ -14,6 +14,8 @@ from gradewire.core import (
     GradeTimeoutError,
     GradingError,
     IgnoreGradeException,
+    ModelCallError,
+    OutputParserException,
     StringThread,
 )
 from gradewire.core._failure_records import log_fields
@@ -21,7 +23,7 @@ from gradewire.eval.runs._records import GradeOutcome, Status
 from gradewire.eval.runs._samples import canonical_json
 from gradewire.eval.runs._values import ValueRefused, stored_value
 
-__all__ = ["describe", "grade_outcome", "spec_hash"]
+__all__ = ["describe", "error_kind", "grade_outcome", "spec_hash"]
 
 
 def spec_hash(grader: BaseGrader) -> str:
@@ -91,8 +93,33 @@ async def grade_outcome(
     usage = _numbers(log_fields(result))
     message = result.reason if isinstance(result, IgnoreGradeException) else _error(result)
     status: Status = "abstained" if isinstance(result, IgnoreGradeException) else "error"
-    kind = "timeout" if isinstance(result, GradeTimeoutError) else None
+    kind = None if isinstance(result, IgnoreGradeException) else error_kind(result)
     return GradeOutcome(status, spec, None, message, usage, seconds, input_hash, kind)
+
+
+def error_kind(exc: BaseException) -> str:
+    """What kind of failure ``exc`` is, as ``summary.json`` counts it.
+
+    ``timeout`` (the grade took longer than its timeout); an OpenAI grader's own kind
+    (``invalid_variable_error``, ``model_grader_parse_error``, ...) when it logged one;
+    else ``parse`` (a judge's answer could not be read), ``refusal`` (the model declined),
+    ``connection`` (the judge or endpoint could not be reached or timed out),
+    ``http_status`` (it answered with an error status), or ``exception`` (the grader
+    raised anything else: a bug, a bad spec).
+    """
+    if isinstance(exc, GradeTimeoutError):
+        return "timeout"
+    logged = log_fields(exc).get("error_kind")
+    if isinstance(logged, str) and logged:
+        return logged
+    if isinstance(exc, OutputParserException):
+        return "parse"
+    if isinstance(exc, ModelCallError):
+        status = getattr(exc, "status", None)
+        if status == 200:  # the chat client reports a refusal as an answer of status 200
+            return "refusal"
+        return "connection" if status is None else "http_status"
+    return "exception"
 
 
 def _error(exc: BaseException) -> str:

@@ -40,6 +40,7 @@ from gradewire.eval.runs._samples import (
 )
 from gradewire.eval.runs._scipy import scipy_stats
 from gradewire.eval.runs._statistics import GraderSummary, cluster_labels
+from gradewire.stats._mean_interval import check_range
 
 __all__ = ["EvalResult", "run_eval"]
 
@@ -275,9 +276,17 @@ def _write_config(
             specs[spec["key"]] = spec
     old_hashes = old.get("spec_hashes")
     spec_hashes = dict(old_hashes) if isinstance(old_hashes, dict) else {}
+    old_ranges = old.get("score_ranges")
+    ranges = dict(old_ranges) if isinstance(old_ranges, dict) else {}
     for grader in graders:
         specs[grader.grader_key] = describe(grader)
         spec_hashes[grader.grader_key] = hashes[grader.grader_key]
+        # The statistics keep each interval inside the range its grader declared.
+        declared = check_range(getattr(grader, "score_range", None))
+        if declared is None:
+            ranges.pop(grader.grader_key, None)
+        else:
+            ranges[grader.grader_key] = list(declared)
     invocations = [*old.get("invocations", []), {"time": now, "data": data_info}]
     write_json(
         folder / CONFIG,
@@ -290,6 +299,7 @@ def _write_config(
             "spec_hashes": spec_hashes,
             "data": data_info,
             "cluster_key": cluster_key,
+            "score_ranges": {key: ranges[key] for key in spec_hashes if key in ranges},
             "versions": _versions(),
             "invocations": invocations[-50:],
             "sample_ids": [sample.id for sample in samples],

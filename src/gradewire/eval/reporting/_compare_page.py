@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gradewire.core._svg import intervals
 from gradewire.eval.comparing._results import Comparison, GraderComparison, PairedSample
 from gradewire.eval.comparing._shown_pairs import OUTCOMES
-from gradewire.eval.comparing._verdict import EXPLANATIONS, format_difference
+from gradewire.eval.comparing._verdict import EXPLANATIONS, format_difference, method_label
 from gradewire.eval.reporting._page import escape, page
 from gradewire.eval.reporting._word_diff import side_by_side
 
@@ -40,6 +40,13 @@ def _n(value: float | None, digits: int = 4) -> str:
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value:.{digits}f}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+
+
+def _d(value: float, points: bool, signed: bool = False) -> str:
+    """A difference as the verdict and the terminal write it: points (pts) or score units."""
+    if not math.isfinite(value):
+        return "–"
+    return format_difference(value, points, signed=signed) + (" pts" if points else "")
 
 
 def _ids(ids: tuple[str, ...], shown: int = 200) -> str:
@@ -120,9 +127,9 @@ def _slices(c: Comparison, level: str) -> str:
             )
             overall = format_difference(g.diff, g.points, signed=True)
             parts.append(
-                f'<p class="callout">{len(flipped)} of {len(g.slices)} slices go the other way '
-                f"from the whole ({overall}{unit}): {shown}. A change that helps overall can "
-                "hurt these; their intervals say how sure that is.</p>"
+                f'<p class="callout">{len(flipped)} of {len(g.slices)} slices have the other sign '
+                f"from the whole ({overall}{unit}): {shown}. Those whose interval excludes 0 "
+                "go the other way; the others only lean that way and may be chance.</p>"
             )
         rows = [
             (f"all pairs (n = {g.n_pairs})", g.diff, g.ci_low, g.ci_high),
@@ -144,14 +151,19 @@ def _slices(c: Comparison, level: str) -> str:
             + "<th></th></tr></thead><tbody>"
         )
         for s in g.slices:
-            flag = "<b>goes the other way</b>" if s.flips else ""
+            flag = (
+                ("<b>goes the other way</b>" if s.flips_clearly else "leans the other way")
+                if s.flips
+                else ""
+            )
+            note = f'<br><span class="note">{escape(s.note)}</span>' if s.note else ""
             parts.append(
-                f"<tr{' class=flipped' if s.flips else ''}><td>{escape(s.value)}</td>"
+                f"<tr{' class=flipped' if s.flips_clearly else ''}><td>{escape(s.value)}</td>"
                 f"<td class=num>{s.n_pairs}</td>"
                 f"<td class=num>{_n(s.mean_a)}</td><td class=num>{_n(s.mean_b)}</td>"
-                f"<td class=num>{_n(s.diff)}</td>"
-                f"<td class=num>[{_n(s.ci_low)}, {_n(s.ci_high)}]</td>"
-                f"<td class=num>{_n(s.p_value)}</td><td>{flag}</td></tr>"
+                f"<td class=num>{_d(s.diff, g.points, signed=True)}</td>"
+                f"<td class=num>[{_d(s.ci_low, g.points)}, {_d(s.ci_high, g.points)}]</td>"
+                f"<td class=num>{_n(s.p_value)}</td><td>{flag}{note}</td></tr>"
             )
         parts.append("</tbody></table>")
     parts.append("</section>")
@@ -166,7 +178,7 @@ def render_comparison(
 ) -> str:
     """The comparison as one HTML document (with pairwise judges' verdicts and paired PPI)."""
     c = comparison
-    title = f"gradewire compare: {c.run_b} vs {c.run_a}"
+    title = f"gradewire compare: {c.run_a} (A) vs {c.run_b} (B)"
     level = f"{c.graders[0].confidence:.0%}" if c.graders else "95%"
     columns = [
         ("grader", "", None),
@@ -186,10 +198,12 @@ def render_comparison(
     rows = "".join(
         f"<tr><td>{escape(g.grader)}</td><td class=num>{g.n_pairs}</td>"
         f"<td class=num>{_n(g.mean_a)}</td><td class=num>{_n(g.mean_b)}</td>"
-        f"<td class=num>{_n(g.diff)}</td><td class=num>{_n(g.stderr)}</td>"
-        f"<td class=num>[{_n(g.ci_low)}, {_n(g.ci_high)}]</td><td class=num>{_n(g.p_value)}</td>"
-        f"<td class=num>{_n(g.p_value_holm)}</td><td class=num>{_n(g.detectable)}</td>"
-        f"<td>{escape(g.method)}</td>"
+        f"<td class=num>{_d(g.diff, g.points, signed=True)}</td>"
+        f"<td class=num>{_d(g.stderr, g.points)}</td>"
+        f"<td class=num>[{_d(g.ci_low, g.points)}, {_d(g.ci_high, g.points)}]</td>"
+        f"<td class=num>{_n(g.p_value)}</td>"
+        f"<td class=num>{_n(g.p_value_holm)}</td><td class=num>{_d(g.detectable, g.points)}</td>"
+        f"<td>{escape(g.method)} ({escape(method_label(g))})</td>"
         f"<td class=num>{g.wins} / {g.ties} / {g.losses}</td></tr>"
         for g in c.graders
     )
@@ -199,10 +213,20 @@ def render_comparison(
     legend += "".join(
         f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in OUTCOME_MEANINGS.items()
     )
-    clustered = f"; clustered by {c.cluster_key!r}" if c.cluster_key else ""
+    clustered = (
+        f" Clustered by {c.cluster_key!r}."
+        if c.cluster_key
+        else " Pairs treated as independent (no cluster key)."
+    )
+    units = " pts: points, 100 to a score range of 1." if any(g.points for g in c.graders) else ""
+    bootstrap = (
+        f" Pairwise judges' win rates: paired bootstrap, {c.n_resamples} resamples, seed {c.seed}."
+        if judged
+        else ""
+    )
     meta = (
-        f"A = {c.run_a}, B = {c.run_b}; differences are B − A. Bootstrap (graders other than "
-        f"0/1): {c.n_resamples} resamples, seed {c.seed}{clustered}. {c.note}."
+        f"A = {c.run_a}, B = {c.run_b}; differences are B − A unless a sentence says "
+        f"otherwise.{units}{clustered}{bootstrap} {c.note}."
     )
     body = (
         f"<h1>{escape(title)}</h1>"

@@ -19,6 +19,7 @@ from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._folder import write_atomically
 from gradewire.eval.runs._records import JsonMapping
 from gradewire.eval.runs._statistics import GraderSummary
+from gradewire.stats._mean_interval import METHOD_NAMES
 
 __all__ = ["render_report", "write_report"]
 
@@ -29,6 +30,7 @@ def _number(value: float, digits: int = 4) -> str:
 
 def _summary_table(summaries: Sequence[GraderSummary]) -> str:
     clustered = any(s.n_clusters is not None for s in summaries)
+    passes = any(s.passed is not None for s in summaries)
     head = [
         "grader",
         "n",
@@ -36,6 +38,7 @@ def _summary_table(summaries: Sequence[GraderSummary]) -> str:
         "std",
         "std. error",
         "95% interval",
+        "method",
         "errors",
         "abstained",
         "missing",
@@ -43,6 +46,8 @@ def _summary_table(summaries: Sequence[GraderSummary]) -> str:
     if clustered:
         head[4] = "clustered std. error"
         head.append("clusters")
+    if passes:
+        head += ["pass rate", "pass rate 95% interval"]
     rows = []
     for s in summaries:
         cells = [
@@ -52,20 +57,35 @@ def _summary_table(summaries: Sequence[GraderSummary]) -> str:
             f'<td class="num">{_number(s.std)}</td>',
             f'<td class="num">{_number(s.stderr)}</td>',
             f'<td class="num">[{_number(s.ci_low)}, {_number(s.ci_high)}]</td>',
+            f"<td>{escape(s.method_name)}{' *' if s.caveat else ''}</td>",
             f'<td class="num">{s.errors}</td>',
             f'<td class="num">{s.abstained}</td>',
             f'<td class="num">{s.missing}</td>',
         ]
         if clustered:
             cells.append(f'<td class="num">{s.n_clusters or "–"}</td>')
+        if passes:
+            if s.passed is None:
+                cells += ['<td class="num">–</td>', "<td></td>"]
+            else:
+                cells += [
+                    f'<td class="num">{_number(s.pass_rate)} ({s.passed}/{s.pass_n})</td>',
+                    f'<td class="num">[{_number(s.pass_low)}, {_number(s.pass_high)}] '
+                    f"{escape(METHOD_NAMES.get(s.pass_method or '', ''))}</td>",
+                ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     header = "".join(
         f'<th class="num">{escape(h)}</th>' if i else f"<th>{escape(h)}</th>"
         for i, h in enumerate(head)
     )
+    notes = "".join(
+        f'<p class="note">* {escape(s.grader)}: {escape(s.caveat)}</p>'
+        for s in summaries
+        if s.caveat
+    )
     return (
         f'<table id="gw-summary"><thead><tr>{header}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(rows)}</tbody></table>{notes}"
     )
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "comparison_slices",
     "comparison_verdicts",
     "eval_tracker",
+    "interval_methods",
     "log_comparison_to_sink",
     "log_run_to_sink",
 ]
@@ -79,13 +80,31 @@ def eval_tracker(name: str, folder: Path) -> EvalTracker:
 
 
 def log_run_to_sink(run: EvalRun, sink: Sink) -> None:
-    """The run's config, metrics and sample tables to a plain sink, as step 0."""
+    """The run's config, metrics and sample tables to a plain sink, as step 0.
+
+    The config names each grader's interval method (``interval_methods``), since the
+    metrics ``<key>/score/ci_low`` and ``/ci_high`` are numbers only.
+    """
     sink.log_config(
-        {"graders": list(run.config.get("graders", [])), "data": run.config.get("data")}
+        {
+            "graders": list(run.config.get("graders", [])),
+            "data": run.config.get("data"),
+            "interval_methods": interval_methods(run),
+        }
     )
     logs: dict[str, LogValue] = dict(run.metrics())
     logs.update(run.tables())
     sink.log(logs, 0)
+
+
+def interval_methods(run: EvalRun) -> dict[str, str]:
+    """Per grader, the method of its mean's interval in words (and of its pass rate's)."""
+    methods: dict[str, str] = {}
+    for summary in run.summaries():
+        methods[summary.grader] = summary.method_name
+        if summary.pass_method is not None:
+            methods[f"{summary.grader}/passed"] = summary.to_dict()["pass_method_name"]
+    return methods
 
 
 def comparison_metrics(comparison: Comparison) -> dict[str, float]:
@@ -138,6 +157,9 @@ SLICE_COLUMNS = (
     "ci_high",
     "p_value",
     "flips",
+    "flips_clearly",
+    "method",
+    "note",
 )
 
 

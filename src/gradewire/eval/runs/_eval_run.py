@@ -13,7 +13,7 @@ from gradewire.core import InvalidInputError, LogState, MissingDependencyError, 
 from gradewire.eval.runs._folder import CONFIG, is_run, read_config, read_records
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
 from gradewire.eval.runs._run_view import render_run, run_line
-from gradewire.eval.runs._statistics import GraderSummary, summarize
+from gradewire.eval.runs._statistics import GraderSummary, passed_verdict, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,6 +34,8 @@ class EvalRun:
         cluster_key: The metadata field the run was clustered by, if any.
         samples_in_data: How many samples the data the run was made from has (None:
             unknown); ``records`` may hold fewer while the run is partial.
+        added_metrics: Figures computed about the run afterwards (``gradewire eval
+            --labels``: ``<key>/ppi/mean``, ...), logged with `metrics`.
     """
 
     name: str
@@ -43,6 +45,7 @@ class EvalRun:
     folder: Path | None = None
     cluster_key: str | None = None
     samples_in_data: int | None = None
+    added_metrics: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def graders(self) -> list[str]:
@@ -52,13 +55,33 @@ class EvalRun:
     def summaries(
         self, *, cluster_key: str | None = None, confidence: float = 0.95
     ) -> list[GraderSummary]:
-        """Statistics per grader (clustered by ``cluster_key``, default the run's own)."""
+        """Statistics per grader (clustered by ``cluster_key``, default the run's own).
+
+        A grader's interval stays inside the range it declared (`score_ranges`).
+        """
         return summarize(
             self.records,
             self.spec_hashes,
             cluster_key=cluster_key or self.cluster_key,
             confidence=confidence,
+            score_ranges=self.score_ranges,
         )
+
+    @property
+    def score_ranges(self) -> dict[str, list[float]]:
+        """The range each grader declared its scores lie in (`BaseGrader.score_range`).
+
+        Recorded in the run's config (``score_ranges``) when the grader declared one; a
+        grader without one is absent.
+        """
+        ranges = self.config.get("score_ranges")
+        if not isinstance(ranges, Mapping):
+            return {}
+        return {
+            key: list(value)
+            for key, value in ranges.items()
+            if key in self.spec_hashes and isinstance(value, (list, tuple))
+        }
 
     def outcome(self, record: SampleRecord, grader: str) -> GradeOutcome | None:
         """The grader's current outcome on the sample: None when missing or stale.
@@ -88,12 +111,30 @@ class EvalRun:
                 out[record.id] = outcome.value
         return out
 
+    def passes(self, grader: str) -> dict[str, bool]:
+        """Sample id to pass verdict, for the samples the grader scored with a pass rule.
+
+        The verdict is the grade's ``info["passed"]`` (OpenAI graders with a
+        ``pass_threshold``, string_check, label_model); a grader without a pass rule
+        gives an empty dict. Compare pairs two runs' verdicts by id, as it pairs scores.
+        """
+        out = {}
+        for record in self.records:
+            outcome = self.outcome(record, grader)
+            if outcome is not None and outcome.grade is not None:
+                verdict = passed_verdict(outcome.grade)
+                if verdict is not None:
+                    out[record.id] = verdict
+        return out
+
     def metrics(self) -> dict[str, float]:
         """Run metrics with the names `BaseGrader.get_logs` uses, over every sample.
 
         Per grader: ``<key>/score/mean``, ``/std``, ``/min``, ``/max``, ``/count``,
         ``/stderr``, ``/ci_low``, ``/ci_high``, ``/error_count``, ``/abstained_count``
-        (and ``/timeout_count`` when some of the errors were timeouts);
+        (and ``/timeout_count`` when some of the errors were timeouts); with a pass rule
+        ``<key>/passed/rate``, ``/ci_low``, ``/ci_high``, ``/count``; each error kind as
+        ``<key>/score/errors/<kind>``;
         judge usage as ``<key>/<usage>/mean`` and so on; sub-grades of a combined grader
         as ``<key>/<child>/score/...``.
         """
@@ -112,6 +153,15 @@ class EvalRun:
             metrics[f"{key}/score/abstained_count"] = summary.abstained
             if summary.timeouts:
                 metrics[f"{key}/score/timeout_count"] = summary.timeouts  # among the errors
+            for kind, count in summary.error_kinds.items():
+                metrics[f"{key}/score/errors/{kind}"] = count
+            if summary.passed is not None:
+                metrics[f"{key}/passed/rate"] = summary.pass_rate
+                metrics[f"{key}/passed/count"] = summary.passed
+                for name, value in (("ci_low", summary.pass_low), ("ci_high", summary.pass_high)):
+                    if math.isfinite(value):
+                        metrics[f"{key}/passed/{name}"] = value
+        metrics.update(self.added_metrics)
         return metrics
 
     def _tree_state(self, key: str) -> LogState:

@@ -7,8 +7,12 @@ one filter: its ``doc_id``, the ``doc``, the ``target``, the requests' ``argumen
 
 As a run: a sample is one document of one task, id ``<task>/<doc_id>``; a grader is one
 metric under one filter of one task, key ``<task>/<metric>,<filter>`` (the names lm-eval's
-results use). The prompt is the first request's context, so compare's prompt check holds
-two runs to the same documents with the same few-shot context. Metric values that are not
+results use; two names that make one key, as a metric or filter name holding a comma can,
+are refused). The prompt is the first request's context, so compare's prompt check holds
+two runs to the same documents with the same few-shot context. The completion is the
+filtered response when every filter gives the same one, else the model's own response
+(``resps``), which every filter's grader scored a part of; each filter's response is kept
+in the metadata under ``filtered_resps``. Metric values that are not
 one number per document (the inputs of corpus-level metrics such as ``bleu``, which lm-eval
 logs as tuples) are not per-sample scores: those metrics are left out and listed in the
 run's config under ``not_compared``. A ``null`` or NaN value is an abstention, any other
@@ -32,6 +36,7 @@ from gradewire.core import InvalidInputError
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
 from gradewire.eval.runs._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._sources import GraderKeys
 
 __all__ = ["SAMPLES_FILE", "is_lm_eval_log", "read_lm_eval_run"]
 
@@ -54,6 +59,8 @@ _LINE_FIELDS = frozenset(
         "target_hash",
     }
 )
+# Deeper than any log lm-eval writes, and shallow enough for every recursive reader after.
+_MAX_DEPTH = 100
 _FIX = (
     "pass the samples_<task>_<date>.jsonl files lm-eval writes with --log_samples, or the "
     "folder that holds those of one run"
@@ -135,6 +142,13 @@ def _lines(file: Path, task: str) -> Iterator[_Line]:
                     f"{where}: not a JSON line ({exc}); the file is not an lm-eval sample "
                     f"log as --log_samples writes it: {_FIX}"
                 ) from None
+            except RecursionError:
+                data = None  # refused just below, as any line nested too deeply
+            if data is None or _too_deep(data):
+                raise InvalidInputError(
+                    f"{where}: the line is nested more than {_MAX_DEPTH} levels deep, which "
+                    f"no lm-eval sample log is; {_FIX}"
+                )
             if not isinstance(data, dict) or "doc_id" not in data:
                 raise InvalidInputError(
                     f"{where}: a line of an lm-eval sample log is an object with a 'doc_id'; {_FIX}"
@@ -148,13 +162,80 @@ def _lines(file: Path, task: str) -> Iterator[_Line]:
             yield _Line(task, str(doc_id), filter_name, data, where)
 
 
+def _too_deep(data: Any) -> bool:
+    """Whether ``data`` nests lists and objects more than ``_MAX_DEPTH`` deep (no recursion)."""
+    level: list[Any] = [data]
+    for _ in range(_MAX_DEPTH + 1):
+        level = [
+            child
+            for node in level
+            if isinstance(node, (dict, list))
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return False
+    return True
+
+
 def _results(file: Path) -> Mapping[str, Any]:
-    """lm-eval's ``results_<date>.json`` beside the samples (empty when absent or unreadable)."""
+    """lm-eval's ``results_<date>.json`` beside the samples (empty when absent or unreadable).
+
+    Raises:
+        InvalidInputError: It is nested too deeply to be lm-eval's.
+    """
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    except RecursionError:
+        data = None
+    if data is None or _too_deep(data):
+        raise InvalidInputError(
+            f"{file}: nested more than {_MAX_DEPTH} levels deep, which lm-eval's results "
+            "are not; move it away to read the sample logs without it"
+        )
     return data if isinstance(data, dict) else {}
+
+
+def _samples_in_data(results: Mapping[str, Any], tasks: Sequence[str], where: Path) -> int | None:
+    """Documents lm-eval evaluated, from ``n-samples`` (None: it does not say for every task).
+
+    Raises:
+        InvalidInputError: ``n-samples`` says it in a form lm-eval does not write.
+    """
+    counts = results.get("n-samples")
+    if counts is None:
+        return None
+    if not isinstance(counts, dict):
+        raise InvalidInputError(
+            f"{where}: 'n-samples' must map each task to its counts, not {_short(counts)}; "
+            "move the results file away to read the sample logs without it"
+        )
+    total = 0
+    for task in tasks:
+        entry = counts.get(task)
+        if entry is None:
+            return None
+        effective = entry.get("effective") if isinstance(entry, dict) else None
+        if (
+            not isinstance(entry, dict)
+            or isinstance(effective, bool)
+            or not isinstance(effective, int)
+            or effective < 0
+        ):
+            raise InvalidInputError(
+                f"{where}: 'n-samples' of task {task!r} must hold 'effective', a count of "
+                f"documents, not {_short(entry)}; move the results file away to read the "
+                "sample logs without it"
+            )
+        total += effective
+    return total
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _metric_names(line: _Line) -> list[str]:
@@ -224,6 +305,14 @@ def _response(data: Mapping[str, Any]) -> str:
     return canonical_json(response)
 
 
+def _raw_response(data: Mapping[str, Any]) -> str:
+    """The model's own response (``resps``, before any filter) as text."""
+    raw = data.get("resps")
+    if isinstance(raw, list):
+        raw = [r[0] if isinstance(r, list) and len(r) == 1 else r for r in raw]
+    return _response({**data, "filtered_resps": raw})
+
+
 def _loglikelihood(response: Any) -> float | None:
     value = response[0] if isinstance(response, list) and response else response
     try:
@@ -249,6 +338,7 @@ def _run(
     graders: list[dict[str, Any]] = []
     docs: dict[str, dict[str, Any]] = {}
     seen: set[tuple[str, str]] = set()
+    keys = GraderKeys(str(path))
     for line in lines:
         sample_id = f"{line.task}/{line.doc_id}"
         if (sample_id, line.filter) in seen:
@@ -261,7 +351,8 @@ def _run(
         if doc is None:
             doc = docs[sample_id] = {
                 "context": _context(line.data),
-                "response": _response(line.data),
+                "responses": {},
+                "raw": line.data,
                 "metadata": {
                     "task": line.task,
                     "doc_id": line.data["doc_id"],
@@ -270,10 +361,14 @@ def _run(
                 },
                 "outcomes": {},
             }
+        doc["responses"][line.filter] = _response(line.data)
         for name in _metric_names(line):
             if (line.task, name, line.filter) in corpus:
                 continue
-            key = f"{line.task}/{name},{line.filter}"
+            key = keys.claim(
+                f"{line.task}/{name},{line.filter}",
+                f"metric {name!r} under filter {line.filter!r} of task {line.task!r}",
+            )
             if key not in specs:
                 spec = {
                     "key": key,
@@ -288,9 +383,16 @@ def _run(
             doc["outcomes"][key] = _outcome(line.data.get(name), key, specs[key])
     records = []
     for sample_id, doc in docs.items():
+        responses: dict[str, str] = doc["responses"]
+        if len(set(responses.values())) > 1:
+            # Each filter's grader scored its own part of the model's response: show it all.
+            response = _raw_response(doc["raw"])
+            doc["metadata"]["filtered_resps"] = responses
+        else:
+            response = next(iter(responses.values()))
         turns = [
             {"role": "user", "content": doc["context"]},
-            {"role": "assistant", "content": doc["response"]},
+            {"role": "assistant", "content": response},
         ]
         data = {"turns": turns, "metadata": doc["metadata"]}
         records.append(
@@ -304,12 +406,9 @@ def _run(
         )
     model = results.get("model_name") or (path.parent.name if path.is_file() else path.name)
     date = _match(files[0]).group("date")
-    counts = results.get("n-samples")
-    in_data = None
-    if isinstance(counts, dict) and all(
-        isinstance(counts.get(_match(f).group("task")), dict) for f in files
-    ):
-        in_data = sum(int(counts[_match(f).group("task")].get("effective", 0)) for f in files)
+    in_data = _samples_in_data(
+        results, [_match(f).group("task") for f in files], files[0].parent / f"results_{date}.json"
+    )
     return EvalRun(
         name=f"{model} ({date})",
         records=records,

@@ -99,8 +99,11 @@ class GradeOutcome:
         input_hash: Hash of the input it graded (`EvalSample.input_hash`): an outcome
             whose input has changed since is stale, whatever the other graders did.
             Empty when unknown (an outcome built by hand, a run read from a tracker).
-        kind: What kind of ``error``: ``"timeout"`` for a grade that took longer than its
-            timeout (`GradeTimeoutError`); None for any other.
+        kind: What kind of ``error`` (`gradewire.eval.grading._outcomes.error_kind`):
+            ``"timeout"`` for a grade that took longer than its timeout
+            (`GradeTimeoutError`), ``"parse"``, ``"connection"``, an OpenAI grader's
+            kind, ...; None for an abstention, and for errors of runs written before
+            kinds were recorded.
     """
 
     status: Status

@@ -57,10 +57,16 @@ def render_run(
         level = f"{s.confidence:.0%}"
         clustered = f", {s.n_clusters} clusters" if s.n_clusters is not None else ""
         interval = (
-            f"{level}: {_number(s.ci_low)} to {_number(s.ci_high)}{clustered}"
+            f"{level}: {_number(s.ci_low)} to {_number(s.ci_high)}{clustered} "
+            f"({s.method_name}{'; ' + s.caveat if s.caveat else ''})"
             if math.isfinite(s.ci_low)
             else "–"
         )
+        if s.passed is not None:
+            interval += (
+                f"; pass rate {_number(s.pass_rate)} ({s.passed}/{s.pass_n}), "
+                f"{level}: {_number(s.pass_low)} to {_number(s.pass_high)}"
+            )
         parts.append(
             f'<tr><td style="{_CELL}"><b>{escape(s.grader)}</b></td>{_TD}{s.n:,}</td>'
             f"{_TD}{_number(s.mean)}</td>{_TD}{escape(interval)}</td>{_TD}{s.errors:,}</td>"

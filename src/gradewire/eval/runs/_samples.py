@@ -24,6 +24,7 @@ __all__ = [
     "canonical_json",
     "checked_samples",
     "id_problem",
+    "is_evals_row",
     "likely_completion_fields",
     "listing",
     "no_completion",
@@ -66,11 +67,15 @@ class DataOptions(TypedDict, total=False):
     Attributes:
         completion_key: The field that holds the completion, a string or a list of
             messages ending with the assistant's (default ``completion``;
-            ``--completion-key`` on the command line). A field named ``completion`` is
+            ``--completion-key`` on the command line). A dotted path
+            (``sample.output_text``) names a field inside an object field. Rows in OpenAI
+            Evals' shape (``{"item": ..., "sample": ...}``) are read as they are
+            (`is_evals_row`). A field named ``completion`` is
             then ordinary metadata. With ``messages`` that do not end with an assistant
             turn, the completion field is the answer to them.
         prompt_key: The field that holds the prompt, a string or a list of messages
-            (default ``prompt``; ``--prompt-key``).
+            (default ``prompt``; ``--prompt-key``); a dotted path as for
+            ``completion_key``.
         allow_prompt_only: Grade rows that have no completion (for graders of the prompt
             alone; ``--allow-prompt-only``). Without it, a row with no completion (no
             completion field, or messages whose last turn is not the assistant's) is a
@@ -222,6 +227,12 @@ def sample_from_row(
         fields = {key: stored_value(value, (key,)) for key, value in row.items()}
     except ValueRefused as exc:
         raise DataError(f"{where}: {exc}") from None
+    evals = is_evals_row(fields, shape)
+    original = fields
+    for key in (shape.completion_key, shape.prompt_key):
+        fields = _plucked(fields, key)
+    if evals:
+        fields = _evals_fields(original, fields, where, shape)
     raw_id = fields.get("id")
     if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int))):
         raise DataError(f"{where}: field 'id' must be a string or an integer, not {raw_id!r}")
@@ -246,6 +257,126 @@ def sample_from_row(
     if thread is None:
         raise MissingCompletion(where, list(row), shape)
     return sample_id, thread
+
+
+def is_evals_row(fields: Mapping[str, Any], shape: RowShape) -> bool:
+    """Whether a row is in OpenAI Evals' JSONL shape: ``{"item": {...}, "sample": {...}}``.
+
+    An object ``item`` and no conversation of the row's own (no ``messages``, and no
+    top-level prompt or completion field of `RowShape`; a dotted key such as
+    ``sample.output_text`` points into the row).
+    """
+    own = {"messages", shape.prompt_key, shape.completion_key}
+    return isinstance(fields.get("item"), Mapping) and not (own & set(fields))
+
+
+def _evals_fields(
+    original: Mapping[str, Any], fields: Mapping[str, Any], where: str, shape: RowShape
+) -> dict[str, Any]:
+    """An OpenAI Evals row as a row of gradewire's shape.
+
+    ``item`` becomes the metadata as it is (the ``item`` namespace of OpenAI graders, so
+    ``{{item.reference}}`` finds it), its ``id`` the sample's id. The completion is a
+    dotted ``completion_key`` when given (``sample.output_text``), else
+    ``sample.output_text``, else ``sample.output_json`` as JSON text, with
+    ``sample.output_tools`` as the tool calls of the assistant turn. The prompt is a
+    dotted ``prompt_key`` when given (``item.question``), else ``sample.input`` (text or
+    messages), else the item's ``prompt`` or ``input``; a row with none is graded on its
+    completion alone. The sample's other fields (``model``, ``usage``, ...) are kept in
+    the metadata under ``sample``. ``fields`` is the row with dotted keys lifted
+    (`_plucked`); ``original`` the row as read.
+    """
+    item = dict(original["item"])
+    sample = original.get("sample")
+    if sample is not None and not isinstance(sample, Mapping):
+        raise DataError(f"{where}: field 'sample' must be an object, not {type(sample).__name__}")
+    sample = dict(sample or {})
+    out: dict[str, Any] = {
+        key: value for key, value in original.items() if key not in ("item", "sample", "metadata")
+    }
+    metadata = dict(original["metadata"]) if isinstance(original.get("metadata"), Mapping) else {}
+    metadata.update(item)
+    if "id" in item and "id" not in out:
+        out["id"] = item["id"]
+    completion: Any = fields.get(shape.completion_key)
+    if completion is None:
+        completion = _evals_completion(sample, where)
+    elif isinstance(completion, str):
+        completion = [{"role": "assistant", "content": completion}]
+    prompt = fields.get(shape.prompt_key)
+    if prompt is None:
+        prompt = sample.get("input")
+    if prompt is None:
+        prompt = item.get("prompt", item.get("input"))
+    if prompt is not None and not isinstance(prompt, (str, list)):
+        prompt = None  # an item's structured input stays in the item, as it is
+    rest = {
+        key: value
+        for key, value in sample.items()
+        if key not in ("output_text", "output_json", "output_tools", "input")
+    }
+    if rest:
+        metadata["sample"] = rest
+    out["metadata"] = metadata
+    if prompt is None:
+        if completion is not None:
+            out["messages"] = completion
+        else:
+            out[shape.prompt_key] = ""
+        return out
+    out[shape.prompt_key] = prompt
+    if completion is not None:
+        out[shape.completion_key] = completion
+    return out
+
+
+def _evals_completion(sample: Mapping[str, Any], where: str) -> list[Any] | None:
+    """The assistant turn of an Evals ``sample``: its text (or JSON) and tool calls."""
+    text = sample.get("output_text")
+    if text is None and sample.get("output_json") is not None:
+        text = canonical_json(sample["output_json"])
+    tools = sample.get("output_tools")
+    if text is None and not tools:
+        return None
+    if text is not None and not isinstance(text, str):
+        raise DataError(
+            f"{where}: field 'sample.output_text' must be a string, not {type(text).__name__}"
+        )
+    turn: dict[str, Any] = {"role": "assistant", "content": text or ""}
+    if tools:
+        if not isinstance(tools, list):
+            raise DataError(f"{where}: field 'sample.output_tools' must be a list of tool calls")
+        turn["tool_calls"] = tools
+    return [turn]
+
+
+def _plucked(fields: dict[str, Any], key: str) -> dict[str, Any]:
+    """``fields`` with a dotted ``key`` (``sample.output_text``) lifted to the top level.
+
+    A key that is a field of its own, or names nothing, leaves the row as it is. The
+    value is taken out of its parent (a copy), so it is not kept twice in the metadata.
+    """
+    if "." not in key or key in fields:
+        return fields
+    head, *path = key.split(".")
+    parent = fields.get(head)
+    if not isinstance(parent, Mapping):
+        return fields
+    out = dict(fields)
+    copies = [dict(parent)]
+    for part in path[:-1]:
+        inner = copies[-1].get(part)
+        if not isinstance(inner, Mapping):
+            return fields
+        copies.append(dict(inner))
+    if path[-1] not in copies[-1]:
+        return fields
+    value = copies[-1].pop(path[-1])
+    for index in range(len(copies) - 1, 0, -1):
+        copies[index - 1][path[index - 1]] = copies[index]
+    out[head] = copies[0]
+    out[key] = value
+    return out
 
 
 def id_problem(sample_id: str) -> str | None:

@@ -4,6 +4,11 @@ An integration may offer a reader under the ``gradewire.eval_sources`` entry poi
 ``reader(ref)`` returns the `EvalRun` that ``ref`` names (an MLflow run id, an Inspect AI
 log), or None when ``ref`` is not one of its runs. The core never imports an integration
 by name.
+
+A reader makes grader keys out of the names a log uses (an Inspect scorer and the keys of
+its dict values, an lm-eval metric and filter); two different names can make one key
+(a scorer ``x/y`` and the key ``y`` of a scorer ``x``). `GraderKeys` refuses that, naming
+both, where a dict would keep one grader silently.
 """
 
 from __future__ import annotations
@@ -11,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import metadata
 
+from gradewire.core import InvalidInputError
 from gradewire.eval.runs._eval_run import EvalRun
 
-__all__ = ["EVAL_SOURCES", "find_run"]
+__all__ = ["EVAL_SOURCES", "GraderKeys", "find_run"]
 
 EVAL_SOURCES = "gradewire.eval_sources"
 
@@ -26,3 +32,33 @@ def find_run(ref: str) -> EvalRun | None:
         if run is not None:
             return run
     return None
+
+
+class GraderKeys:
+    """The grader keys a reader made, each with the one source it was made from.
+
+    Args:
+        where: The log, for messages.
+    """
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._sources: dict[str, str] = {}
+
+    def claim(self, key: str, source: str) -> str:
+        """Record that ``source`` (in words, e.g. "scorer 'x/y'") makes ``key``; returns it.
+
+        Raises:
+            InvalidInputError: Another source already made ``key``.
+        """
+        other = self._sources.setdefault(key, source)
+        if other != source:
+            raise InvalidInputError(
+                f"{self.where}: {other} and {source} both make the grader key {key!r}, so "
+                "their scores would be mixed as one grader's; rename one of them in the log"
+            )
+        return key
+
+    def source(self, key: str) -> str | None:
+        """What made ``key``, or None."""
+        return self._sources.get(key)

@@ -8,6 +8,13 @@ point group), wraps it in a `BackgroundSink` that adopts exactly those owners, o
 first, and waits until they are delivered (or a timeout). The watermarks make it safe to
 run again: what was delivered is not sent again, and a file a live process holds is left
 alone.
+
+A spill directory is data anyone who could write to it may have planted, and a tracker's
+client sends this environment's credentials (``MLFLOW_TRACKING_TOKEN``, ...) to whatever
+server it is pointed at. So a factory may say where a target would deliver
+(``factory.destination(target, **overrides)``: the place, and why the user has not named
+it, or None when they have or when no credential leaves the machine): a run whose files
+alone name its destination is not sent unless ``trust_targets`` confirms it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from gradewire.core._errors import GradewireError, InvalidInputError, MissingDependencyError
 from gradewire.sinks._sink import Sink
@@ -50,7 +57,15 @@ logger = logging.getLogger("gradewire")
 SPILL_TARGETS = "gradewire.spill_targets"
 
 SinkFactory = Callable[..., Sink]
-"""``factory(target, *, closed, **overrides)``: the sink that delivers to ``target``'s run."""
+"""``factory(target, *, closed, **overrides)``: the sink that delivers to ``target``'s run.
+
+It may also have ``destination(target, **overrides) -> (where, unnamed)``: where the run
+would be delivered, and None if the user named that place (or nothing secret goes there),
+else a sentence that says why not and how to name it.
+"""
+
+Destination: TypeAlias = tuple[str | None, str | None]
+"""Where a run would go (None: its factory does not say), and why the user has not named it."""
 
 
 def spill_target_factories() -> dict[str, SinkFactory]:
@@ -112,11 +127,13 @@ class SyncResult:
         run: The run, as `scan_spill` found it.
         report: The delivery report (None: not tried, see ``skipped``).
         skipped: Why nothing was sent, if it was not.
+        destination: Where it goes (or would go), when its factory says.
     """
 
     run: SpillRun
     report: DeliveryReport | None = None
     skipped: str | None = None
+    destination: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -146,6 +163,9 @@ def _pending(owner: OwnerFiles, run: SpillRun) -> None:
 def scan_spill(directory: str | Path) -> list[SpillRun]:
     """The runs a spill directory holds entries of, oldest owner first.
 
+    No runs when the directory is empty or holds only set-aside entries (what a delivery
+    leaves): there is nothing left to deliver.
+
     Raises:
         InvalidInputError: ``directory`` is not a directory, or holds no gradewire spill
             files (no ``<stem>.owner.json``).
@@ -158,6 +178,8 @@ def scan_spill(directory: str | Path) -> list[SpillRun]:
         )
     sweep(path)
     owners = find_owners(path)
+    if not owners and all(_left_after_delivery(p) for p in path.iterdir()):
+        return []  # empty, or only the set-aside entries a delivery keeps: nothing to send
     if not owners:
         loose = sorted(p.name for p in path.glob("*.jsonl"))
         hint = (
@@ -185,6 +207,11 @@ def scan_spill(directory: str | Path) -> list[SpillRun]:
     return runs
 
 
+def _left_after_delivery(path: Path) -> bool:
+    """Whether ``path`` is what a spill directory keeps once all is delivered."""
+    return path.is_file() and path.name.endswith(".rejected.jsonl")
+
+
 def sync_spill(
     directory: str | Path,
     *,
@@ -192,6 +219,7 @@ def sync_spill(
     overrides: Mapping[str, str] | None = None,
     timeout: float | None = None,
     dry_run: bool = False,
+    trust_targets: bool = False,
 ) -> list[SyncResult]:
     """Deliver what a spill directory holds to its trackers, run by run.
 
@@ -202,10 +230,14 @@ def sync_spill(
             deliver into another run.
         timeout: Seconds to wait for each run's delivery (None: as long as it takes).
         dry_run: Only scan: nothing is sent, nothing is changed.
+        trust_targets: Deliver also to destinations only the spill files name (with this
+            environment's credentials). False: such a run is skipped, and says how to
+            name its destination.
 
     Returns:
         One result per run found; ``report`` is None for a run that was skipped (held by
-        a live process, no factory for its kind, or a dry run).
+        a live process, no factory for its kind, a destination the user did not name, or
+        a dry run).
 
     Raises:
         InvalidInputError: As `scan_spill`, or ``overrides`` name a run while the
@@ -219,20 +251,38 @@ def sync_spill(
             f"{directory} holds the spill files of {len(pending)} runs ({names}); a target "
             "given by hand applies to one: move the files of one run to a folder of their own"
         )
-    if dry_run:
-        return [SyncResult(run, skipped="dry run") for run in runs]
     found = spill_target_factories() if factories is None else dict(factories)
     results: list[SyncResult] = []
     for run in runs:
-        if not run.owners:
-            results.append(SyncResult(run, skipped="held by a live process"))
-            continue
         factory = found.get(run.kind)
-        if factory is None:
+        where, unnamed = _destination(factory, run, overrides or {})
+        if dry_run:
+            skipped = "dry run" if unnamed is None or trust_targets else f"dry run; {unnamed}"
+            results.append(SyncResult(run, skipped=skipped, destination=where))
+        elif not run.owners:
+            results.append(SyncResult(run, skipped="held by a live process", destination=where))
+        elif factory is None:
             results.append(SyncResult(run, skipped=_no_factory(run.kind, found)))
-            continue
-        results.append(_sync_run(Path(directory), run, factory, overrides or {}, timeout))
+        elif unnamed is not None and not trust_targets:
+            results.append(SyncResult(run, skipped=unnamed, destination=where))
+        else:
+            result = _sync_run(Path(directory), run, factory, overrides or {}, timeout)
+            results.append(SyncResult(result.run, result.report, result.skipped, where))
     return results
+
+
+def _destination(
+    factory: SinkFactory | None, run: SpillRun, overrides: Mapping[str, str]
+) -> Destination:
+    """Where ``run`` would go, and why the user has not named it (None: they have)."""
+    describe = getattr(factory, "destination", None)
+    if describe is None:
+        return (None, None)
+    try:
+        where, unnamed = describe(run.target or {}, **overrides)
+    except GradewireError as exc:
+        return (None, str(exc))
+    return str(where), None if unnamed is None else str(unnamed)
 
 
 def _no_factory(kind: str, found: Mapping[str, SinkFactory]) -> str:

@@ -1,4 +1,4 @@
-"""One chat request to an OpenAI-compatible server: cache, concurrency limit, retries.
+"""One chat request to a model server, any provider's: cache, concurrency limit, retries.
 
 An error answer that names a field the request carried is a `ParameterRefusedError`, raised
 at once whatever its status (llama-cpp-python refuses fields with a 500): the caller may
@@ -18,7 +18,7 @@ from gradewire.http._retry import RetryPolicy
 from gradewire.models._cache_io import cache_get, cache_put
 from gradewire.models._chat_model import ChatCompletion
 from gradewire.models._judge_cache import JudgeCache
-from gradewire.models._openai_wire import failure_for_status, parse_completion
+from gradewire.models._provider import Provider
 
 __all__ = ["Target", "fetch"]
 
@@ -27,10 +27,11 @@ __all__ = ["Target", "fetch"]
 class Target:
     """Where and how a client sends: the settings `fetch` needs."""
 
+    provider: Provider
     model: str
     url: str
     headers: Mapping[str, str]
-    timeout: float
+    attempt_timeout: float
     max_response_bytes: int
     retry: RetryPolicy
     cache: JudgeCache | None
@@ -123,14 +124,14 @@ class _Call:
                 target.url,
                 self.body,
                 target.headers,
-                target.timeout,
+                target.attempt_timeout,
                 target.max_response_bytes,
                 self.free,
             )
         finally:
             self.free()
         if 200 <= status < 300:
-            return parse_completion(content, target.model, what=target.what, url=target.url)
+            return target.provider.decode(content, target.model, what=target.what, url=target.url)
         parameter = refused_parameter(status, content, self.parameters)
         if parameter is not None:
             said = server_message(content)
@@ -143,6 +144,6 @@ class _Call:
                 attempts=self.attempts,
                 server_message=said,
             )
-        raise failure_for_status(
+        raise target.provider.failure(
             status, headers, content, what=target.what, url=target.url, attempts=self.attempts
         )

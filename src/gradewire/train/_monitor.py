@@ -1,0 +1,505 @@
+"""RewardMonitor: reward-health signals turned into alerts, step by step, from logged figures.
+
+The monitor reads only the flat dicts a `RewardLogger` logs (the same a JSONL file holds),
+so it runs live inside the logger and the callbacks, and again on a finished run's history
+(``gradewire health RUN``) with the same result.
+
+The rules, each raised at most once per grader and signal (a rule's later firings would
+only repeat the first):
+
+``gold_decline`` (needs a gold reference, ``RewardLogger(gold=...)``)
+    A one-sided sequential test that the gold reference is falling. At every step the
+    least-squares slope of the gold's per-step mean is fitted over each segment that ends
+    at this step (5 to ``scan`` steps long), and its t-statistic computed with the
+    step-to-step noise estimated from the whole history (half the mean squared successive
+    difference, von Neumann's estimator, which takes in any noise between steps: prompt
+    mix, group correlation, judge drift). The alert fires when the most negative of these
+    t-statistics passes ``-threshold`` (a scan statistic over change points, as in a
+    generalised-likelihood-ratio CUSUM for a change of slope). When the training reward
+    is rising over that segment, the sentence says the reward is being hacked; when both
+    fall, it says training is degrading. ``threshold`` (default 5.0) was set on simulated
+    clean runs of 300 steps (``gradewire.train._replays``: 512 completions a step, a
+    quarter of them gold-graded) so that at most 5% of them raise it (measured 2% on
+    seeds 2000-2099; see ``bench/reward_health.py`` for the figures over more seeds).
+    Its null hypothesis is "the gold is not falling", whatever the shape of its rise, so
+    a clean run's false alarms come from noise alone; the price is delay: a smooth
+    peak falls slowly at first, and the test waits until the fall is beyond the noise.
+``length_drift``
+    Completion length has grown by at least ``length_drift_sd`` of its early per-sample
+    spread over the last ``window`` steps, the growth passes the same scan test, and the
+    reward is correlated with length (mean ``length_corr`` of the last ``window`` steps at
+    least ``length_corr``): the reward pays for length.
+``dominance`` (a `CombinedGrader`)
+    One component's share of the total's variance, averaged over the last ``window``
+    steps, reached ``dominance_share`` (default 0.5: the larger part) after having been
+    under half of that in the first ``warmup`` steps: a part that carried little of the
+    reward's signal now carries most of it.
+``unscored``
+    The share of samples left without a reward (abstentions, errors, timeouts) over the
+    last ``window`` steps is above ``max_unscored_rate`` with a one-sided 99.9% Wilson
+    bound (so a few failures in a small window never fire it).
+
+Signals added to each step's logs (under ``<root>/health/``): ``gold_gap`` (the training
+reward's rise minus the gold's, each in its own early per-sample standard deviations, on
+the samples graded by both), ``gold_gap_trend`` (its least-squares slope per step over
+the last ``window`` steps), ``gold_trend_z`` (the scan statistic), ``length_drift``,
+``unscored_rate``, ``error_rate`` and ``timeout_rate``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradewire.core import GradewireError, InvalidInputError, LogValue
+
+__all__ = ["Alert", "RewardHealthError", "RewardMonitor", "check_on_alert"]
+
+_SCORE_MEAN = "/score/mean"
+_WILSON_Z = 3.090232306167813  # one-sided 99.9%
+_MIN_SEGMENT = 10
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert: where, what, and the sentence a person acts on.
+
+    Attributes:
+        step: The step at which the rule fired.
+        grader: The grader's key in the logs (``rewards/judge``).
+        signal: The rule: ``gold_decline``, ``length_drift``, ``dominance`` or ``unscored``.
+        message: What was seen and what to do.
+        value: The statistic that crossed its threshold.
+    """
+
+    step: int
+    grader: str
+    signal: str
+    message: str
+    value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {
+            "step": self.step,
+            "grader": self.grader,
+            "signal": self.signal,
+            "message": self.message,
+            "value": self.value,
+        }
+
+    def __str__(self) -> str:
+        return f"step {self.step} [{self.signal}] {self.message}"
+
+
+class RewardHealthError(GradewireError):
+    """Raised at a step whose logs raised alerts, when ``on_alert="raise"``.
+
+    The step was logged first (its alert count reaches the trackers). Attributes:
+    ``alerts``, the alerts raised at that step.
+    """
+
+    def __init__(self, alerts: Sequence[Alert]) -> None:
+        self.alerts = list(alerts)
+        lines = "\n".join(f"- {alert}" for alert in self.alerts)
+        super().__init__(
+            f"reward health: {len(self.alerts)} alert(s) raised, and on_alert='raise' stops "
+            f"training here:\n{lines}\nPass on_alert='warn' to log alerts and train on."
+        )
+
+
+def check_on_alert(value: object) -> str:
+    """``on_alert``: ``"warn"`` or ``"raise"``."""
+    if value not in ("warn", "raise"):
+        raise InvalidInputError(
+            f"on_alert must be 'warn' (log the alert and train on) or 'raise' (stop "
+            f"training), not {value!r}"
+        )
+    return str(value)
+
+
+@dataclass
+class _Track:
+    """One grader's history, as the rules need it."""
+
+    steps: list[int] = field(default_factory=list)
+    proxy: list[float] = field(default_factory=list)
+    gold_steps: list[int] = field(default_factory=list)
+    gold: list[float] = field(default_factory=list)
+    gold_proxy: list[float] = field(default_factory=list)
+    gold_proxy_var: list[float] = field(default_factory=list)
+    gold_var: list[float] = field(default_factory=list)
+    gold_full_proxy: list[float] = field(default_factory=list)
+    gold_sq_diff: float = 0.0
+    gaps: list[float] = field(default_factory=list)
+    length_steps: list[int] = field(default_factory=list)
+    lengths: list[float] = field(default_factory=list)
+    length_sd: list[float] = field(default_factory=list)
+    length_sq_diff: float = 0.0
+    length_corr: deque[float] = field(default_factory=lambda: deque(maxlen=1))
+    dominance: dict[str, list[float]] = field(default_factory=dict)
+    unscored: deque[tuple[int, int, int, int]] = field(default_factory=lambda: deque(maxlen=1))
+    fired: set[str] = field(default_factory=set)
+
+
+class RewardMonitor:
+    """Turns reward-health signals into alerts, one logged step at a time.
+
+    Feed it each step's logs in order (what `RewardLogger.step` returns, or a JSONL
+    file's steps through `replay`); it returns the alerts raised at that step and keeps
+    them all in `alerts`. It finds the graders by their ``<root>/score/mean`` keys, so it
+    works on any run gradewire logged, under any prefix. The rules and their tuning are
+    in this module's docs.
+
+    Args:
+        threshold: The scan statistic's alarm level (t units) for the gold and length
+            tests (default tuned for at most 5% of clean runs of 400 steps alerting).
+        warmup: Steps that set the references (scales, early length, early dominance)
+            before any rule may fire.
+        window: Steps of the moving windows (gap trend, length drift, dominance, rates).
+        scan: The longest segment (steps) the slope test looks back over.
+        length_drift_sd: Length growth, in early per-sample standard deviations, that the
+            length rule needs.
+        length_corr: The reward-length correlation the length rule needs.
+        dominance_share: The variance share of one component that raises ``dominance``
+            (when it started under half of it).
+        max_unscored_rate: The share of samples without a reward that raises ``unscored``.
+    """
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 5.0,
+        warmup: int = 10,
+        window: int = 10,
+        scan: int = 100,
+        length_drift_sd: float = 1.0,
+        length_corr: float = 0.3,
+        dominance_share: float = 0.5,
+        max_unscored_rate: float = 0.05,
+    ) -> None:
+        for name, value in (("threshold", threshold), ("length_drift_sd", length_drift_sd)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise InvalidInputError(f"{name} must be a number above 0, not {value!r}")
+        for name, count in (("warmup", warmup), ("window", window), ("scan", scan)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+                raise InvalidInputError(f"{name} must be an int >= 2 (steps), not {count!r}")
+        if scan < _MIN_SEGMENT:
+            raise InvalidInputError(f"scan must be at least {_MIN_SEGMENT} steps, not {scan}")
+        for name, share in (
+            ("length_corr", length_corr),
+            ("dominance_share", dominance_share),
+            ("max_unscored_rate", max_unscored_rate),
+        ):
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+                raise InvalidInputError(f"{name} must be between 0 and 1, not {share!r}")
+        self.threshold = float(threshold)
+        self.warmup = warmup
+        self.window = window
+        self.scan = scan
+        self.length_drift_sd = float(length_drift_sd)
+        self.length_corr = float(length_corr)
+        self.dominance_share = float(dominance_share)
+        self.max_unscored_rate = float(max_unscored_rate)
+        self.alerts: list[Alert] = []
+        self.signals: dict[str, float] = {}
+        """The signals derived at the last `observe` (flat keys, as logged)."""
+        self._tracks: dict[str, _Track] = {}
+        self._last_step: int | None = None
+
+    def observe(self, step: int, logs: Mapping[str, LogValue]) -> list[Alert]:
+        """Take one step's logs; return the alerts raised at it (also added to `alerts`)."""
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise InvalidInputError(f"step must be an int, not {step!r}")
+        if self._last_step is not None and step < self._last_step:
+            raise InvalidInputError(
+                f"step {step} comes after step {self._last_step}; feed the steps in order"
+            )
+        self._last_step = step
+        self.signals = {}
+        raised: list[Alert] = []
+        for root in _roots(logs):
+            track = self._tracks.get(root)
+            if track is None:
+                track = self._tracks[root] = _Track(
+                    length_corr=deque(maxlen=self.window),
+                    unscored=deque(maxlen=self.window),
+                )
+            raised.extend(self._observe_root(root, track, step, logs))
+        self.alerts.extend(raised)
+        return raised
+
+    def replay(self, steps: Iterable[tuple[int, Mapping[str, LogValue]]]) -> list[Alert]:
+        """Feed a run's ``(step, logs)`` pairs in order; return every alert raised."""
+        before = len(self.alerts)
+        for step, logs in steps:
+            self.observe(step, logs)
+        return self.alerts[before:]
+
+    def _observe_root(
+        self, root: str, track: _Track, step: int, logs: Mapping[str, LogValue]
+    ) -> list[Alert]:
+        out: list[Alert] = []
+        health = f"{root}/health"
+        proxy = _number(logs, f"{root}{_SCORE_MEAN}")
+        if proxy is not None:
+            track.steps.append(step)
+            track.proxy.append(proxy)
+        self._rates(root, track, logs)
+        pairs = _number(logs, f"{health}/gold/pairs")
+        gold = _number(logs, f"{health}/gold/gold_mean")
+        if pairs is not None and gold is not None and pairs >= 2 and proxy is not None:
+            # The regression estimator of the whole batch's gold mean: the gold share's
+            # luck of the draw (easy or hard prompts) shows in its proxy mean against the
+            # batch's, and is taken out (about a fifth of the noise on the replays).
+            slope = _number(logs, f"{health}/gold/corr")
+            gsd = _number(logs, f"{health}/gold/gold_std")
+            psd = _number(logs, f"{health}/gold/proxy_std")
+            shared = _number(logs, f"{health}/gold/proxy_mean")
+            if slope is not None and gsd is not None and psd and shared is not None:
+                gold += slope * gsd / psd * (proxy - shared)
+            if track.gold:
+                track.gold_sq_diff += (gold - track.gold[-1]) ** 2
+            track.gold_steps.append(step)
+            track.gold.append(gold)
+            track.gold_full_proxy.append(proxy)
+            track.gold_proxy.append(_number(logs, f"{health}/gold/proxy_mean") or 0.0)
+            track.gold_proxy_var.append((_number(logs, f"{health}/gold/proxy_std") or 0.0) ** 2)
+            track.gold_var.append((_number(logs, f"{health}/gold/gold_std") or 0.0) ** 2)
+            out.extend(self._gold(root, track, step))
+        length = _number(logs, f"{health}/length_mean")
+        if length is not None:
+            if track.lengths:
+                track.length_sq_diff += (length - track.lengths[-1]) ** 2
+            track.length_steps.append(step)
+            track.lengths.append(length)
+            track.length_sd.append(_number(logs, f"{health}/length_std") or 0.0)
+        corr = _number(logs, f"{root}/score/length_corr")
+        if corr is not None:
+            track.length_corr.append(corr)
+        if length is not None:
+            out.extend(self._length(root, track, step))
+        prefix = f"{health}/dominance/"
+        shares = {k[len(prefix) :]: v for k, v in logs.items() if k.startswith(prefix) and _real(v)}
+        if shares:
+            for component, share in shares.items():
+                track.dominance.setdefault(component, []).append(float(share))  # type: ignore[arg-type]
+            out.extend(self._dominance(root, track, step))
+        out.extend(self._unscored(root, track, step))
+        return out
+
+    def _rates(self, root: str, track: _Track, logs: Mapping[str, LogValue]) -> None:
+        scored = _number(logs, f"{root}/score/count")
+        if scored is None:
+            return
+        abstained = int(_number(logs, f"{root}/score/abstained_count") or 0)
+        errors = int(_number(logs, f"{root}/score/error_count") or 0)
+        timeouts = int(_number(logs, f"{root}/score/timeout_count") or 0)
+        total = int(scored) + abstained + errors
+        track.unscored.append((abstained + errors, errors, timeouts, total))
+        if total:
+            health = f"{root}/health"
+            self.signals[f"{health}/unscored_rate"] = (abstained + errors) / total
+            self.signals[f"{health}/error_rate"] = errors / total
+            self.signals[f"{health}/timeout_rate"] = timeouts / total
+
+    def _gold(self, root: str, track: _Track, step: int) -> list[Alert]:
+        health = f"{root}/health"
+        n = len(track.gold)
+        if n < self.warmup:
+            return []
+        w = self.warmup
+        p0 = float(np.mean(track.gold_proxy[:w]))
+        g0 = float(np.mean(track.gold[:w]))
+        sp = math.sqrt(float(np.mean(track.gold_proxy_var[:w])))
+        sg = math.sqrt(float(np.mean(track.gold_var[:w])))
+        if sp > 0 and sg > 0:
+            gap = (track.gold_proxy[-1] - p0) / sp - (track.gold[-1] - g0) / sg
+            track.gaps.append(gap)
+            self.signals[f"{health}/gold_gap"] = gap
+            recent = track.gaps[-self.window :]
+            if len(recent) >= 3:
+                xs = np.asarray(track.gold_steps[-len(recent) :], dtype=np.float64)
+                self.signals[f"{health}/gold_gap_trend"] = _slope(xs, np.asarray(recent))
+        sigma2 = track.gold_sq_diff / (2 * (n - 1))
+        scan = _scan(track.gold_steps, track.gold, sigma2, self.scan, lowest=True)
+        if scan is None:
+            return []
+        z, start = scan
+        self.signals[f"{health}/gold_trend_z"] = z
+        if z > -self.threshold or "gold_decline" in track.fired:
+            return []
+        track.fired.add("gold_decline")
+        i = n - start
+        seg_steps = track.gold_steps[i:]
+        best = i + int(np.argmax(track.gold[i:]))
+        drop = track.gold[best] - track.gold[-1]
+        rise = track.gold_full_proxy[-1] - track.gold_full_proxy[i]
+        since, peak_step = seg_steps[0], track.gold_steps[best]
+        context = self._context(root, track)
+        if rise > 0:
+            message = (
+                f"{root}: the gold reference fell {drop:.3g} from its best (step {peak_step}) "
+                f"over steps {since}-{step} (slope t = {z:.1f}) while the training reward "
+                f"rose {rise:.3g}: the policy is likely exploiting the training reward.{context} "
+                f"Read the completions logged since step {since}, and stop or roll back to "
+                f"the checkpoint nearest step {peak_step}."
+            )
+        else:
+            message = (
+                f"{root}: the gold reference fell {drop:.3g} from its best (step {peak_step}) "
+                f"over steps {since}-{step} (slope t = {z:.1f}), and the training reward "
+                f"did not rise ({rise:+.3g}): training is degrading rather than hacking "
+                "the reward.{context} Check the learning rate and the KL term, and roll back "
+                f"to the checkpoint nearest step {peak_step}."
+            ).replace("{context}", context)
+        return [Alert(step, root, "gold_decline", message, z)]
+
+    def _context(self, root: str, track: _Track) -> str:
+        parts: list[str] = []
+        drift = self.signals.get(f"{root}/health/length_drift")
+        if drift is not None and drift >= 0.5:
+            parts.append(f" Completion length grew {drift:.2g} early standard deviations.")
+        for component, shares in track.dominance.items():
+            recent = shares[-self.window :]
+            share = float(np.mean(recent))
+            if share >= 0.6:
+                parts.append(f" {component} carries {share:.0%} of the reward's variance.")
+        return "".join(parts)
+
+    def _length(self, root: str, track: _Track, step: int) -> list[Alert]:
+        n = len(track.lengths)
+        if n < self.warmup + 1:
+            return []
+        w = self.warmup
+        sd0 = float(np.mean(track.length_sd[:w]))
+        if sd0 <= 0:
+            return []
+        early = float(np.mean(track.lengths[:w]))
+        drift = (float(np.mean(track.lengths[-self.window :])) - early) / sd0
+        self.signals[f"{root}/health/length_drift"] = drift
+        if "length_drift" in track.fired or drift < self.length_drift_sd:
+            return []
+        if len(track.length_corr) < self.window:
+            return []
+        corr = float(np.mean(track.length_corr))
+        if corr < self.length_corr:
+            return []
+        sigma2 = track.length_sq_diff / (2 * (n - 1))
+        scan = _scan(track.length_steps, track.lengths, sigma2, self.scan, lowest=False)
+        if scan is None or scan[0] < self.threshold:
+            return []
+        track.fired.add("length_drift")
+        message = (
+            f"{root}: completion length grew {drift:.2g} early standard deviations (from "
+            f"{early:.4g} to {track.lengths[-1]:.4g}; slope t = {scan[0]:.1f}) and the reward "
+            f"follows it (reward-length correlation {corr:.2f}): the reward pays for length. "
+            "Read the longest completions; cap or penalise length, or fix the grader, before "
+            "it becomes the policy."
+        )
+        return [Alert(step, root, "length_drift", message, drift)]
+
+    def _dominance(self, root: str, track: _Track, step: int) -> list[Alert]:
+        if "dominance" in track.fired:
+            return []
+        for component, shares in track.dominance.items():
+            if len(shares) < self.warmup + self.window:
+                continue
+            early = float(np.mean(shares[: self.warmup]))
+            recent = float(np.mean(shares[-self.window :]))
+            if early < self.dominance_share / 2 and recent >= self.dominance_share:
+                track.fired.add("dominance")
+                message = (
+                    f"{root}: the component {component} now carries {recent:.0%} of the "
+                    f"reward's variance (it carried {early:.0%} in the first {self.warmup} "
+                    "steps): the policy is optimising that part alone. Read completions "
+                    f"that score high on {component}; check that part for a shortcut, or "
+                    "lower its weight."
+                )
+                return [Alert(step, root, "dominance", message, recent)]
+        return []
+
+    def _unscored(self, root: str, track: _Track, step: int) -> list[Alert]:
+        if "unscored" in track.fired or not track.unscored:
+            return []
+        unscored = sum(u for u, _, _, _ in track.unscored)
+        errors = sum(e for _, e, _, _ in track.unscored)
+        timeouts = sum(t for _, _, t, _ in track.unscored)
+        total = sum(n for _, _, _, n in track.unscored)
+        if total == 0 or _wilson_lower(unscored, total) <= self.max_unscored_rate:
+            return []
+        track.fired.add("unscored")
+        rate = unscored / total
+        message = (
+            f"{root}: {rate:.1%} of the samples of the last {len(track.unscored)} steps got no "
+            f"reward ({errors} errors, of them {timeouts} timeouts; {unscored - errors} "
+            f"abstentions; more than {self.max_unscored_rate:.0%} at 99.9% confidence). "
+            "Those samples train on nothing: read the grader's errors (score/error_count, "
+            "its sample table) and fix the grader, its endpoint or the timeout."
+        )
+        return [Alert(step, root, "unscored", message, rate)]
+
+
+def _roots(logs: Mapping[str, LogValue]) -> list[str]:
+    return [
+        key[: -len(_SCORE_MEAN)]
+        for key in logs
+        if key.endswith(_SCORE_MEAN) and "/health/" not in key and key != _SCORE_MEAN[1:]
+    ]
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number(logs: Mapping[str, LogValue], key: str) -> float | None:
+    value = logs.get(key)
+    return float(value) if _real(value) else None  # type: ignore[arg-type]
+
+
+def _slope(xs: np.ndarray[Any, Any], ys: np.ndarray[Any, Any]) -> float:
+    dx = xs - xs.mean()
+    sxx = float(dx @ dx)
+    return float(dx @ (ys - ys.mean())) / sxx if sxx > 0 else 0.0
+
+
+def _scan(
+    steps: list[int], values: list[float], sigma2: float, longest: int, *, lowest: bool
+) -> tuple[float, int] | None:
+    """The most extreme slope t-statistic over segments ending now, and that segment's length.
+
+    ``lowest``: the most negative (a fall), else the most positive (a rise). Segments are
+    ``_MIN_SEGMENT`` to ``longest`` points long; sigma2 is the per-step noise variance.
+    """
+    if sigma2 <= 0 or len(values) < _MIN_SEGMENT:
+        return None
+    k = min(longest, len(values))
+    x = np.asarray(steps[-k:], dtype=np.float64)[::-1]
+    y = np.asarray(values[-k:], dtype=np.float64)[::-1]
+    x = x - x[0]
+    n = np.arange(1, k + 1, dtype=np.float64)
+    sx, sy = np.cumsum(x), np.cumsum(y)
+    sxx, sxy = np.cumsum(x * x), np.cumsum(x * y)
+    cxx = sxx - sx * sx / n
+    cxy = sxy - sx * sy / n
+    usable = np.arange(k) >= _MIN_SEGMENT - 1
+    usable &= cxx > 0
+    if not usable.any():
+        return None
+    z = np.full(k, np.nan)
+    z[usable] = (cxy[usable] / cxx[usable]) / np.sqrt(sigma2 / cxx[usable])
+    index = int(np.nanargmin(z) if lowest else np.nanargmax(z))
+    return float(z[index]), index + 1
+
+
+def _wilson_lower(successes: int, n: int) -> float:
+    p = successes / n
+    z2 = _WILSON_Z * _WILSON_Z
+    centre = p + z2 / (2 * n)
+    spread = _WILSON_Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (centre - spread) / (1 + z2 / n)

@@ -1,0 +1,191 @@
+"""Reward health: the gold reference, the mergeable health figures, RewardMonitor, the CLI."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gradewire import BaseGrader, CombinedGrader, Histogram, JsonlSink, MemorySink, StringThread
+from gradewire.cli._main import main
+from gradewire.train import RewardHealthError, RewardLogger, RewardMonitor, StepWindow
+from gradewire.train._gold import in_gold_share
+from gradewire.train._health_window import LATENCY_EDGES, histogram_quantile
+from gradewire.train._replays import simulate
+
+
+def thread(prompt: str, completion: str, **metadata: object) -> StringThread:
+    return StringThread([("user", prompt), ("assistant", completion)], metadata)
+
+
+def proxy_score(sample: StringThread) -> float:
+    return min(len(sample.completion() or "") / 40, 1.0)
+
+
+def gold_score(sample: StringThread) -> float:
+    return float((sample.completion() or "").count("x") % 3 == 0)
+
+
+def samples(n: int, seed: int = 0) -> list[StringThread]:
+    rng = np.random.default_rng(seed)
+    return [
+        thread(f"prompt {i % 7}", "x" * int(rng.integers(1, 30)) + "y" * int(rng.integers(0, 9)))
+        for i in range(n)
+    ]
+
+
+async def test_gold_grades_a_stable_share_and_logs_the_exact_pairs():
+    batch = samples(400)
+    gold = BaseGrader.from_function("gold", gold_score)
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("proxy", proxy_score), gold=gold, gold_fraction=0.3
+    )
+    await reward_logger.grade(batch)
+    logs = reward_logger.step(1)
+    chosen = [s for s in batch if in_gold_share(s, 0.3)]
+    # the same samples on a rebuilt logger (another rank, a restart): a hash, not a draw
+    assert chosen == [s for s in samples(400) if in_gold_share(s, 0.3)]
+    assert 0.2 < len(chosen) / len(batch) < 0.4
+    x = np.array([proxy_score(s) for s in chosen])
+    y = np.array([gold_score(s) for s in chosen])
+    assert logs["rewards/proxy/health/gold/pairs"] == len(chosen)
+    assert logs["rewards/proxy/health/gold/gold_mean"] == pytest.approx(y.mean())
+    assert logs["rewards/proxy/health/gold/proxy_std"] == pytest.approx(x.std(ddof=1))
+    assert logs["rewards/proxy/health/gold/corr"] == pytest.approx(np.corrcoef(x, y)[0, 1])
+    # the gold's own statistics, under its own key, over its share only
+    assert logs["rewards/gold/score/count"] == len(chosen)
+    assert logs["rewards/proxy/health/latency_count"] == len(batch)
+    assert logs["rewards/proxy/health/latency_p99"] >= logs["rewards/proxy/health/latency_p50"]
+
+
+async def test_the_gold_figures_of_slices_merge_into_those_of_the_whole():
+    batch = samples(300, seed=3)
+    windows = []
+    for part in (batch[:90], batch[90:200], batch[200:]):
+        reward_logger = RewardLogger(
+            BaseGrader.from_function("proxy", proxy_score),
+            gold=BaseGrader.from_function("gold", gold_score),
+            gold_fraction=0.5,
+        )
+        await reward_logger.grade(part)
+        windows.append(reward_logger.collect())
+    whole_logger = RewardLogger(
+        BaseGrader.from_function("proxy", proxy_score),
+        gold=BaseGrader.from_function("gold", gold_score),
+        gold_fraction=0.5,
+    )
+    await whole_logger.grade(batch)
+    whole = whole_logger.collect().to_logs("r")
+    merged = StepWindow.merge_all(StepWindow.from_dict(w.to_dict()) for w in windows)
+    logs = merged.to_logs("r")
+    for key, value in whole.items():
+        if "/health/gold/" in key:
+            assert math.isclose(logs[key], value, rel_tol=1e-12, abs_tol=1e-12), key
+
+
+async def test_dominance_is_each_components_share_of_the_totals_variance():
+    combo = CombinedGrader(
+        "combo",
+        [BaseGrader.from_function("a", proxy_score), BaseGrader.from_function("b", gold_score)],
+        weights=[1.0, 3.0],
+    )
+    batch = samples(200, seed=5)
+    reward_logger = RewardLogger(combo)
+    await reward_logger.grade(batch)
+    logs = reward_logger.step(0)
+    a = np.array([proxy_score(s) for s in batch]) * 1 / 4
+    b = np.array([gold_score(s) for s in batch]) * 3 / 4
+    total = a + b
+    var = total.var(ddof=1)
+    share_a = np.cov(a, total)[0, 1] / var
+    share_b = np.cov(b, total)[0, 1] / var
+    assert logs["rewards/combo/health/dominance/a"] == pytest.approx(share_a)
+    assert logs["rewards/combo/health/dominance/b"] == pytest.approx(share_b)
+    assert share_a + share_b == pytest.approx(1.0)
+
+
+def test_latency_quantiles_fall_within_one_bin_of_numpys():
+    rng = np.random.default_rng(1)
+    seconds = rng.lognormal(mean=-3.0, sigma=1.2, size=5000)
+    histogram = Histogram.of(seconds, LATENCY_EDGES)
+    ratio = LATENCY_EDGES[1] / LATENCY_EDGES[0]
+    for q in (0.5, 0.99):
+        approx = histogram_quantile(histogram, q)
+        exact = float(np.quantile(seconds, q))
+        assert approx is not None
+        assert exact / ratio <= approx <= exact * ratio
+
+
+@pytest.mark.parametrize("kind", ["hack", "hack_length", "hack_dominant"])
+def test_a_hacked_replay_alerts_after_the_golds_peak_and_never_before(kind):
+    for seed in (11, 12):
+        replay = simulate(kind, seed, steps=240)
+        monitor = RewardMonitor()
+        alerts = monitor.replay(replay.steps)
+        assert replay.gold_peak is not None
+        gold = [a for a in alerts if a.signal == "gold_decline"]
+        assert all(a.step >= replay.gold_peak for a in gold), (seed, gold)
+        if kind == "hack_length":
+            assert any(a.signal == "length_drift" for a in alerts), seed
+        if kind == "hack_dominant":
+            assert any(a.signal == "dominance" for a in alerts), seed
+        assert gold, (seed, alerts)
+
+
+def test_clean_replays_raise_no_alert():
+    for seed in (21, 22, 23, 24):
+        replay = simulate("clean", seed, steps=240)
+        assert RewardMonitor().replay(replay.steps) == [], seed
+
+
+def failing_half(sample: StringThread) -> float:
+    if (sample.completion() or "").endswith("y"):
+        raise ValueError("judge down")
+    return 0.5
+
+
+async def test_on_alert_raise_logs_the_step_then_stops():
+    sink = MemorySink()
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("judge", failing_half),
+        sinks=sink,
+        max_error_rate=None,
+        on_alert="raise",
+    )
+
+    async def train() -> None:
+        for step in range(5):
+            await reward_logger.grade(samples(200, seed=step))
+            reward_logger.step(step)
+
+    with pytest.raises(RewardHealthError) as caught:
+        await train()
+    assert caught.value.alerts[0].signal == "unscored"
+    assert reward_logger.alerts == caught.value.alerts
+    last_step, last_logs = sink.steps[-1]
+    assert last_logs["rewards/health/alerts"] == 1
+    assert last_step == caught.value.alerts[0].step
+
+
+async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_it(tmp_path, capsys):
+    path = tmp_path / "run.jsonl"
+    replay = simulate("hack", 11, steps=240, key="ju\x1b[31mdge")
+    sink = JsonlSink(path)
+    live = RewardMonitor()
+    for step, logs in replay.steps:
+        live.observe(step, logs)
+        sink.log(logs, step)
+    sink.close()
+    assert live.alerts
+    assert main(["health", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert out.count("\n- step ") == len(live.alerts)
+    assert f"step {live.alerts[0].step} [gold_decline]" in out
+
+    clean = tmp_path / "clean.jsonl"
+    sink = JsonlSink(clean)
+    for step, logs in simulate("clean", 21, steps=120).steps:
+        sink.log(logs, step)
+    sink.close()
+    assert main(["health", str(clean)]) == 0
+    assert "no alert" in capsys.readouterr().out
