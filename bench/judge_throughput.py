@@ -68,10 +68,11 @@ from typing import Any
 import httpx
 
 from _results import Alternative, Figure, record
+from gradewire.http import _loop_senders
 from gradewire.http._fast_http import FastHttpSender
 from gradewire.http._senders import HttpxPoolSender
 from gradewire.judges._binary_judge import BinaryVerdict
-from gradewire.models import ChatMessage, _client
+from gradewire.models import ChatMessage
 from gradewire.models._openai_chat import OpenAIChatModel
 from gradewire.models._response_format import json_schema_response_format
 from h11_reader import H11Reader
@@ -210,12 +211,12 @@ async def run_gradewire_httpx_pool(
     base_url: str, count: int, in_flight: int
 ) -> tuple[float, float]:
     # The sender picked when the environment names a proxy; swapped in directly here.
-    original = _client.default_sender
-    _client.default_sender = lambda url, timeout: HttpxPoolSender(timeout)
+    original = _loop_senders.default_sender
+    _loop_senders.default_sender = lambda url, timeout: HttpxPoolSender(timeout)
     try:
         return await run_gradewire(base_url, count, in_flight)
     finally:
-        _client.default_sender = original
+        _loop_senders.default_sender = original
 
 
 async def run_with_h11(
@@ -225,12 +226,12 @@ async def run_with_h11(
     in_flight: int,
 ) -> tuple[float, float]:
     # The default sender with h11 reading the answers; swapped in directly here.
-    original = _client.default_sender
-    _client.default_sender = lambda url, timeout: FastHttpSender(reader=H11Reader)
+    original = _loop_senders.default_sender
+    _loop_senders.default_sender = lambda url, timeout: FastHttpSender(reader=H11Reader)
     try:
         return await run(base_url, count, in_flight)
     finally:
-        _client.default_sender = original
+        _loop_senders.default_sender = original
 
 
 async def run_gradewire_own_client(

@@ -4,14 +4,15 @@
    a quarter of the prompts gold-graded, 300 steps. Clean runs (both rewards rise, in
    three shapes, with a shared slow wobble) give the false-alarm rate: the share of
    runs raising any alert. Hacked runs (plain, paying for length, with a dominant
-   component, a slow drift) give, for the ``gold_decline`` rule: the share that alerted
+   component, a slow drift) give, for the ``gold_gap`` rule: the share that alerted
    before the gold's expected peak, the share whose first alert came within 10% of the
    run's steps after it, and the median delay after the peak (a run with no alert counts
    its remaining steps). Seeds: clean from 5000, hacked from 6000 (not the seeds the
    threshold was set on, 2000-2099).
-2. ``RewardLogger.step()`` with the monitor on and off, in the same run: 512 recorded
-   samples a step with a gold share, ``--steps`` steps each; p50/p99 of the step's time.
-   Target: the monitor adds under 1 ms at p99.
+2. ``RewardLogger.step()`` with the monitor on and off, in the same run (two loggers
+   taking the same 512 graded samples a step in turns, a quarter gold-graded), wall and
+   thread CPU time; and the monitor's own work inside ``step()`` (thread CPU time, which
+   a loaded machine's waits do not inflate). Target: the monitor adds under 1 ms at p99.
 
 Run: ``python bench/reward_health.py [--clean 100] [--hacked 40] [--steps 300]``.
 """
@@ -19,13 +20,15 @@ Run: ``python bench/reward_health.py [--clean 100] [--hacked 40] [--steps 300]``
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import time
 
 import numpy as np
 
-from gradewire import BaseGrader, Grade, StringThread
-from gradewire.train import RewardLogger, RewardMonitor
+from gradewire import BaseGrader, StringThread
+from gradewire.core import LogValue
+from gradewire.train import Alert, RewardLogger, RewardMonitor
 from gradewire.train._replays import KINDS, simulate, step_batches
 
 
@@ -42,7 +45,7 @@ def replays(clean: int, hacked: int, steps: int) -> None:
             replay = simulate(kind, 6000 + s, steps=steps)
             peak = replay.gold_peak
             assert peak is not None
-            alerts = [a for a in RewardMonitor().replay(replay.steps) if a.signal == "gold_decline"]
+            alerts = [a for a in RewardMonitor().replay(replay.steps) if a.signal == "gold_gap"]
             first = alerts[0].step if alerts else steps
             never += not alerts
             early += first < peak
@@ -55,34 +58,72 @@ def replays(clean: int, hacked: int, steps: int) -> None:
         )
 
 
-def overhead(steps: int) -> None:
-    proxy = BaseGrader.from_function("judge", lambda s: 0.5)
-    gold = BaseGrader.from_function("gold", lambda s: 1.0)
-    batches, _ = step_batches("hack_length", 7, steps=steps)
-    data = list(batches)
-    samples = [StringThread([("user", f"p{i % 64}"), ("assistant", "x")]) for i in range(512)]
-    for on in (False, True, False, True):
-        logger = RewardLogger(proxy, gold=gold, monitor=on)
-        times = []
-        for batch in data:
-            grades = [Grade(float(v), "judge") for v in batch.proxy]
-            checks = [None if np.isnan(v) else Grade(float(v), "gold") for v in batch.gold]
-            logger.record(
-                proxy,
-                samples,
-                grades,
-                lengths=list(batch.lengths),
-                gold=checks,
-                groups=[str(g) for g in batch.groups],
+def _value(key: str) -> BaseGrader:
+    return BaseGrader.from_function(key, lambda sample: float(sample.metadata[key]))
+
+
+async def _overhead(steps: int) -> None:
+    batches, _ = step_batches("hack_length", 7, steps=steps, gold_fraction=1.0)
+    loggers = {
+        on: RewardLogger(_value("judge"), gold=_value("gold"), gold_fraction=0.25, monitor=on)
+        for on in (False, True)
+    }
+    watched: list[float] = []
+    live = loggers[True]
+    watch = live.watch
+
+    def timed_watch(step: int, logs: dict[str, LogValue]) -> list[Alert]:
+        start = time.thread_time()
+        try:
+            return watch(step, logs)
+        finally:
+            watched.append(time.thread_time() - start)
+
+    live.watch = timed_watch  # type: ignore[method-assign]
+    wall: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    for batch in batches:
+        samples = [
+            StringThread(
+                [("user", f"s{batch.step} p{g}"), ("assistant", f"c{i}")],
+                {"judge": float(v), "gold": float(w), "completion_length": float(n)},
             )
-            start = time.perf_counter()
-            logger.step(batch.step)
-            times.append(time.perf_counter() - start)
-        ms = np.array(times) * 1000
+            for i, (g, v, w, n) in enumerate(
+                zip(batch.groups, batch.proxy, batch.gold, batch.lengths, strict=True)
+            )
+        ]
+        # Both loggers take the same step in turns (which goes first alternates), so the
+        # machine's load falls on both alike.
+        order = (False, True) if batch.step % 2 else (True, False)
+        for on in order:
+            await loggers[on].grade(samples)
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            logs = loggers[on].step(batch.step)
+            wall[on].append(time.perf_counter() - start)
+            cpu[on].append(time.thread_time() - start_cpu)
+            assert ("rewards/health/alerts" in logs) == on
+    for on in (False, True):
+        for name, seconds in (("wall", wall[on]), ("CPU", cpu[on])):
+            ms = np.array(seconds) * 1000
+            print(
+                f"step() with the monitor {'on ' if on else 'off'} ({name}): p50 "
+                f"{np.median(ms):.3f} ms, p99 {np.quantile(ms, 0.99):.3f} ms, {len(ms)} steps"
+            )
+    ms = np.array(watched) * 1000
+    print(
+        f"the monitor's own work in step() (CPU): p50 {np.median(ms):.3f} ms, p99 "
+        f"{np.quantile(ms, 0.99):.3f} ms, max {ms.max():.3f} ms"
+    )
+    for name, seconds in (("wall", wall), ("CPU", cpu)):
+        added = (np.array(seconds[True]) - np.array(seconds[False])) * 1000
         print(
-            f"step() with the monitor {'on ' if on else 'off'}: p50 {np.median(ms):.2f} ms, "
-            f"p99 {np.quantile(ms, 0.99):.2f} ms over {len(ms)} steps"
+            f"added by the monitor, step by step ({name}): p50 {np.median(added):.3f} ms, "
+            f"p99 {np.quantile(added, 0.99):.3f} ms"
         )
+
+
+def overhead(steps: int) -> None:
+    asyncio.run(_overhead(steps))
 
 
 def main() -> None:

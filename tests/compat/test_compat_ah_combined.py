@@ -6,7 +6,7 @@ Runs against adaptive-harmony and gradewire alike (see `compat_targets`).
 from __future__ import annotations
 
 import pytest
-from ah_target import BaseGrader, CombinedGrader, Grade, IgnoreGradeException, StringThread
+from ah_target import BaseGrader, CombinedGrader, Grade, IgnoreGradeException, StringThread, Table
 from compat_targets import REAL
 
 
@@ -115,6 +115,7 @@ async def test_logs_are_the_combinations_and_each_sub_graders_under_its_key():
         "b/score/std": 0.0,
     }.items():
         assert logs[key] == value, key
+    assert [key for key, value in logs.items() if isinstance(value, Table)] == []  # no tables
     assert combined.get_logs() == {}
     assert parts[0].get_logs() == {}  # clearing the combination clears its parts
 

@@ -17,6 +17,7 @@ from ah_target import (
     ChatCompletion,
     IgnoreGradeException,
     StringThread,
+    Table,
 )
 
 CRITERIA = "The answer is correct"
@@ -80,9 +81,12 @@ async def test_an_na_verdict_counts_as_an_unscored_sample():
     assert logs["score/count"] == 2
     assert logs["score/scored_samples_count"] == 2
     assert logs["score/unscored_samples_count"] == 1
-    # The tables' headers, as dashboards show them (a column more or less is a new table).
-    assert logs["score/scored_samples"].headers == ["Prompt", "Reasoning", "Score"]
-    assert logs["score/unscored_samples"].headers == ["Prompt", "Error"]
+    # Every table and its headers, as dashboards show them (a column more or less, or a
+    # table more, is another dashboard).
+    assert {key: value.headers for key, value in logs.items() if isinstance(value, Table)} == {
+        "score/scored_samples": ["Prompt", "Reasoning", "Score"],
+        "score/unscored_samples": ["Prompt", "Error"],
+    }
     assert len(logs["score/scored_samples"].rows) == 2
     unscored = logs["score/unscored_samples"]
     assert len(unscored.rows) == 1

@@ -285,3 +285,37 @@ def test_clusters_of_very_unequal_size_are_said_to_make_the_level_slip():
     assert any("very unequal size (2 to 40 pairs)" in w for w in result.warnings)
     alike = [str(i % 6) for i in range(len(labels))]
     assert not any("unequal" in w for w in paired_difference(a, b, clusters=alike).warnings)
+
+
+def test_the_detectable_difference_with_few_clusters_uses_the_tests_t_quantiles(tmp_path):
+    run_a, run_b, _, _, _ = _clustered_runs(tmp_path)
+    (g,) = compare_runs(run_a, run_b, cluster_key="topic").graders
+    expected = (stats.t.ppf(0.975, g.dof) + stats.t.ppf(0.8, g.dof)) * g.stderr
+    assert g.detectable == pytest.approx(expected, rel=1e-9)
+    # At least as large as the interval's half-width: a difference the test cannot see is
+    # never called detectable.
+    assert g.detectable > (g.ci_high - g.ci_low) / 2
+
+
+def test_clustered_pairs_that_never_differ_still_get_tangos_interval():
+    a = [1.0, 0.0] * 10
+    labels = [str(i % 4) for i in range(20)]
+    result = paired_difference(a, a, clusters=labels)
+    z2 = stats.norm.ppf(0.975) ** 2
+    assert (result.low, result.high) == pytest.approx((-z2 / (20 + z2), z2 / (20 + z2)))
+    assert result.n_clusters == 4
+    assert any("treats the pairs as independent" in w for w in result.warnings)
+
+
+def test_bounded_scores_that_never_differ_get_an_exact_bound_not_a_point():
+    # The non-0/1 counterpart of item 2: identical scores in [0, 1] on 10 pairs.
+    a = [0.1, 0.35, 0.5, 0.8, 0.0, 0.25, 0.6, 0.9, 0.45, 0.7]
+    result = paired_difference(a, a)
+    # Clopper–Pearson's upper bound with 0 of 10 differing, at 97.5% one-sided.
+    bound = stats.beta.ppf(0.975, 1, 10)
+    assert (result.low, result.high) == pytest.approx((-bound, bound), rel=1e-12)
+    assert result.p_value == 1.0
+    # Outside [0, 1] nothing bounds a pair's difference: no interval, and the reason.
+    wide = paired_difference([5.0 * v for v in a], [5.0 * v for v in a])
+    assert math.isnan(wide.low)
+    assert any("no interval" in w for w in wide.warnings)

@@ -310,3 +310,51 @@ def test_labels_ppi_goes_to_summary_json_and_metrics(tmp_path, capsys):
     assert summary["metrics"]["correct/ppi/mean"] == pytest.approx(ppi["estimate"])
     logged = (out_dir / "logs.jsonl").read_text()
     assert "correct/ppi/mean" in logged
+
+
+def test_openai_graders_declare_their_range():
+    import gradewire as gw
+
+    check = gw.openai_grader(
+        {
+            "type": "string_check",
+            "name": "s",
+            "input": "{{sample.output_text}}",
+            "reference": "x",
+            "operation": "eq",
+        }
+    )
+    assert check.score_range == (0.0, 1.0)
+    cosine = gw.openai_grader(_similarity("cosine"))
+    assert cosine.score_range == (-1.0, 1.0)
+    assert gw.openai_grader(_similarity("bleu")).score_range == (0.0, 1.0)
+    scale = gw.openai_grader(
+        {
+            "type": "score_model",
+            "name": "m",
+            "model": "judge",
+            "input": [{"role": "user", "content": "rate"}],
+            "range": [1, 5],
+        },
+        base_url="http://127.0.0.1:9/v1",
+        api_key="x",
+    )
+    assert scale.score_range == (1.0, 5.0)
+
+
+def test_a_plain_sink_gets_the_methods_caveats_and_pass_metrics(tmp_path):
+    from gradewire.eval.reporting._trackers import log_run_to_sink
+    from gradewire.sinks import MemorySink
+
+    run = make_run(tmp_path, {"acc": [1, 0, 1, 1, 0, 1]}, topics=list("aabbcc"))
+    run = type(run)(
+        run.name, run.records, run.spec_hashes, run.config, run.folder, cluster_key="topic"
+    )
+    sink = MemorySink()
+    log_run_to_sink(run, sink)
+    assert sink.config["interval_methods"] == {
+        "acc": "Wilson score, effective n (Korn-Graubard), cluster-robust CR2"
+    }
+    assert "3 clusters" in sink.config["interval_caveats"]["acc"]
+    (_, logs) = sink.steps[0]
+    assert logs["acc/score/ci_low"] >= 0.0

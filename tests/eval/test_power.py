@@ -19,6 +19,7 @@ from gradewire.eval.comparing._power import (
     plan_from_pilot,
     samples_needed,
 )
+from gradewire.stats._paired import mcnemar_mid_p
 from support.eval_cli import run
 from support.eval_helpers import make_run
 
@@ -52,7 +53,7 @@ def test_minimum_detectable_difference_is_the_normal_power_solution():
 
 def test_a_true_difference_at_the_detectable_size_is_found_about_80_percent_of_the_time():
     # 0/1 pairs: a difference of exactly the minimum detectable one, compared by the
-    # method compare uses (McNemar / Tango); it should be found 8 times in 10.
+    # method compare uses (the mid-p McNemar test); it should be found 8 times in 10.
     n, p_lost = 400, 0.1
 
     def gap(p_gained):
@@ -66,7 +67,7 @@ def test_a_true_difference_at_the_detectable_size_is_found_about_80_percent_of_t
     reps = 4000
     for _ in range(reps):
         gained, lost, _ = rng.multinomial(n, [p_gained, p_lost, 1 - p_gained - p_lost])
-        found += mcnemar_tango(int(gained), int(lost), n).p_value < 0.05
+        found += mcnemar_mid_p(int(gained), int(lost)) < 0.05
     assert 0.77 <= found / reps <= 0.83
 
 
@@ -100,8 +101,8 @@ def test_clusters_multiply_the_pairs_by_the_design_effect(tmp_path):
     b = a + rng.normal(0, 0.1, 30)[topics] + rng.normal(0, 0.05, 240)
     run_a = make_run(tmp_path / "a", {"g": a}, topics=[str(t) for t in topics])
     run_b = make_run(tmp_path / "b", {"g": b}, topics=[str(t) for t in topics])
-    flat = plan_comparison(run_a, run_b, 0.02)["g"]
-    clustered = plan_comparison(run_a, run_b, 0.02, cluster_key="topic")["g"]
+    flat = plan_comparison(run_a, run_b, 0.02)[0]["g"]
+    clustered = plan_comparison(run_a, run_b, 0.02, cluster_key="topic")[0]["g"]
     assert clustered.design_effect > 3
     assert clustered.n_pairs == math.ceil(flat.n_pairs * clustered.design_effect)
 
@@ -126,3 +127,37 @@ def test_power_command(tmp_path):
     bad = run("power", str(tmp_path / "a"), str(tmp_path / "b"), "--difference", "0")
     assert bad.returncode == 2
     assert "non-zero" in bad.stderr
+
+
+def test_a_grader_the_pilot_cannot_plan_is_named_and_the_others_are_planned(tmp_path, capsys):
+    from gradewire.cli import main
+
+    def power(*extra):
+        code = main([*argv, *extra])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    rng = np.random.default_rng(5)
+    a = (rng.random(100) < 0.6).astype(float)
+    b = np.where(rng.random(100) < 0.8, a, 1 - a)
+    same = np.ones(100)
+    make_run(tmp_path / "a", {"correct": a, "flat": same, "rare": [1.0, 0.0] + [None] * 98})
+    make_run(tmp_path / "b", {"correct": b, "flat": same, "rare": [1.0, 1.0] + [None] * 98})
+    argv = ["power", str(tmp_path / "a"), str(tmp_path / "b"), "--difference", "0.05"]
+    code, out, err = power()
+    assert code == 1, err
+    assert out.startswith(f"correct: {samples_needed(0.05, np.std(b - a, ddof=1)):,}")
+    assert "flat: no plan: the differences' standard deviation must be positive" in err
+    assert "rare: no plan: a pilot needs at least 3 pairs" in err
+    code, out, _ = power("--json")
+    data = json.loads(out)
+    assert set(data) == {"correct", "flat", "rare"}
+    assert "never disagree" in data["flat"]["refused"]
+    code, out, err = power("--grader", "correct")
+    assert code == 0, err
+    assert out.startswith("correct: ")
+    assert "flat" not in out + err
+    assert power("--grader", "flat")[0] == 2
+    code, _, err = power("--grader", "nope")
+    assert code == 2
+    assert "do not both have the grader(s) 'nope'" in err

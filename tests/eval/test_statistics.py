@@ -75,6 +75,6 @@ def test_a_clustered_0_1_grader_gets_wilson_over_the_korn_graubard_effective_n(t
         pytest.approx(low, abs=1e-9),
         pytest.approx(high, abs=1e-9),
     )
-    assert summary.method == "bounded"
+    assert summary.method == "bounded_clustered"
     assert summary.ci_low >= 0.0
     assert summary.ci_high <= 1.0

@@ -155,9 +155,39 @@ def test_math_grader_counts_each_outcome_apart_in_asyncio() -> None:
     assert logs["score/mean"] == 0.5
     assert logs["unreadable_answer/mean"] == 0.25  # one of the four scored
     assert logs["score/error_count"] == 2
-    assert logs["math_timeout/count"] == 1
+    assert logs["score/timeout_count"] == 1  # a timeout outcome, as on every grader
     assert logs["math_parse_error/count"] == 1
     assert logs["score/abstained_count"] == 1
+
+
+async def test_math_grader_timeout_bounds_the_grade_and_kills_the_check() -> None:
+    grader = gw.MathGrader("math", timeout=1.0)
+    assert grader.timeout == 1.0
+    pool = math_pool()
+    thread = gw.StringThread([("user", "?"), ("assistant", HANG[0])], {"answer": HANG[1]})
+    replaced = pool.replaced
+    # Called directly, the grade is bounded by the same timeout, and is a timeout outcome.
+    with pytest.raises(gw.GradeTimeoutError):
+        await grader.grade(thread)
+    assert pool.replaced == replaced + 1  # the worker computing it was killed
+    grader.timeout = 0.5  # one attribute: the bound of the grade and of its check
+    assert await grader.grade_many([thread]) == [None]
+    assert grader.get_logs()["score/timeout_count"] == 1
+    assert pool.replaced == replaced + 2
+    right = gw.StringThread([("user", "?"), ("assistant", "0.75")], {"answer": "3/4"})
+    assert (await grader.grade(right)).value == 1.0
+
+
+def test_math_timeout_error_is_a_grade_timeout() -> None:
+    with pytest.raises(gw.GradeTimeoutError) as caught:
+        gw.math_match(*HANG, timeout=0.5)
+    assert isinstance(caught.value, gw.helpers.MathTimeoutError)
+    assert caught.value.seconds == 0.5
+    grader = gw.BaseGrader.from_function("fn", lambda s: gw.math_match(*HANG, timeout=0.5))
+    assert asyncio.run(grader.grade_many([gw.StringThread([("user", "?")])])) == [None]
+    logs = grader.get_logs()
+    assert logs["score/timeout_count"] == 1
+    assert logs["math_timeout/count"] == 1
 
 
 def test_unreadable_can_be_an_error() -> None:

@@ -229,3 +229,41 @@ async def test_judges_grade_with_an_anthropic_model(api, make_claude):
     grade = await ranged.grade(sample)
     assert grade.value == pytest.approx(0.75)
     assert grade.info["source"] == "parsed"
+
+
+async def test_a_server_without_keys_still_gets_the_api_version(judge_server, api, make_claude):
+    api.api_key = None  # a local Messages API that wants no key
+    model = make_claude(api_key="")
+    assert (await model.complete(USER)).text == "PASS"
+    [request] = judge_server.requests
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert "x-api-key" not in request.headers
+
+
+def test_the_older_json_schema_switch_means_the_strongest_dialect(judge_server):
+    options: dict[str, Any] = {"base_url": "http://127.0.0.1:1", "api_key": KEY}
+    assert get_model("anthropic/c", json_schema=True, **options).structured_output == "tool_use"
+    assert get_model("anthropic/c", json_schema=False, **options).structured_output == "prompt"
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "advice"),
+    [
+        (403, "permission_error", "no access"),
+        (404, "not_found_error", "/v1/messages"),
+        (413, "invalid_request_error", "shorten the prompt"),
+    ],
+)
+async def test_final_errors_name_their_type_and_the_fix(api, make_claude, status, kind, advice):
+    api.script(api_error(status, kind, "as the API says it"))
+    with pytest.raises(ModelCallError, match=kind) as caught:
+        await make_claude().complete(USER)
+    assert advice in str(caught.value)
+    assert caught.value.attempts == 1  # type: ignore[attr-defined]
+    assert caught.value.server_message == "as the API says it"  # type: ignore[attr-defined]
+
+
+async def test_api_errors_500_are_retried(api, make_claude, sleeps):
+    api.script(api_error(500, "api_error", "Internal server error"), message("PASS"))
+    assert (await make_claude().complete(USER)).text == "PASS"
+    assert len(sleeps.delays) == 1

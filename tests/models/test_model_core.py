@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from gradewire import InvalidInputError
+from gradewire import InvalidInputError, InvalidTypeError
 from gradewire.http import ModelHTTPError
 from gradewire.models import (
     ChatCompletion,
     ChatMessage,
+    ModelClient,
     ModelProfile,
     OpenAIChatModel,
     ServedModel,
@@ -153,3 +154,8 @@ async def test_every_answer_is_counted_once_with_who_answered(judge_server, make
     assert (usage.calls, usage.cached_calls) == (2, 1)
     assert (usage.prompt_tokens, usage.completion_tokens) == (6, 4)
     assert usage.served == {ServedModel("snap-1", "fp_1"): 2}
+
+
+def test_the_core_alone_says_how_to_make_a_model():
+    with pytest.raises(InvalidTypeError, match="get_model"):
+        ModelClient("m", base_url="http://127.0.0.1:1")

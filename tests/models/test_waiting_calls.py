@@ -63,12 +63,14 @@ async def test_a_call_sharing_another_calls_answer_gives_its_place_on(
     # One slot, one place to wait in. The copies of the first question share its call: they
     # wait for its answer, not for a slot, so the second question is built and waiting for
     # the slot while the first is still out.
-    judge_server.handler = lambda request: chat("PASS", delay=0.3)
+    # The answer's delay is the margin between the server seeing the first question and it
+    # possibly seeing the second: a loaded machine may take a while to deliver the first.
+    judge_server.handler = lambda request: chat("PASS", delay=1.0)
     built = BuiltRequests(monkeypatch)
     model = make_judge(max_concurrency=1)
     calls = [asyncio.ensure_future(model.complete(ask(0))) for _ in range(4)]
     calls.append(asyncio.ensure_future(model.complete(ask(1))))
-    while len(built.built) < 5:
+    while len(built.built) < 5 or not judge_server.chat_requests:
         await asyncio.sleep(0.01)
     assert len(judge_server.chat_requests) == 1  # only the first question is out
     answers = await asyncio.gather(*calls)

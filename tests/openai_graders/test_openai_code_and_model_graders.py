@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,8 @@ import gradewire as gw
 from gradewire.http import RetryPolicy
 from gradewire.openai import PythonGraderRuntimeError, UnresponsiveRewardError, openai_grader
 from support.judge_server import chat, error
+
+PYTHON_RUNNER = str(Path(gw.__file__).parent / "openai" / "_python_runner.py")
 
 
 def thread(completion: str, **item: object) -> gw.StringThread:
@@ -44,6 +49,60 @@ async def test_python_grader_sees_no_secrets_of_this_process(monkeypatch):
         "import os\ndef grade(sample, item):\n    return float('OPENAI_API_KEY' in os.environ)\n"
     )
     assert (await openai_grader(python(source)).grade(thread("x"))).value == 0.0
+
+
+# A python grader that reads what it can of every other process: the environ and cmdline
+# of its ancestors (the supervisor's worker, the supervisor, the grading process) and of
+# its siblings (the other samples' graders). It returns 1.0 when it found the secret.
+SNOOP = """
+import os, time
+def grade(sample, item):
+    time.sleep(0.5)  # the other sample's grader runs meanwhile
+    me = os.getpid()
+    seen = []
+    for name in os.listdir('/proc'):
+        if not name.isdigit() or int(name) == me:
+            continue
+        for part in ('environ', 'cmdline'):
+            try:
+                with open(f'/proc/{name}/{part}', 'rb') as file:
+                    seen.append(file.read())
+            except OSError:
+                pass
+    secret = item['secret'].encode()
+    return float(any(secret in data for data in seen))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_a_python_grader_reads_no_secret_of_any_other_process(tmp_path):
+    # The grading process holds the secret in its environment (where an API key lives)
+    # and on its command line, from its start, as /proc shows them.
+    secret = "gw-secret-" + os.urandom(8).hex()
+    script = tmp_path / "grade.py"
+    script.write_text(
+        "import asyncio, json, sys\n"
+        "import gradewire as gw\n"
+        "from gradewire.openai import openai_grader\n"
+        f"source = {SNOOP!r}\n"
+        "grader = openai_grader({'type': 'python', 'name': 'py', 'source': source})\n"
+        "secret = sys.argv[1]\n"
+        "threads = [gw.StringThread([('user', 'q'), ('assistant', 'a')], "
+        "metadata={'secret': secret}) for _ in range(2)]\n"
+        "grades = asyncio.run(grader.grade_many(threads))\n"
+        "print(json.dumps([g.value if g else None for g in grades]))\n"
+    )
+    env = {**os.environ, "GW_TEST_API_KEY": secret}
+    done = subprocess.run(
+        [sys.executable, str(script), secret],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0.0, 0.0], done.stderr
 
 
 async def test_a_raising_python_grader_is_a_python_runtime_error():
@@ -78,28 +137,63 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def test_a_looping_python_grader_is_timed_out_and_leaves_no_process(tmp_path):
-    pids = tmp_path / "pids"
+def _processes_below(root: int) -> dict[int, bytes]:
+    """Every process below ``root`` and its command line, as the host's /proc shows them."""
+    parents: dict[int, int] = {}
+    lines: dict[int, bytes] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read()
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                lines[int(name)] = file.read()
+        except OSError:
+            continue
+        if stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X"):
+            parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    below: dict[int, bytes] = {}
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor is not None and ancestor not in (root, 0, 1):
+            ancestor = parents.get(ancestor)
+        if ancestor == root:
+            below[pid] = lines.get(pid, b"")
+    return below
+
+
+async def test_a_looping_python_grader_is_timed_out_and_leaves_no_process():
+    # The grader's pids are its namespace's own where it is isolated: its processes are
+    # found by a marker on their command lines instead, below this process (the grading
+    # process: the supervisor is its child).
+    marker = "gw-marker-" + os.urandom(6).hex()
     source = (
-        "import os, subprocess, sys, time\n"
+        "import subprocess, sys\n"
         "def grade(sample, item):\n"
-        "    sleeper = 'import time\\nwhile True: time.sleep(1)'\n"
-        "    child = subprocess.Popen([sys.executable, '-c', sleeper], start_new_session=True)\n"
-        f"    open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        f"    sleeper = 'import time\\nwhile True: time.sleep(1)  # {marker}'\n"
+        "    subprocess.Popen([sys.executable, '-c', sleeper], start_new_session=True)\n"
+        f"    subprocess.Popen([sys.executable, '-c', 'while True: pass  # {marker}'])\n"
         "    while True:\n"
         "        pass\n"
     )
     grader = openai_grader(python(source), python_timeout=2.0)
     with pytest.raises(UnresponsiveRewardError, match="did not return within 2 s"):
         await grader.grade(thread("x"))
-    started = [int(pid) for pid in pids.read_text().split()]
-    assert len(started) == 2
+
+    def left() -> dict[int, bytes]:
+        below = _processes_below(os.getpid())
+        runner = os.fsencode(PYTHON_RUNNER)
+        return {p: c for p, c in below.items() if marker.encode() in c or runner in c}
+
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+    while left() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_alive(pid) for pid in started), "a process of the grader survived"
+    assert not left(), "a process of the grader survived"
     assert await grader(thread("x")) is None
-    assert grader.get_logs()["score/unresponsive_reward_error_count"] == 1
+    logs = grader.get_logs()
+    assert logs["score/unresponsive_reward_error_count"] == 1
+    assert logs["score/timeout_count"] == 1  # a timeout outcome, as on every grader
 
 
 MESSAGES = [

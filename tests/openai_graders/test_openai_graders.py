@@ -11,9 +11,12 @@ import math
 import pickle
 import re
 import threading
+from decimal import Decimal
 from typing import Any
 
 import hypothesis
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import strategies as st
 
@@ -119,11 +122,16 @@ async def test_a_missing_variable_is_an_error_of_its_own_kind_never_an_empty_str
     assert failed[0]["error_kind"] == "invalid_variable_error"
     # the kind survives a trip to another process (Ray, the reward server's workers)
     again = pickle.loads(pickle.dumps(caught.value))
-    assert type(again) is TemplateVariableError
+    assert type(again) is type(caught.value)  # DataVariableError: the data row lacks it
+    assert isinstance(again, TemplateVariableError)
     assert again.kind == "invalid_variable_error"
 
 
-@pytest.mark.parametrize("null", [None, math.nan, float("nan")])
+@pytest.mark.parametrize(
+    "null",
+    [None, math.nan, np.float32("nan"), Decimal("NaN"), pd.NA, pd.NaT],
+    ids=["None", "nan", "float32", "Decimal", "pd.NA", "pd.NaT"],
+)
 @pytest.mark.parametrize("operation", ["eq", "ne", "like", "ilike"])
 async def test_a_null_reference_is_a_missing_variable_never_the_text_null(operation, null):
     """A null (or NaN, as a data frame stores a missing cell) is no value to compare."""
@@ -140,6 +148,21 @@ async def test_a_null_reference_is_a_missing_variable_never_the_text_null(operat
     assert logs["score/error_count"] == 4
     assert logs["score/invalid_variable_error_count"] == 4
     assert "score/mean" not in logs
+
+
+async def test_a_null_the_model_answered_is_graded_as_its_answer():
+    """Only the data row's nulls are missing values: a model answering null is wrong."""
+    grader = openai_grader(
+        {**check("json", "eq"), "input": "{{sample.output_json.answer}}"},
+        missing_variables="abstain",
+    )
+    grade = await grader.grade(thread('{"answer": null}', answer="Paris"))
+    assert grade.value == 0.0
+    assert (await grader.grade(thread('{"answer": "Paris"}', answer="Paris"))).value == 1.0
+    # An output without the field is the model's failure: an error, never an abstention.
+    with pytest.raises(TemplateVariableError, match="has no key 'answer'") as caught:
+        await grader.grade(thread('{"other": 1}', answer="Paris"))
+    assert not isinstance(caught.value, gw.IgnoreGradeException)
 
 
 async def test_null_variables_can_be_declared_abstentions():

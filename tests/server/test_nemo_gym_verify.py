@@ -207,3 +207,32 @@ async def test_several_graders_are_picked_by_query() -> None:
     assert refused.status_code == 422
     assert "?grader=" in refused.json()["error"]
     assert not math.isnan((await verify(graders, request, "/verify?grader=one")).json()["reward"])
+
+
+async def test_a_padded_request_is_not_echoed_whole_and_says_what_it_left_out() -> None:
+    from gradewire.server._nemo_gym import ECHO_CHARS
+
+    request = dict(ROLLOUTS["tool_call"][0]["request"])
+    padded = {**request, "padding": "x" * (4 * ECHO_CHARS), "small": [1, 2, 3]}
+    answer = await verify(gw.BaseGrader.from_function("one", lambda s: 1.0), padded)
+    assert answer.status_code == 200
+    assert len(answer.content) < len(json.dumps(request)) + ECHO_CHARS  # not the 4 MB again
+    data = answer.json()
+    assert data["reward"] == 1.0
+    assert data["not_echoed"] == ["padding"]
+    assert "padding" not in data
+    for key, value in {**request, "small": [1, 2, 3]}.items():
+        assert data[key] == value  # the exchange and the task's fields come back
+
+
+async def test_a_body_of_countless_empty_objects_is_refused_before_it_is_read() -> None:
+    from gradewire.server._app import MAX_CONTAINERS
+
+    request = dict(ROLLOUTS["tool_call"][0]["request"])
+    flood = {**request, "flood": [{}] * (MAX_CONTAINERS + 1)}
+    answer = await verify(gw.BaseGrader.from_function("one", lambda s: 1.0), flood)
+    assert answer.status_code == 413
+    assert f"more than {MAX_CONTAINERS:,} JSON objects and lists" in answer.json()["error"]
+    assert (
+        await verify(gw.BaseGrader.from_function("one", lambda s: 1.0), request)
+    ).status_code == 200

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gradewire import InvalidInputError, build_grader, load_graders
-from gradewire.openai._config import OPENAI_GRADER_TYPES
+from gradewire.openai._config import OPENAI_CODE_TYPES, OPENAI_GRADER_TYPES
 from gradewire.specs._grader_specs import SPEC_TYPES
 
 LOOPBACK = "http://127.0.0.1:9/v1"
@@ -143,6 +143,7 @@ def _fits(container: str, kind: str) -> bool:
 
 def test_every_kind_has_an_example(tmp_path: Path):
     assert set(_examples(tmp_path)) == set(KINDS)
+    assert set(OPENAI_CODE_TYPES) == set(OPENAI_GRADER_TYPES)  # each type says
     # The containers are found from the fields, and these are today's.
     assert set(NATIVE_CONTAINERS) == {"combined", "panel"}
     assert set(KINDS) >= CODE_KINDS
@@ -219,3 +220,17 @@ def test_the_generated_multi_shape_holding_a_python_grader_is_code(tmp_path: Pat
     file.write_text(json.dumps([spec]))
     with pytest.raises(InvalidInputError, match=r"'py' \(python\)"):
         load_graders(file, trust_code=False)
+
+
+def test_a_spec_type_that_does_not_say_it_runs_no_code_is_taken_for_code():
+    from typing import Literal
+
+    from gradewire.specs._grader_specs import SpecBase
+    from gradewire.specs._trust import code_in
+
+    class NewKind(SpecBase):
+        type: Literal["new_kind"]
+
+    [found] = code_in(NewKind(type="new_kind", key="n"))
+    assert (found.key, found.kind) == ("n", "new_kind")
+    assert "does not say it runs none" in found.runs

@@ -96,10 +96,12 @@ class MessagesAPI:
 
     Args:
         answer: Answers a valid request (its body) when no scripted reply is queued.
-        api_key: The ``x-api-key`` the API wants.
+        api_key: The ``x-api-key`` the API wants (None: any, or none, as a local server).
     """
 
-    def __init__(self, answer: Answer | None = None, *, api_key: str = "sk-ant-test") -> None:
+    def __init__(
+        self, answer: Answer | None = None, *, api_key: str | None = "sk-ant-test"
+    ) -> None:
         self.answer = answer or (lambda body: message("PASS"))
         self.api_key = api_key
         self.bodies: list[dict[str, Any]] = []
@@ -114,7 +116,7 @@ class MessagesAPI:
     def __call__(self, request: Request) -> Reply:
         if request.method != "POST" or not request.path.endswith("/v1/messages"):
             return api_error(404, "not_found_error", f"Not found: {request.path}")
-        if request.headers.get("x-api-key") != self.api_key:
+        if self.api_key is not None and request.headers.get("x-api-key") != self.api_key:
             return api_error(401, "authentication_error", "invalid x-api-key")
         if not request.headers.get("anthropic-version"):
             return api_error(400, "invalid_request_error", "anthropic-version: header required")

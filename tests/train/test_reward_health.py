@@ -122,7 +122,7 @@ def test_a_hacked_replay_alerts_after_the_golds_peak_and_never_before(kind):
         monitor = RewardMonitor()
         alerts = monitor.replay(replay.steps)
         assert replay.gold_peak is not None
-        gold = [a for a in alerts if a.signal == "gold_decline"]
+        gold = [a for a in alerts if a.signal == "gold_gap"]
         assert all(a.step >= replay.gold_peak for a in gold), (seed, gold)
         if kind == "hack_length":
             assert any(a.signal == "length_drift" for a in alerts), seed
@@ -180,7 +180,7 @@ async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_i
     out = capsys.readouterr().out
     assert "\x1b" not in out
     assert out.count("\n- step ") == len(live.alerts)
-    assert f"step {live.alerts[0].step} [gold_decline]" in out
+    assert f"step {live.alerts[0].step} [gold_gap]" in out
 
     clean = tmp_path / "clean.jsonl"
     sink = JsonlSink(clean)
@@ -189,3 +189,76 @@ async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_i
     sink.close()
     assert main(["health", str(clean)]) == 0
     assert "no alert" in capsys.readouterr().out
+
+
+def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives():
+    sm = pytest.importorskip("statsmodels.api")
+    from gradewire.train._gold_lag import GoldLag
+
+    rng = np.random.default_rng(4)
+    steps = 50
+    proxy = np.linspace(0.2, 0.8, steps) + rng.normal(0, 0.01, steps)
+    gold = 0.1 + 0.5 * proxy + rng.normal(0, 0.02, steps)
+    gold[-10:] = gold[-10:].mean() - 0.05 - np.linspace(0, 0.02, 10)  # flat, then falling
+    lag = GoldLag(shortest=10, longest=10, reference=30, least_reference=20)
+    for g, p in zip(gold, proxy, strict=True):
+        lag.add(float(g), float(p))
+    result = lag.test()
+    assert result is not None
+    a = steps - 10
+    fit = sm.OLS(gold[a - 30 : a], sm.add_constant(proxy[a - 30 : a])).fit()
+    ps = proxy[a:].mean()
+    prediction = fit.get_prediction(np.array([[1.0, ps]]))
+    # the noise: half the mean squared successive difference of gold - b * proxy
+    resid = gold - fit.params[1] * proxy
+    noise = np.mean(np.diff(resid) ** 2) / 2
+    se = np.sqrt(noise * (1 / 10 + prediction.se_mean[0] ** 2 / fit.scale))
+    assert result.expected == pytest.approx(prediction.predicted_mean[0])
+    assert result.z == pytest.approx((gold[a:].mean() - prediction.predicted_mean[0]) / se)
+    assert result.z < -3
+
+
+def test_a_grader_that_scored_nothing_is_still_watched():
+    monitor = RewardMonitor()
+    logs = {"rewards/judge/score/count": 0, "rewards/judge/score/error_count": 64}
+    (alert,) = monitor.observe(1, logs)
+    assert (alert.step, alert.grader, alert.signal) == (1, "rewards/judge", "unscored")
+    assert "64 errors" in alert.message
+    assert monitor.signals["rewards/judge/health/error_rate"] == 1.0
+
+
+def test_the_gap_is_each_rewards_rise_in_its_own_early_standard_deviations():
+    monitor = RewardMonitor(warmup=3)
+    root = "rewards/judge"
+    rows = [(0.50, 0.40), (0.52, 0.42), (0.48, 0.38), (0.70, 0.45)]
+    for step, (proxy, gold) in enumerate(rows):
+        monitor.observe(
+            step,
+            {
+                f"{root}/score/count": 100,
+                f"{root}/score/mean": proxy,
+                f"{root}/health/gold/pairs": 25,
+                f"{root}/health/gold/proxy_mean": proxy,
+                f"{root}/health/gold/gold_mean": gold,
+                f"{root}/health/gold/proxy_std": 0.2,
+                f"{root}/health/gold/gold_std": 0.5,
+            },
+        )
+    # early means 0.50 and 0.40; the proxy rose 0.20 (1 sd), the gold 0.05 (0.1 sd)
+    assert monitor.signals[f"{root}/health/gold_gap"] == pytest.approx(1.0 - 0.1)
+
+
+def test_the_health_command_says_what_it_cannot_read_and_prints_json(tmp_path, capsys):
+    assert main(["health", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    path = tmp_path / "run.jsonl"
+    sink = JsonlSink(path)
+    for step, logs in simulate("hack", 11, steps=240).steps:
+        sink.log(logs, step)
+    sink.close()
+    assert main(["health", str(path), "--json"]) == 1
+    import json
+
+    (alert,) = json.loads(capsys.readouterr().out)
+    assert alert["signal"] == "gold_gap"
+    assert alert["grader"] == "rewards/judge"

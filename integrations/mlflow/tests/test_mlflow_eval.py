@@ -543,6 +543,9 @@ def test_a_comparison_logs_its_verdicts_its_slices_and_its_page(
         "ci_high",
         "p_value",
         "flips",
+        "flips_clearly",
+        "method",
+        "note",
     ]
     assert [row[:6] for row in slices["data"]] == [
         [key, s.value, s.n_pairs, s.mean_a, s.mean_b, s.diff] for s in g.slices

@@ -128,6 +128,8 @@ def test_four_gloo_ranks_merge_into_one_exact_figure(tmp_path: Path) -> None:
             assert want["rewards/combo/score/score/abstained_count"] > 0
             assert want["rewards/combo/score/score/error_count"] > 0
         for key, value in want.items():
+            if "/health/latency_p" in key:
+                continue  # seconds the grades took in two runs: no figure to match
             got = logs[key]
             exact = isinstance(value, Histogram | int) and not isinstance(value, bool)
             if exact:  # counts and histograms

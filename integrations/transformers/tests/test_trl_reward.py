@@ -132,3 +132,44 @@ def test_the_callback_records_lengths_from_completion_ids():
     assert logs["rewards/value/score/groups"] == 2
     with pytest.raises(InvalidTypeError, match="trl_reward"):
         GradewireCallback(object())  # type: ignore[arg-type]
+
+
+def test_the_callbacks_gold_grades_its_share_once_and_an_alert_stops_training():
+    from types import SimpleNamespace
+
+    from gradewire import MemorySink
+    from gradewire.train import RewardHealthError
+
+    gold_calls: list[str] = []
+
+    def gold_check(sample: StringThread) -> float:
+        gold_calls.append(sample.completion() or "")
+        return float("x" in (sample.completion() or ""))
+
+    def broken(sample: StringThread) -> float:
+        raise ValueError("judge down")
+
+    length = trl_reward(BaseGrader.from_function("length", lambda s: 0.5))
+    also = trl_reward(BaseGrader.from_function("also", broken), max_error_rate=None)
+    sink = MemorySink()
+    callback = GradewireCallback(
+        length,
+        also,
+        sinks=sink,
+        gold=BaseGrader.from_function("gold", gold_check),
+        gold_fraction=1.0,
+        max_error_rate=None,
+        on_alert="raise",
+    )
+    completions = [f"c{i}" + "x" * (i % 2) for i in range(40)]
+    call(length, ["p"] * 40, completions)
+    call(also, ["p"] * 40, completions)
+    assert sorted(gold_calls) == sorted(completions)  # once, though two functions graded
+    state = SimpleNamespace(global_step=3, is_world_process_zero=True)
+    with pytest.raises(RewardHealthError, match="unscored"):
+        callback.on_log(SimpleNamespace(report_to=[]), state, None, logs={})
+    step, logs = sink.steps[-1]  # the step was logged before training stopped
+    assert step == 3
+    assert logs["rewards/health/alerts"] == 1
+    assert logs["rewards/length/health/gold/pairs"] == 40
+    assert logs["rewards/gold/score/mean"] == pytest.approx(0.5)

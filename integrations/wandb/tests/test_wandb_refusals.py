@@ -89,3 +89,18 @@ def test_background_wandb_sink_delivers_every_step_after_a_bad_cell_and_a_bad_ke
     assert "cut emoji &#55357;" in page  # the half character as a reference, as MLflow's
     (table_ref,) = [row["samples"] for row in run.history if row["_step"] == 1]
     assert run.table(table_ref).to_dict()["data"] == [["answer 1"], [CUT]]  # the cell as logged
+
+
+def test_the_wandb_target_takes_no_settings_from_the_spill_files():
+    from gradewire_wandb._spill_target import sink_for_target
+
+    planted = {
+        "kind": "wandb",
+        "run": {"project": "p", "id": "abc"},
+        "init": {"settings": {"base_url": "http://127.0.0.1:9"}, "entity": "e", "tags": ["t"]},
+    }
+    sink = sink_for_target(planted, closed=True)
+    kwargs = sink._source.init_kwargs  # type: ignore[attr-defined]
+    assert "settings" not in kwargs  # it would send the API key to that base_url
+    assert "tags" not in kwargs  # only the plain values the sink itself writes
+    assert (kwargs["entity"], kwargs["id"], kwargs["resume"]) == ("e", "abc", "allow")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from typing import Any
 
 from gradewire.core import GradewireError
 
@@ -38,6 +39,12 @@ def add_power_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     parser.add_argument(
         "--confidence", type=float, default=0.95, help="1 - the test's level (default: 0.95)"
     )
+    parser.add_argument(
+        "--grader",
+        action="append",
+        default=None,
+        help="plan only this grader (repeatable; default: every grader both runs have)",
+    )
     parser.add_argument("--cluster-key", default=None, help="metadata field to cluster by")
     parser.add_argument("--json", action="store_true", help="print the plans as JSON")
 
@@ -49,10 +56,11 @@ def run_power_command(args: argparse.Namespace) -> int:
     from gradewire.eval.reporting._terminal import terminal_safe as safe
 
     try:
-        plans = plan_comparison(
+        plans, refused = plan_comparison(
             load_run(args.run_a),
             load_run(args.run_b),
             args.difference,
+            graders=args.grader,
             cluster_key=args.cluster_key,
             confidence=args.confidence,
             power=args.power,
@@ -60,9 +68,19 @@ def run_power_command(args: argparse.Namespace) -> int:
     except GradewireError as exc:
         print(f"gradewire power: {safe(exc, multiline=True)}", file=sys.stderr)
         return 2
+    # 0: every grader planned; 1: some could not be (named, with why); 2: none could be.
+    code = 0 if not refused else (1 if plans else 2)
     if args.json:
-        print(json.dumps({key: asdict(plan) for key, plan in plans.items()}, indent=2))
-        return 0
+        out: dict[str, Any] = {key: asdict(plan) for key, plan in plans.items()}
+        out.update({key: {"refused": reason} for key, reason in refused.items()})
+        print(json.dumps(out, indent=2))
+        return code
+    for key, reason in refused.items():
+        print(
+            f"gradewire power: {safe(key)}: no plan: {safe(reason, multiline=True)} "
+            "(the other graders are planned; leave this one out with --grader)",
+            file=sys.stderr,
+        )
     for key, plan in plans.items():
         clustered = (
             f", design effect {plan.design_effect:.2f}" if args.cluster_key is not None else ""
@@ -74,4 +92,4 @@ def run_power_command(args: argparse.Namespace) -> int:
             f"pairing correlation {plan.correlation:.2f}, sd of differences "
             f"{plan.sd_difference:.3g}{clustered})"
         )
-    return 0
+    return code

@@ -8,31 +8,33 @@ that is killed and replaced when it overruns, so the bound holds in thread pools
 loops and Ray workers alike.
 
 A wrong answer, an answer that cannot be read and a check that overran are three different
-outcomes: 0.0, `MathParseError` and `MathTimeoutError`. Both errors carry log fields
-(``math_parse_error`` / ``math_timeout``), so a grader that lets them through counts each apart
-in its logs (``math_parse_error/count``, ``math_timeout/count``), beside ``score/error_count``.
+outcomes: 0.0, `MathParseError` and `MathTimeoutError`. A `MathTimeoutError` is a
+`GradeTimeoutError`: a grader that lets it through counts a timeout outcome
+(``score/timeout_count``), as for any grade that ran out of time. Both errors carry log
+fields (``math_parse_error`` / ``math_timeout``), so each is also counted apart
+(``math_parse_error/count``, ``math_timeout/count``), beside ``score/error_count``.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib.util
-import math
 import os
 import threading
 from pathlib import Path
 from typing import Any, Literal
 
 from gradewire.core._errors import (
+    GradeTimeoutError,
     GradingError,
-    InvalidInputError,
     InvalidTypeError,
     MissingDependencyError,
 )
 from gradewire.core._failure_records import attach_log_fields
+from gradewire.core._settings import check_positive_seconds
 from gradewire.helpers._math_pool import PoolTimeout, WorkerCrashed, WorkerPool
 
-__all__ = ["MathParseError", "MathTimeoutError", "math_match", "math_pool"]
+__all__ = ["MathParseError", "MathTimeoutError", "math_check", "math_match", "math_pool"]
 
 # Enough for a thread pool of graders on a small machine; each worker holds sympy (~60 MB).
 _POOL_SIZE = max(1, min(4, os.cpu_count() or 1))
@@ -65,17 +67,21 @@ class MathParseError(GradingError):
         return (type(self), (self.side, self.text))
 
 
-class MathTimeoutError(GradingError):
+class MathTimeoutError(GradeTimeoutError):
     """The check overran its timeout; the worker process running it was replaced.
 
+    A `GradeTimeoutError` (its ``grader_key`` is ``"math_match"``): a grade that lets it
+    through is a timeout outcome, counted in ``score/timeout_count``.
+
     Attributes:
-        timeout: The bound that was exceeded, in seconds.
+        timeout: The bound that was exceeded, in seconds (also ``seconds``).
     """
 
     def __init__(self, timeout: float) -> None:
-        super().__init__(
+        super().__init__("math_match", timeout)
+        self.args = (
             f"Math-Verify did not finish within {timeout:g} s (an expression sympy cannot "
-            "simplify in time); pass a larger timeout= if such answers are expected"
+            "simplify in time); pass a larger timeout= if such answers are expected",
         )
         self.timeout = timeout
         attach_log_fields(self, {"math_timeout": 1})
@@ -131,24 +137,48 @@ def math_match(answer: object, expected: object, *, timeout: float = 5.0) -> flo
         >>> math_match("so the answer is $\\\\boxed{\\\\frac{1}{2}}$", "0.5")  # doctest: +SKIP
         1.0
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise InvalidTypeError(f"timeout must be a number of seconds, not {timeout!r}")
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise InvalidInputError(f"timeout must be finite and > 0 seconds, not {timeout!r}")
+    seconds = check_positive_seconds("timeout", timeout)
+    answer_text, expected_text = _texts(answer, expected)
+    try:
+        outcome, matched = math_pool().call((answer_text, expected_text), seconds)
+    except PoolTimeout:
+        raise MathTimeoutError(seconds) from None
+    except WorkerCrashed:
+        raise
+    except RuntimeError as exc:
+        raise GradingError(f"Math-Verify failed on this answer: {exc}") from None
+    return _verdict(outcome, matched, answer_text, expected_text)
+
+
+async def math_check(answer: str, expected: object, *, timeout: float | None) -> float:
+    """`math_match` awaited on the event loop: cancelling it kills the check's worker.
+
+    ``timeout`` (None: no bound of its own) counts from the moment a worker takes the
+    check; the grade's own timeout, which cancels this, bounds the rest.
+    """
+    answer_text, expected_text = _texts(answer, expected)
+    try:
+        outcome, matched = await math_pool().acall((answer_text, expected_text), timeout)
+    except PoolTimeout:
+        assert timeout is not None  # only a bound can be overrun
+        raise MathTimeoutError(timeout) from None
+    except WorkerCrashed:
+        raise
+    except RuntimeError as exc:
+        raise GradingError(f"Math-Verify failed on this answer: {exc}") from None
+    return _verdict(outcome, matched, answer_text, expected_text)
+
+
+def _texts(answer: object, expected: object) -> tuple[str, str]:
     if isinstance(expected, bool) or expected is None:
         raise InvalidTypeError(
             f"expected must be the reference answer as a str or a number, not {expected!r}"
         )
     answer_text = answer if isinstance(answer, str) else str(answer)
-    expected_text = expected if isinstance(expected, str) else str(expected)
-    try:
-        outcome, matched = math_pool().call((answer_text, expected_text), float(timeout))
-    except PoolTimeout:
-        raise MathTimeoutError(float(timeout)) from None
-    except WorkerCrashed:
-        raise
-    except RuntimeError as exc:
-        raise GradingError(f"Math-Verify failed on this answer: {exc}") from None
+    return answer_text, expected if isinstance(expected, str) else str(expected)
+
+
+def _verdict(outcome: str, matched: bool, answer_text: str, expected_text: str) -> float:
     if outcome == "expected":
         raise MathParseError("expected", expected_text)
     if outcome == "answer":

@@ -51,7 +51,9 @@ class Limiter:
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.release()  # the slot was handed over just as we were cancelled
-            else:
+            elif waiter in self._waiters:
+                # A release that ran between the cancellation and now has already dropped
+                # the cancelled waiter (and given its place back).
                 self._waiters.remove(waiter)
             raise
 

@@ -11,9 +11,8 @@ __all__ = ["LoopResources"]
 class LoopResources:
     """What a model holds on one event loop: its sender and the endpoint's shared state."""
 
-    __slots__ = ("owned", "sender", "state")
+    __slots__ = ("sender", "state")
 
-    def __init__(self, sender: Sender, state: EndpointState, *, owned: bool) -> None:
+    def __init__(self, sender: Sender, state: EndpointState) -> None:
         self.sender = sender
         self.state = state
-        self.owned = owned

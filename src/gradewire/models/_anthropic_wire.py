@@ -100,6 +100,7 @@ class AnthropicProvider(Provider):
     base_url_env: ClassVar[str] = "ANTHROPIC_BASE_URL"
     api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
     public_host: ClassVar[str | None] = "api.anthropic.com"
+    headers: ClassVar[Mapping[str, str]] = {"anthropic-version": ANTHROPIC_VERSION}
     reserved_body_keys: ClassVar[frozenset[str]] = frozenset(
         {"model", "messages", "stream", "system"}
     )
@@ -113,7 +114,7 @@ class AnthropicProvider(Provider):
         return f"{base_url}/v1/messages"
 
     def auth_headers(self, key: str) -> dict[str, str]:
-        return {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}
+        return {"x-api-key": key}
 
     def encode(
         self,

@@ -25,14 +25,14 @@ from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.core._settings import check_positive_seconds
 from gradewire.http._endpoint_state import Ticket, declare_limit, endpoint_state
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
-from gradewire.http._loop_closer import close_with_loop, forget
 from gradewire.http._loop_resources import LoopResources
+from gradewire.http._loop_senders import LoopSenders
 from gradewire.http._refusal import ParameterRefusedError
 from gradewire.http._retry import RetryPolicy
-from gradewire.http._senders import HttpxSender, Sender, default_sender
 from gradewire.http._settings import check_headers
 from gradewire.models._cache_io import load_facts, store_facts
 from gradewire.models._chat_model import ChatCompletion, ChatMessage
+from gradewire.models._client_settings import cache_setting, concurrency_setting, retry_setting
 from gradewire.models._fetch import Target, fetch
 from gradewire.models._inflight import share_in_flight
 from gradewire.models._judge_cache import JudgeCache
@@ -43,7 +43,6 @@ from gradewire.models._negotiation import (
     Negotiator,
     StructuredOutputRefusedError,
 )
-from gradewire.models._openai_config import cache_setting, concurrency_setting, retry_setting
 from gradewire.models._profile import ModelProfile
 from gradewire.models._provider import Provider
 
@@ -96,6 +95,8 @@ class ModelClient(NegotiatedSettings):
             provider's dialects, strongest first, moving on when the server refuses one by
             name, and remembers the choice for the endpoint (in the process and in the
             ``cache`` file); or one dialect by name, never changed.
+        json_schema: The older switch: True is the provider's strongest dialect (OpenAI's
+            ``"json_schema"``), False ``"prompt"``.
         http_client: Your own `httpx.AsyncClient` (proxies, TLS, transports); never closed
             here. ``attempt_timeout`` and ``max_response_bytes`` still apply to each attempt.
         max_response_bytes: The largest answer body accepted, also once decompressed
@@ -123,13 +124,19 @@ class ModelClient(NegotiatedSettings):
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         structured_output: str = "auto",
+        json_schema: bool | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         timeout: float | None = None,
         **settings: Unpack[ModelSettings],
     ) -> None:
         name = type(self).__name__
-        provider = self.provider
+        provider = getattr(type(self), "provider", None)
+        if not isinstance(provider, Provider):
+            raise InvalidTypeError(
+                f"{name} names no provider: a ModelClient subclass sets provider = "
+                "SomeProvider(); to make a model, call get_model('provider/name')"
+            )
         if not isinstance(model, str) or not model.strip():
             raise InvalidInputError(
                 f"model must be a non-empty str (the served name), not {model!r}"
@@ -153,6 +160,8 @@ class ModelClient(NegotiatedSettings):
         self.max_tokens: int | None = own.get("max_tokens")
         self.extra_body = provider.extra_body(extra_body)
         setting = provider.dialects.setting(structured_output)
+        if json_schema is not None:  # the older switch: True is the strongest, False "prompt"
+            setting = provider.dialects.order[0] if json_schema else "prompt"
         if http_client is not None and not _is_httpx_client(http_client):
             raise InvalidTypeError(
                 f"http_client must be an httpx.AsyncClient, not {type(http_client).__name__}"
@@ -174,7 +183,11 @@ class ModelClient(NegotiatedSettings):
             "headers": dict(headers) if headers else None,
             "max_response_bytes": self.max_response_bytes,
         }
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **provider.headers,
+        }
         if key and key.strip():
             # A key pasted with its newline is the usual cause of "invalid header" errors.
             self._headers.update(provider.auth_headers(key.strip()))
@@ -204,6 +217,7 @@ class ModelClient(NegotiatedSettings):
             self._what,
         )
         self._tally = UsageTally()
+        self._senders = LoopSenders(self.url, self.attempt_timeout, http_client)
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopResources] = (
             weakref.WeakKeyDictionary()
         )
@@ -253,6 +267,21 @@ class ModelClient(NegotiatedSettings):
             takes=provider.takes,
             defaults=provider.defaults,
         )
+
+    @property
+    def json_schema(self) -> bool | None:
+        """Whether the endpoint takes the strongest dialect's JSON schema (None: unknown).
+
+        The older form of ``structured_output``: setting True means the strongest dialect
+        (OpenAI's ``"json_schema"``), False ``"prompt"`` and None ``"auto"``.
+        """
+        dialect = self.structured_output_dialect
+        return None if dialect is None else dialect == self.provider.dialects.order[0]
+
+    @json_schema.setter
+    def json_schema(self, value: bool | None) -> None:
+        strongest = self.provider.dialects.order[0]
+        self.structured_output = "auto" if value is None else strongest if value else "prompt"
 
     @property
     def usage(self) -> ModelUsage:
@@ -369,14 +398,7 @@ class ModelClient(NegotiatedSettings):
         state = endpoint_state(loop, self._endpoint_key, self.max_concurrency)
         if self.cache is not None:
             await load_facts(self.cache, self._endpoint_key, self.provider.dialects)
-        if self._http_client is not None:
-            sender: Sender = HttpxSender(self._http_client, owned=False)
-            resources = self._loops[loop] = LoopResources(sender, state, owned=False)
-            return resources
-        sender = default_sender(self.url, self.attempt_timeout)
-        resources = self._loops[loop] = LoopResources(sender, state, owned=True)
-        # Closed by aclose(), or else when the loop shuts down (asyncio.run, run_sync...).
-        await close_with_loop(sender)
+        resources = self._loops[loop] = LoopResources(await self._senders.sender(), state)
         return resources
 
     async def aclose(self) -> None:
@@ -385,10 +407,8 @@ class ModelClient(NegotiatedSettings):
         Connections made on other loops close when those loops shut down.
         """
         self._last = None
-        resources = self._loops.pop(asyncio.get_running_loop(), None)
-        if resources is not None and resources.owned:
-            forget(resources.sender)
-            await resources.sender.aclose()
+        self._loops.pop(asyncio.get_running_loop(), None)
+        await self._senders.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
 

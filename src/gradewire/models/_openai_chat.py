@@ -111,9 +111,6 @@ class OpenAIChatModel(ModelClient):
         timeout: float | None = None,
         **settings: Unpack[ModelSettings],
     ) -> None:
-        setting = structured_output_setting(structured_output)
-        if json_schema is not None:  # the older switch: True is "json_schema", False "prompt"
-            setting = "json_schema" if json_schema else "prompt"
         super().__init__(
             model,
             base_url=base_url,
@@ -125,23 +122,10 @@ class OpenAIChatModel(ModelClient):
             cache=cache,
             extra_body=extra_body,
             headers=headers,
-            structured_output=setting,
+            structured_output=structured_output_setting(structured_output),
+            json_schema=json_schema,
             http_client=http_client,
             max_response_bytes=max_response_bytes,
             timeout=timeout,
             **settings,
         )
-
-    @property
-    def json_schema(self) -> bool | None:
-        """Whether the endpoint takes a JSON-schema ``response_format`` (None: unknown).
-
-        The older form of ``structured_output``: setting True means ``"json_schema"``, False
-        ``"prompt"`` and None ``"auto"``.
-        """
-        dialect = self.structured_output_dialect
-        return None if dialect is None else dialect == "json_schema"
-
-    @json_schema.setter
-    def json_schema(self, value: bool | None) -> None:
-        self.structured_output = "auto" if value is None else "json_schema" if value else "prompt"

@@ -43,6 +43,7 @@ class Provider(ABC):
         base_url_env: The environment variable that names the API root.
         api_key_env: The environment variable that holds the API key.
         public_host: The host of the provider's own API, where a call without a key fails.
+        headers: Headers every request carries, with or without a key (an API version).
         reserved_body_keys: Request fields ``extra_body`` may not set (the client sets them).
         cache_namespace: Prefixed to a request body to make its cache key, so requests of
             two wire formats never share an answer.
@@ -57,6 +58,7 @@ class Provider(ABC):
     base_url_env: ClassVar[str]
     api_key_env: ClassVar[str]
     public_host: ClassVar[str | None] = None
+    headers: ClassVar[Mapping[str, str]] = {}
     reserved_body_keys: ClassVar[frozenset[str]] = frozenset({"model", "messages", "stream"})
     cache_namespace: ClassVar[bytes] = b""
 
@@ -113,7 +115,7 @@ class Provider(ABC):
 
     @abstractmethod
     def auth_headers(self, key: str) -> dict[str, str]:
-        """The headers that carry API key ``key`` (stripped, not empty) and the API version."""
+        """The headers that carry API key ``key`` (stripped, not empty)."""
 
     @abstractmethod
     def encode(

@@ -13,7 +13,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
-from gradewire.openai._errors import ErrorKind, TemplateVariableError, error_kind
+from gradewire.openai._errors import DataVariableError, ErrorKind, error_kind
 
 __all__ = ["ERROR_KIND_FIELD", "OpenAIGrader", "kind_count_key"]
 
@@ -63,7 +63,7 @@ class OpenAIGrader(BaseGrader):
     """The kinds this type of grader can raise, shown on dashboards even at 0."""
 
     missing_variables: Literal["error", "abstain"] = "error"
-    """What a template variable that names nothing or a null makes of a sample (see
+    """What a data-row variable that names nothing or a null makes of a sample (see
     `OpenAIGraderSettings`); the builder sets it from the settings."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -160,7 +160,7 @@ def _with_missing_variables(
     async def checked(self: OpenAIGrader, sample: StringThread) -> Grade:
         try:
             return await grade(self, sample)
-        except TemplateVariableError as exc:
+        except DataVariableError as exc:
             if self.missing_variables != "abstain":
                 raise
             raise IgnoreGradeException(f"{exc} (missing_variables='abstain')") from exc

@@ -44,8 +44,16 @@ OPENAI_GRADER_TYPES = (
 )
 """The ``type`` of each OpenAI grader object."""
 
-OPENAI_CODE_TYPES = {"python": "the Python source of its 'source' field"}
-"""The OpenAI grader types that run code, and what they run (`specs` refuses them untrusted)."""
+OPENAI_CODE_TYPES: dict[str, str | None] = {
+    "string_check": None,
+    "text_similarity": None,
+    "score_model": None,
+    "label_model": None,
+    "python": "the Python source of its 'source' field",
+    "multi": None,  # its graders are walked apart
+}
+"""What each OpenAI grader type runs as code itself (None: none); `specs` refuses code
+untrusted, and takes a type missing here for code."""
 
 # Evals' testing criteria add pass_threshold to these types (text_similarity requires it
 # there; RFT graders have none).

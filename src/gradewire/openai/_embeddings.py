@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from gradewire.core._errors import ModelCallError
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES
-from gradewire.http._loop_closer import close_with_loop
+from gradewire.http._loop_senders import LoopSenders
 from gradewire.http._retry import RetryPolicy
-from gradewire.http._senders import Sender, default_sender
 from gradewire.models._client import attempt_timeout_setting
 from gradewire.models._openai_config import base_url_setting
 from gradewire.models._openai_wire import failure_for_status
@@ -69,9 +66,7 @@ class EmbeddingsClient:
             self._headers["Authorization"] = f"Bearer {api_key.strip()}"
         self._what = f"embedding model {model!r}"
         self._remembered: OrderedDict[str, tuple[float, ...]] = OrderedDict()
-        self._senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sender] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._senders = LoopSenders(self.url, self.attempt_timeout)
 
     async def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
         """One vector per text, in order (texts seen before are not sent again)."""
@@ -86,7 +81,7 @@ class EmbeddingsClient:
 
     async def _call(self, texts: list[str]) -> list[tuple[float, ...]]:
         body = json.dumps({"model": self.model, "input": texts}).encode()
-        sender = await self._sender()
+        sender = await self._senders.sender()
         attempts = 0
 
         async def attempt() -> Any:
@@ -104,22 +99,9 @@ class EmbeddingsClient:
         content = await self.retry.call(attempt, endpoint=self.url, what=self._what)
         return _vectors(content, len(texts), self.url)
 
-    async def _sender(self) -> Sender:
-        loop = asyncio.get_running_loop()
-        sender = self._senders.get(loop)
-        if sender is None:
-            sender = self._senders[loop] = default_sender(self.url, self.attempt_timeout)
-            await close_with_loop(sender)
-        return sender
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_senders"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._senders = weakref.WeakKeyDictionary()
+    async def aclose(self) -> None:
+        """Close this loop's connections (those of other loops close with their loops)."""
+        await self._senders.aclose()
 
 
 def _vectors(content: bytes, count: int, url: str) -> list[tuple[float, ...]]:

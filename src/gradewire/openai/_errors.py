@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gradewire.core._errors import GradingError, ModelCallError, OutputParserException
+from gradewire.core._errors import (
+    GradeTimeoutError,
+    GradingError,
+    ModelCallError,
+    OutputParserException,
+)
 from gradewire.models._truncated import TruncatedOutputError
 
 __all__ = [
     "ERROR_KINDS",
+    "DataVariableError",
     "ErrorKind",
     "FormulaError",
     "OpenAIGraderError",
@@ -79,6 +85,15 @@ class TemplateVariableError(OpenAIGraderError):
     kind: ErrorKind = "invalid_variable_error"
 
 
+class DataVariableError(TemplateVariableError):
+    """A ``{{item.path}}`` names nothing in the data row, or a null or NaN there.
+
+    The data row's value is missing (a reference not given): `OpenAIGraderSettings`'s
+    ``missing_variables="abstain"`` makes such a sample an abstention. A variable of the
+    model's output that names nothing stays a `TemplateVariableError`: the model's fault.
+    """
+
+
 class SampleParseError(OpenAIGraderError):
     """``{{sample.output_json}}`` was used but the completion is not JSON."""
 
@@ -97,10 +112,37 @@ class PythonGraderRuntimeError(OpenAIGraderError):
     kind: ErrorKind = "python_grader_runtime_error"
 
 
-class UnresponsiveRewardError(OpenAIGraderError):
-    """A python grader did not return within its timeout; its processes were ended."""
+class UnresponsiveRewardError(OpenAIGraderError, GradeTimeoutError):
+    """A python grader did not return within its timeout; its processes were ended.
+
+    Also a `GradeTimeoutError`: a timeout outcome, counted in ``score/timeout_count`` as
+    on every grader, besides OpenAI's ``score/unresponsive_reward_error_count``.
+    """
 
     kind: ErrorKind = "unresponsive_reward_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind | None = None,
+        grader_key: str = "python",
+        seconds: float = 0.0,
+    ) -> None:
+        GradingError.__init__(self, message)
+        if kind is not None:
+            self.kind = kind
+        self.grader_key = grader_key
+        self.seconds = seconds
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_unresponsive, (str(self), self.kind, self.grader_key, self.seconds))
+
+
+def _rebuild_unresponsive(
+    message: str, kind: ErrorKind, grader_key: str, seconds: float
+) -> UnresponsiveRewardError:
+    return UnresponsiveRewardError(message, kind=kind, grader_key=grader_key, seconds=seconds)
 
 
 def error_kind(exc: BaseException) -> ErrorKind:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -24,6 +25,8 @@ from gradewire.openai._sample import OpenAISample
 from gradewire.tools._process import run_process
 
 __all__ = ["PythonGrader"]
+
+logger = logging.getLogger("gradewire")
 
 _RUNNER = Path(__file__).with_name("_python_runner.py")
 _OUTPUT_CAP = 16_000
@@ -55,13 +58,26 @@ def _defines_grade(source: str, where: str) -> None:
 class PythonGrader(OpenAIGrader):
     """OpenAI's ``python`` grader: ``grade(sample, item)`` in a separate Python process.
 
-    The source is code, run with your privileges (not in OpenAI's sandbox): only run
-    configs you trust. Each sample runs in a fresh ``python -I`` process that sees none of
-    this process's environment but ``PATH``, ``HOME`` and the locale, under the same
-    supervisor as `gradewire.tools.CommandGrader`: past ``timeout`` the process and
+    The source is code, run with your user's file access (not in OpenAI's sandbox): only
+    run configs you trust. Each sample runs in a fresh ``python -I`` process whose
+    environment holds only ``PATH``, ``HOME``, ``TMPDIR``, ``TZ`` and the locale, under the
+    same supervisor as `gradewire.tools.CommandGrader`: past ``timeout`` the process and
     everything it started are ended (SIGTERM, then SIGKILL), and the sample is an
-    ``unresponsive_reward_error``. An exception in ``grade``, or a result that is not a
+    ``unresponsive_reward_error``, a timeout outcome (``score/timeout_count``) as on every
+    grader. An exception in ``grade``, or a result that is not a
     finite number, is a ``python_grader_runtime_error``.
+
+    What the code can read of other processes: on Linux, where unprivileged user
+    namespaces are allowed (most distributions; not in many containers), it runs in user,
+    PID and mount namespaces of its own with a fresh ``/proc``, as a user without
+    capabilities, so it sees no other process: neither the environment nor the command
+    line of this process (your API keys), of the supervisor, or of the other samples'
+    graders. ``grade.info["isolated"]`` says whether that held. Where it did not (another
+    system, or namespaces refused), the code runs as your user and can read, through
+    ``/proc/<pid>/environ`` and ``cmdline``, whatever your user can read of your other
+    processes, this one included; a warning says so once. The supervisor and its workers
+    hold no secrets in any case: they start with the environment above, and on Linux
+    they are not dumpable, so a process of your user cannot read their memory.
 
     ``sample`` is ``{"output_text", "output_json", "output_tools", "choices"}`` and
     ``item`` the sample's data row, as OpenAI passes them.
@@ -86,6 +102,8 @@ class PythonGrader(OpenAIGrader):
         self.source: str = config["source"]
         _defines_grade(self.source, where)
         self.process_timeout = timeout
+        # Always bounded (by the process's timeout): its timeouts are counted, 0 included.
+        self._timeout_applied = True
 
     async def grade(self, sample: StringThread) -> Grade:
         """Run ``grade(sample, item)`` for one sample in its own process."""
@@ -117,7 +135,9 @@ class PythonGrader(OpenAIGrader):
         if result.timed_out:
             raise UnresponsiveRewardError(
                 f"the python grader did not return within {self.process_timeout:g} s; its "
-                "processes were ended (raise python_timeout if it needs longer)"
+                "processes were ended (raise python_timeout if it needs longer)",
+                grader_key=self.grader_key,
+                seconds=self.process_timeout,
             )
         answer = _answer(result.stdout)
         tail = result.stderr.strip()[-1000:]
@@ -130,13 +150,32 @@ class PythonGrader(OpenAIGrader):
             detail = str(answer.get("traceback") or answer["error"]).strip()
             raise PythonGraderRuntimeError(f"the python grader failed: {detail[-2000:]}")
         score = float(answer["score"])
-        info = {"stderr": result.stderr, "duration_s": result.duration_s}
+        isolated = answer.get("isolated") is True
+        if not isolated:
+            _warn_not_isolated()
+        info = {"stderr": result.stderr, "duration_s": result.duration_s, "isolated": isolated}
         return self.scored(
             score,
             sample,
             reasoning=f"grade() returned {score:g}",
             info=info,
             log={"duration_s": result.duration_s},
+        )
+
+
+_warned = False
+
+
+def _warn_not_isolated() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        logger.warning(
+            "the python grader's code ran without namespaces of its own (this system does "
+            "not allow unprivileged user namespaces): it can read the environment and "
+            "command line of your user's other processes through /proc, this grading "
+            "process included; keep API keys out of this process's environment, or run "
+            "only grader code you trust"
         )
 
 

@@ -33,11 +33,12 @@ class OpenAIGraderSettings(TypedDict, total=False):
         python_timeout: Seconds a ``python`` grader may take on one sample (default
             120); past it, its processes are ended and the sample is an
             ``unresponsive_reward_error``.
-        missing_variables: What a template variable that names nothing, or a null or
-            NaN value (a missing reference), makes of the sample: ``"error"`` (the
-            default: an ``invalid_variable_error``, counted in ``score/error_count``) or
-            ``"abstain"`` (``score/abstained_count``: rows without a reference are left
-            out, never graded against the text "null").
+        missing_variables: What an ``item`` variable (the data row) that names nothing,
+            or a null or NaN there (a missing reference), makes of the sample:
+            ``"error"`` (the default: an ``invalid_variable_error``, counted in
+            ``score/error_count``) or ``"abstain"`` (``score/abstained_count``: rows
+            without a reference are left out, never graded against the text "null"). A
+            ``sample`` variable the model's output lacks is an error either way.
     """
 
     served_model: Annotated[str | None, Field(min_length=1, strict=True)]

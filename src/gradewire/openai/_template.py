@@ -1,10 +1,10 @@
 """OpenAI's grader templates: ``{{ item.path }}`` and ``{{ sample.output_text }}`` substituted.
 
 A path is dotted, with list indices as ``.0`` or ``[0]`` and keys holding dots or spaces
-as ``["a key"]``. A variable whose path names nothing, or names a null or NaN (a missing
-value), is a `TemplateVariableError`, never an empty string or the text "null"; a template
-that names another namespace, or a ``sample`` variable OpenAI does not have, is refused
-when the grader is built.
+as ``["a key"]``. A variable whose path names nothing, or names a null or NaN in the data
+row (a missing value), is a `TemplateVariableError`, never an empty string or the text
+"null"; a template that names another namespace, or a ``sample`` variable OpenAI does
+not have, is refused when the grader is built.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradewire.core._errors import InvalidInputError
-from gradewire.openai._errors import TemplateVariableError
+from gradewire.openai._errors import DataVariableError, TemplateVariableError
 from gradewire.openai._sample import OpenAISample
 
 __all__ = ["MAX_TEMPLATE_CHARS", "Template", "Variable", "variable_spans"]
@@ -48,20 +48,30 @@ class Variable:
             value = getattr(sample, str(head))
             steps = self.path[1:]
         walked = self.namespace if self.namespace == "item" else f"sample.{self.path[0]}"
+        # A null in the data row is a missing value (a reference not given); a null the
+        # model answered is its answer, graded as such (a wrong answer, not a lost one).
+        data = self.namespace == "item"
+        error = DataVariableError if data else TemplateVariableError
         for step in steps:
-            _refuse_null(value, walked, self.text)
-            value = _step(value, step, walked, self.text)
+            if data:
+                _refuse_null(value, walked, self.text)
+            value = _step(value, step, walked, self.text, error)
             walked += f".{step}"
-        _refuse_null(value, walked, self.text)
+        if data:
+            _refuse_null(value, walked, self.text)
         return value
 
 
+# pandas' missing-value markers, known by their type's name: pandas is not imported here.
+_MISSING_TYPES = ("NAType", "NaTType")
+
+
 def _is_null(value: Any) -> bool:
-    """JSON's null, or a NaN (how a data frame stores a missing cell)."""
-    if value is None:
+    """JSON's null, a NaN (how a data frame stores a missing cell), or pandas' NA/NaT."""
+    if value is None or type(value).__name__ in _MISSING_TYPES:
         return True
     try:
-        return isinstance(value, numbers.Real) and math.isnan(value)
+        return isinstance(value, numbers.Number) and math.isnan(value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         return False
 
@@ -71,20 +81,22 @@ def _refuse_null(value: Any, walked: str, text: str) -> None:
     # (a completion "null" would pass) and a judge reads as an answer.
     if _is_null(value):
         shown = "null" if value is None else "null (NaN)"
-        raise TemplateVariableError(
+        raise DataVariableError(
             f"template variable {{{{{text}}}}}: {walked} is {shown}, a missing value, as a "
             "missing key is; give every sample a value there, or set missing_variables = "
             '"abstain" (the [openai] table) to have such samples abstain'
         )
 
 
-def _step(value: Any, step: str | int, walked: str, text: str) -> Any:
+def _step(
+    value: Any, step: str | int, walked: str, text: str, error: type[TemplateVariableError]
+) -> Any:
     if isinstance(value, Mapping):
         key = str(step)
         if key in value:
             return value[key]
         shown = ", ".join(repr(k) for k in list(value)[:10]) or "none"
-        raise TemplateVariableError(
+        raise error(
             f"template variable {{{{{text}}}}}: {walked} has no key {key!r} (its keys: "
             f"{shown}); give every sample that field, or fix the path"
         )
@@ -92,11 +104,11 @@ def _step(value: Any, step: str | int, walked: str, text: str) -> Any:
         index = step if isinstance(step, int) else _index(step)
         if index is not None and -len(value) <= index < len(value):
             return value[index]
-        raise TemplateVariableError(
+        raise error(
             f"template variable {{{{{text}}}}}: {walked} is a list of {len(value)}, which "
             f"has no item {step!r}"
         )
-    raise TemplateVariableError(
+    raise error(
         f"template variable {{{{{text}}}}}: {walked} is a {type(value).__name__}, which has "
         f"no field {step!r}"
     )

@@ -66,6 +66,11 @@ def build_app(graders: Mapping[str, BaseGrader], settings: ServerSettings) -> we
     return app
 
 
+# Objects and lists one request may hold: some 64 MB once read, as many as 1,000 rollouts of
+# a long conversation with tool calls each need several times over.
+MAX_CONTAINERS = 1_000_000
+
+
 async def _body(request: web.Request, *, optional: bool = False) -> Any:
     settings = request.app[SETTINGS]
     # Only JSON: an HTML form or a preflight-free fetch() from a web page cannot send it.
@@ -103,6 +108,15 @@ async def _body(request: web.Request, *, optional: bool = False) -> Any:
         if optional:
             return {}
         raise RequestError(400, "the request has no body; send a JSON object")
+    # Python holds each JSON object or array in 56 bytes or more, from 2 bytes of text: a
+    # body within the size limit made of "{}," would take some 30 times its size to read.
+    containers = raw.count(b"{") + raw.count(b"[")
+    if containers > MAX_CONTAINERS:
+        raise RequestError(
+            413,
+            f"the body holds more than {MAX_CONTAINERS:,} JSON objects and lists ('{{' and "
+            "'[' counted, inside strings too); send smaller batches",
+        )
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:

@@ -12,6 +12,7 @@ multi-reward servers do), the grade tree, and why a rollout got no grade.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,12 @@ from gradewire.server._protocol import Outcome, RequestError, jsonable, outcome_
 __all__ = ["verify_answer", "verify_thread"]
 
 _EXCHANGE = ("responses_create_params", "response")
+# The task's own fields are echoed while they fit in this many characters of JSON in all (NeMo
+# Gym's BaseVerifyResponse is the request plus the reward; its agents read the exchange
+# back, and its fields beside it are the task's few: expected_answer, question, ...). A
+# field beyond it is left out and named under "not_echoed": a padded request must not
+# cost its size again, twice (the text and its bytes), in the answer.
+ECHO_CHARS = 1 << 20
 # Responses API input roles; "developer" is OpenAI's newer name for a system prompt.
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 
@@ -128,9 +135,11 @@ def verify_answer(
 
     Also ``grade`` (the tree), ``error`` and ``abstained`` (`outcome_answer`'s fields). A
     rollout with no grade gets ``failure_reward``, empty components and its reason, never a
-    silent 0.
+    silent 0. The exchange (``responses_create_params``, ``response``) comes back whole, the
+    task's other fields while they fit in `ECHO_CHARS` characters of JSON: those left out are listed
+    under ``not_echoed``.
     """
-    answer = dict(data)
+    answer = _echo(data)
     answer.update(outcome_answer(outcome))
     if isinstance(outcome, Grade):
         answer["reward"] = outcome.value
@@ -140,3 +149,37 @@ def verify_answer(
         answer["reward_components"] = {}
         answer["abstained"] = isinstance(outcome, IgnoreGradeException)
     return answer
+
+
+def _echo(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's fields to answer with: the exchange, then the others within budget."""
+    answer = {key: data[key] for key in _EXCHANGE if key in data}
+    budget = ECHO_CHARS
+    left_out: list[str] = []
+    for key, value in data.items():
+        if key in _EXCHANGE:
+            continue
+        size = _json_size(value, budget)
+        if size > budget:
+            left_out.append(key)
+            continue
+        budget -= size
+        answer[key] = value
+    if left_out:
+        answer["not_echoed"] = left_out
+    return answer
+
+
+def _json_size(value: Any, limit: int) -> int:
+    """Characters of ``value`` as JSON, counted until past ``limit`` (then a number above it)."""
+    if isinstance(value, str) and len(value) > limit:
+        return limit + 1  # its JSON is at least as long: never encoded to find out
+    size = 0
+    try:
+        for chunk in json.JSONEncoder(ensure_ascii=False).iterencode(value):
+            size += len(chunk)
+            if size > limit:
+                break
+    except (TypeError, ValueError):
+        return limit + 1  # not JSON as it is: never echoed
+    return size

@@ -56,8 +56,10 @@ def _walk(node: object, found: list[Code]) -> None:
         assert isinstance(node, Mapping)
         checked = validate(node, "grader")  # a bad config is refused here, before any build
         kind = str(checked["type"])
-        if kind in OPENAI_CODE_TYPES:
-            found.append(Code(str(checked["name"]), kind, OPENAI_CODE_TYPES[kind]))
+        # Fails closed: a type that does not say it runs no code is taken for code.
+        runs = OPENAI_CODE_TYPES.get(kind, f"code of an OpenAI {kind} grader")
+        if runs is not None:
+            found.append(Code(str(checked["name"]), kind, runs))
         for value in checked.values():
             _walk_openai(value, found)
     elif isinstance(node, (list, tuple)):

@@ -8,8 +8,9 @@ Which method, in words:
   and covers the true rate at least 95% of the time at every n and every rate. Wilson's
   interval, used before, is narrower but covered 89-92% of the time at n = 5 and near
   rates of 0.02 or 0.98 (the audit below): Clopper-Pearson is the one that holds.
-- **bounded** (``bounded``): the scores lie in a known range (``score_range``: OpenAI
-  graders, range judges, score_model's ``range``), or they are 0/1 and clustered. Wilson's
+- **bounded** (``bounded``; clustered, ``bounded_clustered``): the scores lie in a known
+  range (``score_range``: OpenAI graders, range judges, score_model's ``range``), or they
+  are 0/1 and clustered. Wilson's
   interval of the mean rescaled to [0, 1], over an *effective* number of samples: the
   number of 0/1 samples whose mean would be as uncertain, ``n_eff = p(1 - p) / var``
   (``var`` the mean's variance, clustered when asked), shrunk by ``(z / t_df)^2`` because
@@ -52,13 +53,14 @@ __all__ = [
     "wilson",
 ]
 
-Method = Literal["clopper_pearson", "bounded", "t", "t_clustered", "none"]
+Method = Literal["clopper_pearson", "bounded", "bounded_clustered", "t", "t_clustered", "none"]
 
 METHOD_NAMES: dict[str, str] = {
     "clopper_pearson": "Clopper-Pearson exact",
     "bounded": "Wilson score, effective n (Korn-Graubard)",
+    "bounded_clustered": "Wilson score, effective n (Korn-Graubard), cluster-robust CR2",
     "t": "Student t",
-    "t_clustered": "Student t, cluster-robust",
+    "t_clustered": "Student t, cluster-robust CR2 (Bell-McCaffrey df)",
     "none": "no interval",
 }
 """Each method's name as the screen, the report and the README print it."""
@@ -234,17 +236,19 @@ def mean_interval(
         found = _t(x, mean, clusters, confidence)
         if voided is None:
             return found
-        caveat = voided if found.caveat is None else f"{voided}; {found.caveat}"
-        return replace(found, caveat=caveat)
+        note = voided if found.caveat is None else f"{voided}; {found.caveat}"
+        return replace(found, caveat=note)
     # Rescaled to [0, 1]: a proportion, or a bounded score as a fraction of its range.
     y = (x - lo) / (hi - lo)
     p = float(y.mean())
     if on_bounds and clusters is None:
         low, high = clopper_pearson(round(float(y.sum())), n, confidence)
         return MeanEstimate(mean, lo + low * (hi - lo), lo + high * (hi - lo), "clopper_pearson")
+    df: float
+    caveat: str | None = None
     if clusters is None:
         variance = float(y.var(ddof=1)) / n if n > 1 else math.nan
-        df, caveat = n - 1, None
+        df = n - 1
     else:
         se, df, g = cr2_stderr(y, clusters)
         variance = se * se
@@ -255,12 +259,14 @@ def mean_interval(
     effective = p * (1.0 - p) / variance if spread else float(n)
     if df > 0:
         effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
-    elif not df > 0:
+    else:
         effective = float(n)  # one sample or one cluster: nothing but the range
-        caveat = caveat or "one sample: the interval rests on the range alone"
+        alone = "one cluster" if clusters is not None else "one sample"
+        caveat = f"{alone}: no spread to learn from, the interval rests on the range alone"
     low, high = wilson(p, effective, confidence)
+    method: Method = "bounded" if clusters is None else "bounded_clustered"
     return MeanEstimate(
-        mean, lo + low * (hi - lo), lo + high * (hi - lo), "bounded", effective, caveat
+        mean, lo + low * (hi - lo), lo + high * (hi - lo), method, effective, caveat
     )
 
 
@@ -268,6 +274,8 @@ def _t(
     x: npt.NDArray[np.float64], mean: float, clusters: Sequence[str] | None, confidence: float
 ) -> MeanEstimate:
     n = int(x.size)
+    df: float
+    method: Method
     if clusters is None:
         if n < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one sample")
@@ -279,7 +287,7 @@ def _t(
         if g < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one cluster")
     half = _t_quantile(confidence, df) * se
-    return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)  # type: ignore[arg-type]
+    return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)
 
 
 def _few_clusters(g: int, df: float) -> str | None:

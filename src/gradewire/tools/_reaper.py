@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _STOP = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 _HURRY = signal.SIGUSR1
@@ -541,6 +542,12 @@ def main(argv: list[str]) -> None:
     os.set_inheritable(report_fd, False)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)  # whatever the starting thread had
     prctl = _load_prctl()
+    if prctl is not None:
+        # Not dumpable (and so its workers, which it forks): a process of this user, such
+        # as a command or a python grader's code, cannot read their memory or descriptors
+        # through /proc. Safe here: neither is ever debugged or dumped, and a command's
+        # exec makes it dumpable again.
+        prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     if _adopt_orphans(prctl, parent) is None:
         return
     _Supervisor(_Channel(control_fd), report_fd, prctl).serve()

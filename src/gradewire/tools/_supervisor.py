@@ -12,7 +12,9 @@ If the supervisor dies, the grades in flight fail with `GradingError` once their
 have ended their commands, and the next command starts a new supervisor. When this
 process exits, the supervisor sees end of file, ends every command, and exits too.
 Commands inherit this process's umask and resource limits as they were when the
-supervisor started; their environment, directory and descriptors are the grade's own.
+supervisor started; their environment, directory and descriptors are the grade's own. The
+supervisor itself starts with no secret of this process's environment (only what Python
+needs to run) and, with its workers, is not dumpable (`_reaper`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ from gradewire.core._errors import GradingError
 __all__ = ["Command", "Report", "start_command", "supervised"]
 
 _REAPER = Path(__file__).with_name("_reaper.py")
+# The supervisor's own environment: enough to run Python. Never this process's API keys
+# and tokens: /proc shows a process's starting environment to its user's other processes,
+# and the commands it runs get theirs with each command.
+_SUPERVISOR_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
 _HEADER = struct.Struct("!I")
 # Idle workers kept for later commands; more than this many are closed once idle.
 _IDLE_MAX = 64
@@ -286,6 +292,7 @@ class _Supervisor:
                 pass_fds=(theirs.fileno(), report_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                env={name: os.environ[name] for name in _SUPERVISOR_ENV if name in os.environ},
                 start_new_session=True,  # out of reach of the terminal's Ctrl-C
                 cwd="/",  # keeps no directory busy; each command says where it runs
             )

@@ -7,26 +7,30 @@ so it runs live inside the logger and the callbacks, and again on a finished run
 The rules, each raised at most once per grader and signal (a rule's later firings would
 only repeat the first):
 
-``gold_decline`` (needs a gold reference, ``RewardLogger(gold=...)``)
-    A one-sided sequential test that the gold reference is falling. At every step the
-    least-squares slope of the gold's per-step mean is fitted over each segment that ends
-    at this step (5 to ``scan`` steps long), and its t-statistic computed with the
-    step-to-step noise estimated from the whole history (half the mean squared successive
-    difference, von Neumann's estimator, which takes in any noise between steps: prompt
-    mix, group correlation, judge drift). The alert fires when the most negative of these
-    t-statistics passes ``-threshold`` (a scan statistic over change points, as in a
-    generalised-likelihood-ratio CUSUM for a change of slope). When the training reward
-    is rising over that segment, the sentence says the reward is being hacked; when both
-    fall, it says training is degrading. ``threshold`` (default 5.0) was set on simulated
-    clean runs of 300 steps (``gradewire.train._replays``: 512 completions a step, a
-    quarter of them gold-graded) so that at most 5% of them raise it (measured 2% on
-    seeds 2000-2099; see ``bench/reward_health.py`` for the figures over more seeds).
-    Its null hypothesis is "the gold is not falling", whatever the shape of its rise, so
-    a clean run's false alarms come from noise alone; the price is delay: a smooth
-    peak falls slowly at first, and the test waits until the fall is beyond the noise.
+``gold_gap`` (needs a gold reference, ``RewardLogger(gold=...)``)
+    The gold reference falls behind what the training reward predicts, and stops
+    rising: the test of `gradewire.train._gold_lag` (the gold's mean over each recent
+    segment of 8 to 60 steps against the line ``gold = a + b * proxy`` fitted on up to
+    200 steps before it, in standard errors, the most negative over the segments whose
+    gold is not rising). On the per-step gold, the share's luck of the draw is first
+    taken out with the regression estimator (the gold share's proxy mean against the
+    whole batch's). When the training reward rose over that segment, the sentence says
+    the reward is being hacked; when it did not, that training is degrading.
+    ``threshold`` (default 4.5) was set on 150 simulated clean runs of 300 steps
+    (``gradewire.train._replays``: 512 completions a step, a quarter of the prompts
+    gold-graded; seeds 3000-3149), where 1 raised it, and checked on 60 clean runs of a
+    second, simpler simulation (independent per-sample noise, 256 completions a step),
+    where none did; ``bench/reward_health.py`` gives the figures on fresh seeds. Its
+    false-alarm rate grows with the run's length (a scan over more steps), slowly, as
+    the maximum of a scan does. The null hypothesis is "the gold follows the training
+    reward along a line", so a run whose gold flattens while the training reward goes
+    on rising (a judge that keeps paying for what the verifier no longer rewards)
+    raises it too, which is the point.
 ``length_drift``
     Completion length has grown by at least ``length_drift_sd`` of its early per-sample
-    spread over the last ``window`` steps, the growth passes the same scan test, and the
+    spread over the last ``window`` steps, the growth is beyond the noise (the largest
+    least-squares slope over the segments of 10 to ``scan`` steps that end now, in
+    standard errors with von Neumann's noise estimate, passes ``threshold``), and the
     reward is correlated with length (mean ``length_corr`` of the last ``window`` steps at
     least ``length_corr``): the reward pays for length.
 ``dominance`` (a `CombinedGrader`)
@@ -42,7 +46,7 @@ only repeat the first):
 Signals added to each step's logs (under ``<root>/health/``): ``gold_gap`` (the training
 reward's rise minus the gold's, each in its own early per-sample standard deviations, on
 the samples graded by both), ``gold_gap_trend`` (its least-squares slope per step over
-the last ``window`` steps), ``gold_trend_z`` (the scan statistic), ``length_drift``,
+the last ``window`` steps), ``gold_lag_z`` (the gold-lag scan statistic), ``length_drift``,
 ``unscored_rate``, ``error_rate`` and ``timeout_rate``.
 """
 
@@ -57,10 +61,12 @@ from typing import Any
 import numpy as np
 
 from gradewire.core import GradewireError, InvalidInputError, LogValue
+from gradewire.train._gold_lag import GoldLag
 
 __all__ = ["Alert", "RewardHealthError", "RewardMonitor", "check_on_alert"]
 
 _SCORE_MEAN = "/score/mean"
+_SCORE_COUNT = "/score/count"
 _WILSON_Z = 3.090232306167813  # one-sided 99.9%
 _MIN_SEGMENT = 10
 
@@ -72,7 +78,7 @@ class Alert:
     Attributes:
         step: The step at which the rule fired.
         grader: The grader's key in the logs (``rewards/judge``).
-        signal: The rule: ``gold_decline``, ``length_drift``, ``dominance`` or ``unscored``.
+        signal: The rule: ``gold_gap``, ``length_drift``, ``dominance`` or ``unscored``.
         message: What was seen and what to do.
         value: The statistic that crossed its threshold.
     """
@@ -135,7 +141,7 @@ class _Track:
     gold_proxy_var: list[float] = field(default_factory=list)
     gold_var: list[float] = field(default_factory=list)
     gold_full_proxy: list[float] = field(default_factory=list)
-    gold_sq_diff: float = 0.0
+    lag: GoldLag = field(default_factory=GoldLag)
     gaps: list[float] = field(default_factory=list)
     length_steps: list[int] = field(default_factory=list)
     lengths: list[float] = field(default_factory=list)
@@ -152,17 +158,17 @@ class RewardMonitor:
 
     Feed it each step's logs in order (what `RewardLogger.step` returns, or a JSONL
     file's steps through `replay`); it returns the alerts raised at that step and keeps
-    them all in `alerts`. It finds the graders by their ``<root>/score/mean`` keys, so it
+    them all in `alerts`. It finds the graders by their ``<root>/score/count`` keys, so it
     works on any run gradewire logged, under any prefix. The rules and their tuning are
     in this module's docs.
 
     Args:
-        threshold: The scan statistic's alarm level (t units) for the gold and length
-            tests (default tuned for at most 5% of clean runs of 400 steps alerting).
+        threshold: The alarm level (standard errors) of the gold-lag and length tests
+            (default tuned on clean simulated runs of 300 steps; see the module docs).
         warmup: Steps that set the references (scales, early length, early dominance)
             before any rule may fire.
         window: Steps of the moving windows (gap trend, length drift, dominance, rates).
-        scan: The longest segment (steps) the slope test looks back over.
+        scan: The longest segment (steps) the length test looks back over.
         length_drift_sd: Length growth, in early per-sample standard deviations, that the
             length rule needs.
         length_corr: The reward-length correlation the length rule needs.
@@ -174,7 +180,7 @@ class RewardMonitor:
     def __init__(
         self,
         *,
-        threshold: float = 5.0,
+        threshold: float = 4.5,
         warmup: int = 10,
         window: int = 10,
         scan: int = 100,
@@ -263,14 +269,13 @@ class RewardMonitor:
             shared = _number(logs, f"{health}/gold/proxy_mean")
             if slope is not None and gsd is not None and psd and shared is not None:
                 gold += slope * gsd / psd * (proxy - shared)
-            if track.gold:
-                track.gold_sq_diff += (gold - track.gold[-1]) ** 2
             track.gold_steps.append(step)
             track.gold.append(gold)
             track.gold_full_proxy.append(proxy)
             track.gold_proxy.append(_number(logs, f"{health}/gold/proxy_mean") or 0.0)
             track.gold_proxy_var.append((_number(logs, f"{health}/gold/proxy_std") or 0.0) ** 2)
             track.gold_var.append((_number(logs, f"{health}/gold/gold_std") or 0.0) ** 2)
+            track.lag.add(gold, proxy)
             out.extend(self._gold(root, track, step))
         length = _number(logs, f"{health}/length_mean")
         if length is not None:
@@ -326,39 +331,38 @@ class RewardMonitor:
             if len(recent) >= 3:
                 xs = np.asarray(track.gold_steps[-len(recent) :], dtype=np.float64)
                 self.signals[f"{health}/gold_gap_trend"] = _slope(xs, np.asarray(recent))
-        sigma2 = track.gold_sq_diff / (2 * (n - 1))
-        scan = _scan(track.gold_steps, track.gold, sigma2, self.scan, lowest=True)
-        if scan is None:
+        result = track.lag.test()
+        if result is None:
             return []
-        z, start = scan
-        self.signals[f"{health}/gold_trend_z"] = z
-        if z > -self.threshold or "gold_decline" in track.fired:
+        self.signals[f"{health}/gold_lag_z"] = result.z
+        if result.z > -self.threshold or "gold_gap" in track.fired:
             return []
-        track.fired.add("gold_decline")
-        i = n - start
-        seg_steps = track.gold_steps[i:]
-        best = i + int(np.argmax(track.gold[i:]))
-        drop = track.gold[best] - track.gold[-1]
+        track.fired.add("gold_gap")
+        i = result.start
+        since = track.gold_steps[i]
+        best = int(np.argmax(track.gold[: i + 1]))
+        peak_step = track.gold_steps[best]
+        behind = result.expected - result.observed
         rise = track.gold_full_proxy[-1] - track.gold_full_proxy[i]
-        since, peak_step = seg_steps[0], track.gold_steps[best]
         context = self._context(root, track)
         if rise > 0:
-            message = (
-                f"{root}: the gold reference fell {drop:.3g} from its best (step {peak_step}) "
-                f"over steps {since}-{step} (slope t = {z:.1f}) while the training reward "
-                f"rose {rise:.3g}: the policy is likely exploiting the training reward.{context} "
-                f"Read the completions logged since step {since}, and stop or roll back to "
-                f"the checkpoint nearest step {peak_step}."
+            what = (
+                f"while the training reward rose {rise:.3g}: the policy is likely exploiting "
+                "the training reward."
             )
         else:
-            message = (
-                f"{root}: the gold reference fell {drop:.3g} from its best (step {peak_step}) "
-                f"over steps {since}-{step} (slope t = {z:.1f}), and the training reward "
-                f"did not rise ({rise:+.3g}): training is degrading rather than hacking "
-                "the reward.{context} Check the learning rate and the KL term, and roll back "
-                f"to the checkpoint nearest step {peak_step}."
-            ).replace("{context}", context)
-        return [Alert(step, root, "gold_decline", message, z)]
+            what = (
+                f"and the training reward did not rise ({rise:+.3g}): training is degrading "
+                "rather than hacking the reward; check the learning rate and the KL term."
+            )
+        message = (
+            f"{root}: since step {since} the gold reference ({result.observed:.3g} on "
+            f"average) fell {behind:.3g} behind what the training reward predicts "
+            f"({result.expected:.3g}; t = {result.z:.1f}) and stopped rising, {what}{context} "
+            f"Read the completions logged since step {since}, and stop or roll back to the "
+            f"checkpoint nearest step {peak_step}, where the gold was best."
+        )
+        return [Alert(step, root, "gold_gap", message, result.z)]
 
     def _context(self, root: str, track: _Track) -> str:
         parts: list[str] = []
@@ -446,10 +450,11 @@ class RewardMonitor:
 
 
 def _roots(logs: Mapping[str, LogValue]) -> list[str]:
+    # score/count is logged even when no sample got a score (score/mean is not then).
     return [
-        key[: -len(_SCORE_MEAN)]
+        key[: -len(_SCORE_COUNT)]
         for key in logs
-        if key.endswith(_SCORE_MEAN) and "/health/" not in key and key != _SCORE_MEAN[1:]
+        if key.endswith(_SCORE_COUNT) and "/health/" not in key and key != _SCORE_COUNT[1:]
     ]
 
 

@@ -66,6 +66,18 @@ class RewardLogger:
       length (a reward-hacking signal), when defined;
     - for a `CombinedGrader`: ``total/weighted/...`` (its own value, with its weights) and
       ``total/unweighted/...`` (the same sub-grades, every weight 1).
+    - reward health, under ``<key>/health/``: ``length_mean`` and ``length_std``; with a
+      ``gold`` grader, the pairs graded by both (``gold/pairs``, ``gold/proxy_mean``,
+      ``gold/gold_mean``, ``gold/proxy_std``, ``gold/gold_std``, ``gold/corr``), while the
+      gold's own statistics go under its key; for a `CombinedGrader`,
+      ``dominance/<sub_key>``, each part's share of the total's variance; for batches
+      graded through `grade`, ``latency_p50``, ``latency_p99`` (seconds, read from fixed
+      log-spaced bins: approximate within about 7.5%) and ``latency_count``. All but the
+      latency quantiles merge exactly across ranks;
+    - with the monitor on (the default), its signals (``gold_gap``, ``gold_gap_trend``,
+      ``gold_lag_z``, ``length_drift``, ``unscored_rate``, ``error_rate``,
+      ``timeout_rate``) and ``health/alerts`` (alerts raised at this step) and
+      ``health/alerts_total``; see `RewardMonitor` for the rules.
 
     Groups and lengths come from the samples graded through `grade` (or passed to
     `record`): a sample's group is ``metadata["group"]`` when set, else its conversation

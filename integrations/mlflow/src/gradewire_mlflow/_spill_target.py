@@ -81,8 +81,8 @@ def destination(
         return where, (
             f"the spill files name the MLflow server {uri}, which neither --tracking-uri nor "
             "MLFLOW_TRACKING_URI names, and it would receive this environment's MLflow "
-            f"credentials: deliver there with --tracking-uri {uri} if it is yours (or "
-            "--trust-target)"
+            f"credentials: if it is yours, deliver there with --tracking-uri {uri} (or "
+            f"MLFLOW_TRACKING_URI={uri} for a folder of several runs, or --trust-target)"
         )
     return where, (
         f"the spill files name the artifact location {artifacts} for the run's new "

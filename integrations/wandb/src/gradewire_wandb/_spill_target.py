@@ -36,7 +36,14 @@ def sink_for_target(target: Mapping[str, Any], *, closed: bool) -> WandbSink:
             "init_kwargs={'id': ...} so that they name one"
         )
     init = target.get("init")
-    kwargs = {str(k): v for k, v in init.items()} if isinstance(init, Mapping) else {}
+    # Only the plain values WandbSink.delivery_target writes: a spill folder is data anyone
+    # who could write to it may have planted, and init's `settings` (a mapping) names the
+    # server wandb sends this environment's API key to.
+    kwargs: dict[str, Any] = (
+        {str(k): v for k, v in init.items() if isinstance(v, str | int | float | bool) or v is None}
+        if isinstance(init, Mapping)
+        else {}
+    )
     explicit = {key: kwargs.pop(key, None) for key in _EXPLICIT}
     if isinstance(run.get("project"), str):
         explicit["project"] = run["project"]

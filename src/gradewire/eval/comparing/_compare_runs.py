@@ -455,5 +455,7 @@ def _compare_grader(
         naive_ci_high=result.naive_high,
         warnings=result.warnings,
         dof=result.dof,
-        detectable=minimum_detectable_difference(result.stderr, confidence),
+        detectable=minimum_detectable_difference(
+            result.stderr, confidence, dof=result.dof if math.isfinite(result.dof) else math.inf
+        ),
     )

@@ -10,7 +10,9 @@ when its p-value is below ``1 - confidence``:
   interval excludes 0 but the mid-p test does not reject, the interval is extended to 0
   and a warning says so, so the two always agree.
 - Other scores, independent pairs: the paired t test and interval (n - 1 degrees of
-  freedom). At small n it holds its level where the paired bootstrap covers too little
+  freedom); when no pair differs and the scores are within [0, 1], the interval is ± the
+  exact (Clopper–Pearson) upper bound of the share of pairs that differ. At small n the
+  t holds its level where the paired bootstrap covers too little
   (``docs/methods/audit-paired.md``).
 - With clusters (any scores): the cluster-robust CR2 standard error with Student's t on
   the Bell–McCaffrey degrees of freedom, the small-sample correction for few clusters.
@@ -36,6 +38,7 @@ __all__ = [
     "BINARY",
     "CLUSTERED",
     "FEW_CLUSTERS",
+    "NO_PAIR_DIFFERS",
     "PAIRED_T",
     "PairedDifference",
     "paired_difference",
@@ -48,12 +51,13 @@ __all__ = [
 FEW_CLUSTERS = 10
 
 # Clusters this many times larger than the smallest one make the CR2 interval's level
-# slip in the audit's "unlike clusters" cells (2 to 40 pairs a cluster).
+# slip a little in the audit's "unlike clusters" cells (2 to 40 pairs a cluster).
 UNLIKE_SIZES = 5
 
 BINARY = "mid-p McNemar test, Tango score interval"
 PAIRED_T = "paired t test and interval"
 CLUSTERED = "cluster-robust t (CR2, Bell–McCaffrey degrees of freedom)"
+NO_PAIR_DIFFERS = "no pair differs: exact bound on the share of pairs that differ"
 NONE = "none"
 
 # Scores whose magnitude passes this are rescaled by a power of two before any sum of
@@ -149,21 +153,32 @@ def paired_difference(
     naive = _independent(x, y, confidence)
     d = y - x
     notes = list(_spread_notes(d))
-    if n_clusters < FEW_CLUSTERS:
-        notes.append(
-            f"only {n_clusters} clusters: the clustered interval uses a small-sample "
-            f"correction (CR2, t on few degrees of freedom), so it is wide; with fewer than "
-            f"{FEW_CLUSTERS} clusters its coverage depends on how alike the clusters are"
-        )
+    few = n_clusters < FEW_CLUSTERS
     sizes = Counter(map(str, labels)).values()
     if max(sizes) >= UNLIKE_SIZES * min(sizes):
         notes.append(
             f"clusters of very unequal size ({min(sizes)} to {max(sizes)} pairs): with such "
             "clusters the simulation audit finds the clustered interval's coverage down to "
-            "about 93% and its false-positive rate up to about 7% (not 5%); read a p-value "
+            "about 94% and its false-positive rate up to about 6% (not 5%); read a p-value "
             "near the level with care"
         )
+    if not np.any(d) and naive.method in (BINARY, NO_PAIR_DIFFERS):
+        # Nothing differs, so no spread between clusters can be measured; Tango's interval
+        # over the pairs still bounds what so many ties allow.
+        return replace(
+            naive,
+            n_clusters=n_clusters,
+            naive_low=naive.low,
+            naive_high=naive.high,
+            warnings=(
+                *notes,
+                "no pair differs, so how clusters vary cannot be measured: the interval "
+                "treats the pairs as independent",
+            ),
+        )
     if not np.any(d):
+        if few:
+            notes.insert(0, f"only {n_clusters} clusters")
         return PairedDifference(
             0.0,
             math.nan,
@@ -177,6 +192,13 @@ def paired_difference(
             warnings=(*notes, _NO_SPREAD),
         )
     t = cr2_interval(d, labels, confidence)
+    if few:
+        notes.insert(
+            0,
+            f"only {n_clusters} clusters: the clustered interval uses a small-sample "
+            f"correction (CR2, t on {t.dof:.1f} degrees of freedom); with fewer than "
+            f"{FEW_CLUSTERS} clusters its coverage depends on how alike the clusters are",
+        )
     low, high = _within(t.low, t.high, x, y)
     return PairedDifference(
         t.estimate,
@@ -213,13 +235,21 @@ def _independent(
         alpha = 1.0 - confidence
         if (low > 0.0 or high < 0.0) and p_value >= alpha:
             notes = (
-                f"Tango's interval alone ({low:.4f} to {high:.4f}) excludes 0 but the "
+                # 0/1 scores read in points, as the verdict writes them.
+                f"Tango's interval alone ({100 * low:.1f} to {100 * high:.1f} points) "
+                "excludes 0 but the "
                 f"mid-p McNemar test does not reject no difference (p = {p_value:.4f}): "
                 "the interval is extended to 0, so the two agree",
             )
             low, high = min(low, 0.0), max(high, 0.0)
         return PairedDifference(float(d.mean()), low, high, p_value, BINARY, stderr, warnings=notes)
     notes = tuple(_spread_notes(d))
+    if not np.any(d) and _in_unit_range(x, y):
+        # No pair differs. Scores within [0, 1] differ by at most 1 a pair, so the mean
+        # difference is within ± the share of pairs that differ, whose exact upper bound
+        # with none of n seen is 1 - (α/2)^(1/n) (Clopper–Pearson): never a point.
+        bound = 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / n)
+        return PairedDifference(0.0, -bound, bound, 1.0, NO_PAIR_DIFFERS, 0.0, warnings=notes)
     if not np.any(d != d[0]):
         return PairedDifference(
             float(d[0]), math.nan, math.nan, math.nan, PAIRED_T, 0.0, warnings=(*notes, _NO_SPREAD)
@@ -241,11 +271,15 @@ def _spread_notes(d: npt.NDArray[np.float64]) -> tuple[str, ...]:
     return ()
 
 
+def _in_unit_range(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> bool:
+    return bool(np.all((x >= 0.0) & (x <= 1.0) & (y >= 0.0) & (y <= 1.0)))
+
+
 def _within(
     low: float, high: float, x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]
 ) -> tuple[float, float]:
     """The interval cut to the differences the scores' range allows (0/1 or [0, 1]: ±1)."""
-    if np.all((x >= 0.0) & (x <= 1.0) & (y >= 0.0) & (y <= 1.0)):
+    if _in_unit_range(x, y):
         return max(low, -1.0), min(high, 1.0)
     return low, high
 

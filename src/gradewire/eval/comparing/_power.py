@@ -37,16 +37,20 @@ POWER = 0.8
 
 
 def minimum_detectable_difference(
-    stderr: float, confidence: float = 0.95, power: float = POWER
+    stderr: float, confidence: float = 0.95, power: float = POWER, dof: float = math.inf
 ) -> float:
     """The true difference found with ``power`` by a two-sided test at ``1 - confidence``.
 
-    NaN when the standard error is not a positive finite number (nothing varies).
+    ``(q_{1-α/2} + q_power) · stderr`` with normal quantiles, or Student's t quantiles on
+    ``dof`` degrees of freedom when the test is a t test (few clusters need far larger
+    differences than the normal suggests). NaN when the standard error is not a positive
+    finite number (nothing varies).
     """
     if not math.isfinite(stderr) or stderr <= 0.0:
         return math.nan
     stats = scipy_stats()
-    return float((stats.norm.ppf(0.5 + confidence / 2.0) + stats.norm.ppf(power)) * stderr)
+    quantile = stats.t(dof).ppf if math.isfinite(dof) and dof > 0 else stats.norm.ppf
+    return float((quantile(0.5 + confidence / 2.0) + quantile(power)) * stderr)
 
 
 def paired_t_power(effect: float, n: int, confidence: float = 0.95) -> float:

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import math
 
-from gradewire.eval.comparing._paired_difference import BINARY, CLUSTERED, FEW_CLUSTERS, PAIRED_T
+from gradewire.eval.comparing._paired_difference import (
+    BINARY,
+    CLUSTERED,
+    FEW_CLUSTERS,
+    NO_PAIR_DIFFERS,
+    PAIRED_T,
+)
 from gradewire.eval.comparing._results import GraderComparison
 
 __all__ = ["EXPLANATIONS", "explain", "format_difference", "format_p", "method_label", "verdict"]
@@ -113,6 +119,8 @@ def method_label(result: GraderComparison) -> str:
         return f"paired t test, {result.dof:.0f} df"
     if result.method == CLUSTERED:
         return f"cluster-robust CR2 t test, {result.dof:.1f} df"
+    if result.method == NO_PAIR_DIFFERS:
+        return "no pair differs"
     return result.method
 
 

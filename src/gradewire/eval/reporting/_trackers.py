@@ -82,7 +82,8 @@ def eval_tracker(name: str, folder: Path) -> EvalTracker:
 def log_run_to_sink(run: EvalRun, sink: Sink) -> None:
     """The run's config, metrics and sample tables to a plain sink, as step 0.
 
-    The config names each grader's interval method (``interval_methods``), since the
+    The config names each grader's interval method (``interval_methods``) and, where the
+    audit found the method unreliable at such data, why (``interval_caveats``), since the
     metrics ``<key>/score/ci_low`` and ``/ci_high`` are numbers only.
     """
     sink.log_config(
@@ -90,6 +91,7 @@ def log_run_to_sink(run: EvalRun, sink: Sink) -> None:
             "graders": list(run.config.get("graders", [])),
             "data": run.config.get("data"),
             "interval_methods": interval_methods(run),
+            "interval_caveats": {s.grader: s.caveat for s in run.summaries() if s.caveat},
         }
     )
     logs: dict[str, LogValue] = dict(run.metrics())
