@@ -16,7 +16,12 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["support.readme_examples", "support.lanes", "support.quick_lane"]
+pytest_plugins = [
+    "support.readme_examples",
+    "support.lanes",
+    "support.quick_lane",
+    "support.declared_integrations",
+]
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -370,7 +370,7 @@ async def test_a_small_request_does_not_wait_for_a_big_batch_to_finish():
     assert len(order) == 201
 
 
-async def test_ten_batches_to_a_bash_grader_run_no_more_processes_than_the_cap(tmp_path: Path):
+async def test_ten_batches_to_a_command_grader_run_no_more_processes_than_the_cap(tmp_path: Path):
     marker = tmp_path / "running"
     marker.mkdir()
     # Each process leaves a file while it runs; the peak number of files is the peak of

@@ -183,10 +183,10 @@ def test_serve_refuses_bad_settings(tmp_path, capsys, monkeypatch, options, mess
 
 def test_serve_reports_a_bad_grader_file(tmp_path, capsys):
     path = tmp_path / "graders.json"
-    path.write_text(json.dumps({"graders": [{"type": "bash", "key": "b", "comand": "true"}]}))
+    path.write_text(json.dumps({"graders": [{"type": "command", "key": "b", "comand": "true"}]}))
     assert main(["serve", str(path), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert "unknown field 'comand' in the bash spec at graders[0]" in err
+    assert "unknown field 'comand' in the command spec at graders[0]" in err
     assert "did you mean 'command'?" in err
 
 

@@ -91,7 +91,13 @@ def every_type(judge_url: str) -> list[dict]:
             "timeout": 5,
             "payload": "gradewire",
         },
-        {"type": "bash", "key": "sh", "command": "true", "timeout": 10, "completion_via": "stdin"},
+        {
+            "type": "command",
+            "key": "sh",
+            "command": "true",
+            "timeout": 10,
+            "completion_via": "stdin",
+        },
         {"type": "custom", "key": "len", "function": "support.custom_graders:length_score"},
         {
             "type": "combined",
@@ -220,7 +226,7 @@ def test_a_typo_deep_in_a_combination_names_its_path():
         ],
     }
     with pytest.raises(
-        InvalidInputError, match=r"'cwdd' in the bash spec at graders\[1\] \(did you mean 'cwd'"
+        InvalidInputError, match=r"'cwdd' in the command spec at graders\[1\] \(did you mean 'cwd'"
     ):
         build_grader(spec)
     spec["graders"][1] = {"type": "bashh", "key": "b"}
@@ -358,7 +364,7 @@ key = "len"
 function = "support.custom_graders:length_score"
 
 [[graders.graders]]
-type = "bash"
+type = "command"
 key = "sh"
 command = ["true"]
 """
@@ -538,11 +544,11 @@ def test_timeout_is_a_field_of_every_spec_type(env, judge_server):
         }
     )
     assert factory.timeout == 2.0
-    # bash's timeout bounds the grade, as everywhere (a command out of time is a timeout
+    # command's timeout bounds the grade, as everywhere (a command out of time is a timeout
     # outcome); external_endpoint's is each HTTP attempt's (EndpointGrader.attempt_timeout).
-    bash = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 7})
-    assert bash.timeout == 7.0
-    assert bash._timeout == 7.0  # type: ignore[attr-defined]
+    command = build_grader({"type": "command", "key": "b", "command": "true", "timeout": 7})
+    assert command.timeout == 7.0
+    assert command._timeout == 7.0  # type: ignore[attr-defined]
     combined = build_grader({**specs["reward"], "timeout": 60})
     assert combined.timeout == 60.0
     assert all(sub.timeout is None for sub in combined.graders)  # type: ignore[attr-defined]
@@ -702,3 +708,16 @@ def test_two_graders_writing_under_one_feedback_key_are_refused(env, tmp_path):
     file.write_text(json.dumps([{**judge, "key": "a"}, {**judge, "key": "a", "feedback_key": "x"}]))
     with pytest.raises(InvalidInputError, match="two graders share the key 'a'"):
         load_graders(file)
+
+
+def test_bash_is_read_as_command_its_old_name() -> None:
+    # Grader files written before CommandGrader's rename say type = "bash": they still
+    # build, and are logged (and rebuilt) under the canonical name.
+    old = build_grader({"type": "bash", "key": "b", "command": "true", "timeout": 5})
+    assert isinstance(old, CommandGrader)
+    assert old.spec["type"] == "command"  # type: ignore[attr-defined]
+    assert old.timeout == 5.0
+    rebuilt = build_grader(old.spec)  # type: ignore[attr-defined]
+    assert rebuilt.spec == old.spec  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInputError, match=r"unknown field 'cwdd' in the command spec"):
+        build_grader({"type": "bash", "key": "b", "command": "true", "cwdd": "/"})

@@ -24,11 +24,11 @@ def shell_spec(marker: Path) -> dict:
     return {"type": "custom", "key": f"touch {marker}", "function": "os:system", "factory": True}
 
 
-def bash_spec(marker: Path) -> dict:
-    return {"type": "bash", "key": "b", "command": f"touch {marker}"}
+def command_spec(marker: Path) -> dict:
+    return {"type": "command", "key": "b", "command": f"touch {marker}"}
 
 
-@pytest.mark.parametrize("make", [exec_spec, shell_spec, bash_spec])
+@pytest.mark.parametrize("make", [exec_spec, shell_spec, command_spec])
 def test_build_grader_refuses_code_by_default_and_runs_none(tmp_path: Path, make):
     marker = tmp_path / "ran"
     spec = make(marker)
@@ -80,7 +80,7 @@ def test_trust_code_must_be_a_bool():
 def test_a_grader_file_you_name_is_trusted_and_can_be_refused(tmp_path: Path):
     marker = tmp_path / "ran"
     file = tmp_path / "graders.json"
-    file.write_text(json.dumps({"graders": [bash_spec(marker)]}))
+    file.write_text(json.dumps({"graders": [command_spec(marker)]}))
     with pytest.raises(InvalidInputError, match=str(file)):
         load_graders(file, trust_code=False)
     (grader,) = load_graders(file)  # the file is yours: its command is built

@@ -36,7 +36,7 @@ def _examples(marker: Path) -> dict[str, dict[str, Any]]:
         "range_judge": {"type": "range_judge", "criteria": "Quality", **JUDGE},
         "pairwise_judge": {"type": "pairwise_judge", "criteria": "Better", **JUDGE},
         "external_endpoint": {"type": "external_endpoint", "url": "http://127.0.0.1:9/grade"},
-        "bash": {"type": "bash", "command": f"touch {marker}"},
+        "command": {"type": "command", "command": f"touch {marker}"},
         # builtins:exec as a factory runs the key as Python, at build: the key is the code.
         "custom": {"type": "custom", "function": "builtins:exec", "factory": True, "key": write},
         "combined": {"type": "combined", "graders": [_filler("c1"), _filler("c2")]},
@@ -77,7 +77,7 @@ def _examples(marker: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-CODE_KINDS = {"bash", "custom", "python"}
+CODE_KINDS = {"command", "custom", "python"}
 
 
 def _filler(key: str) -> dict[str, Any]:

@@ -2,36 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from importlib import metadata
-
 import pytest
 
-from gradewire.eval.runs._sources import EVAL_SOURCES
+from gradewire.core._integrations import integrations
 
 READER = "gradewire_inspect._log_source:read_inspect_log"
 
 
 @pytest.fixture
-def inspect_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The ``gradewire.eval_sources`` entry point of the Inspect reader, installed.
+def inspect_source() -> None:
+    """The ``eval_source.inspect`` integration, as pyproject.toml declares it.
 
-    pyproject.toml declares it; an editable install made before it was declared lacks it
-    until reinstalled, so the tests then add the same declaration in a distribution of their
-    own on ``sys.path``, where `importlib.metadata` finds it as it finds an installed one.
+    The suite's ``support.declared_integrations`` plugin makes the declared entry points
+    findable even through an editable install made before they were declared.
     """
-    if any(e.value == READER for e in metadata.entry_points(group=EVAL_SOURCES)):
-        yield
-        return
-    root = tmp_path_factory.mktemp("entry_points")
-    info = root / "gradewire_inspect_source-0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: gradewire-inspect-source\nVersion: 0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        f"[{EVAL_SOURCES}]\ninspect = {READER}\n", encoding="utf-8"
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(root))
-        yield
+    entry = integrations("eval_source").get("inspect")
+    assert entry is not None
+    assert entry.value == READER

@@ -146,7 +146,7 @@ def test_compare_two_inspect_logs_against_a_reference(
 ) -> None:
     log_a, log_b = two_logs
     pyproject = (Path(__file__).parents[3] / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'inspect = "gradewire_inspect._log_source:read_inspect_log"' in pyproject
+    assert '"eval_source.inspect" = "gradewire_inspect._log_source:read_inspect_log"' in pyproject
     result = compare_json(capsys, str(log_a), str(log_b))
     by_key = {g["grader"]: g for g in result["graders"]}
     assert list(by_key) == GRADERS

@@ -5,14 +5,14 @@ start), or to the session's real server, killed mid-run. ``gradewire sync`` then
 what they left, to the run their files name or to one given by hand, and ends a run whose
 sink was closed during the outage with the status and the time of that close.
 
-The ``gradewire.spill_targets`` entry point is read from the installed metadata; these
-tests load what ``pyproject.toml`` declares instead, so that they check the declaration.
+``gradewire sync`` finds the MLflow sink through the ``spill_target.mlflow`` entry point,
+as pyproject.toml declares it (the suite's ``support.declared_integrations`` supplies the
+declaration to an editable install made before it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import os
 import socket
@@ -21,29 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 from mlflow import MlflowClient
 
 from gradewire import BackgroundSink
 from gradewire.cli import main
-from gradewire.sinks.background import _sync
 from gradewire_mlflow import MlflowSink
 from mlflow_support import MlflowServer, read_run
 from mlflow_trainer import logs
 from spill_helpers import Trainer, check_exactly_once, on_disk
 from support.processes import wait_for
-
-PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
-    declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
-    factories = {}
-    for name, value in declared["gradewire.spill_targets"].items():
-        module, _, attribute = value.partition(":")
-        factories[name] = getattr(importlib.import_module(module), attribute)
-    monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ and id, resumed) once each, read back from the offline run files.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import json
 import sys
@@ -22,32 +21,14 @@ from typing import Any
 
 import psutil
 import pytest
-import tomllib
 
 from gradewire.cli import main
 from gradewire.sinks import read_spill
-from gradewire.sinks.background import _sync
 from gradewire_wandb import find_offline_runs, read_offline_run
 from support.processes import SpillChild, child_env, wait_for
 from wandb_trainer import make_sink
 
 TRAINER = Path(__file__).with_name("wandb_trainer.py")
-PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def declared_factories(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The ``gradewire.spill_targets`` factories as pyproject.toml declares them.
-
-    The entry points are read from the installed metadata; loading the declaration
-    checks the declaration itself.
-    """
-    declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
-    factories = {}
-    for name, value in declared["gradewire.spill_targets"].items():
-        module, _, attribute = value.partition(":")
-        factories[name] = getattr(importlib.import_module(module), attribute)
-    monkeypatch.setattr(_sync, "spill_target_factories", lambda: factories)
 
 
 class Trainer(SpillChild):

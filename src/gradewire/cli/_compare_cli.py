@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire.cli._labels_grader import labels_grader
+from gradewire.cli._labels_key import labels_grader_key
 from gradewire.core import GradewireError
 
 __all__ = ["add_compare_parser", "run_compare_command"]
@@ -188,7 +188,7 @@ def _paired_ppi(args: argparse.Namespace, run_a: Any, run_b: Any) -> Any:
             "paired PPI needs the labels of both runs' answers: --labels-a and --labels-b"
         )
     shared = [key for key in run_a.graders if key in run_b.spec_hashes]
-    key = labels_grader(args.labels_grader, shared, "both runs")
+    key = labels_grader_key(args.labels_grader, shared, "both runs")
     return key, ppi_mean_difference(
         run_a.scores(key),
         run_b.scores(key),

@@ -6,7 +6,7 @@ import html
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from gradewire.core._combined_grader import CombinedGrader
 from gradewire.core._errors import MissingDependencyError, OutputParserException
 from gradewire.core._grader import BaseGrader, LogValue
-from gradewire.core._stats import LogState
+from gradewire.core._integrations import integrations
+from gradewire.core._log_state import LogState
 from gradewire.core._table import Table
 from gradewire.core._thread import StringThread
 from gradewire.helpers._numeric import numeric_match
@@ -25,10 +26,6 @@ from gradewire.sinks._sink import Sink
 
 __all__ = ["DemoResult", "build_demo_grader", "load_demo_samples", "run_demo"]
 
-# Integrations offer a sink for the demo through this entry point group: a callable
-# taking the output directory and returning (sink, lines to print). The core never
-# imports an integration by name.
-DEMO_SINKS = "gradewire.demo_sinks"
 BATCH_SIZE = 4
 
 
@@ -86,13 +83,15 @@ class DemoResult:
 def _plugin_sinks(out: Path) -> tuple[list[Sink], list[str]]:
     sinks: list[Sink] = []
     notes: list[str] = []
-    for entry in metadata.entry_points(group=DEMO_SINKS):
+    # Integrations offer a demo_sink: a callable taking the output directory and returning
+    # (sink, lines to print). The core never imports an integration by name.
+    for name, entry in integrations("demo_sink").items():
         try:
             make: Callable[[Path], tuple[Sink, list[str]]] = entry.load()
             sink, lines = make(out)
         except MissingDependencyError as exc:
             # The adapter ships with gradewire; its outside system comes with an extra.
-            notes.append(f"not logged to {entry.name}: {exc}")
+            notes.append(f"not logged to {name}: {exc}")
             continue
         sinks.append(sink)
         notes.extend(lines)

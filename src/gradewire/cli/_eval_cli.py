@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire.cli._labels_grader import labels_grader
+from gradewire.cli._labels_key import labels_grader_key
 from gradewire.core import GradewireError
 
 __all__ = [
@@ -356,7 +356,7 @@ def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any]
         if args.labels_grader is not None:
             raise GradewireError("--labels-grader goes with --labels")
         return None
-    key = labels_grader(args.labels_grader, [g.grader_key for g in graders], "the grader file")
+    key = labels_grader_key(args.labels_grader, [g.grader_key for g in graders], "the grader file")
     return key, read_labels(args.labels)
 
 

@@ -67,7 +67,7 @@ def add_sync_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 def run_sync_command(args: argparse.Namespace) -> int:
     """Run ``gradewire sync``; returns the exit code (0: all delivered, 1: not all)."""
     from gradewire.sinks._console_sink import printable
-    from gradewire.sinks.background._sync import scan_spill, sync_spill
+    from gradewire.sinks.background._spill_replay import scan_spill, sync_spill
 
     overrides = {
         name: value

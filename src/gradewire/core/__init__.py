@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gradewire.core._grade import Grade
     from gradewire.core._grader import BaseGrader, GradeFunction, LogValue
     from gradewire.core._histogram import Histogram
-    from gradewire.core._stats import LogState, Stats
+    from gradewire.core._log_state import LogState, Stats
     from gradewire.core._sync import run_sync
     from gradewire.core._table import Table
     from gradewire.core._thread import Role, StringThread, Turn
@@ -88,7 +88,7 @@ if not TYPE_CHECKING:
             "._grade": ["Grade"],
             "._grader": ["BaseGrader", "GradeFunction", "LogValue"],
             "._histogram": ["Histogram"],
-            "._stats": ["LogState", "Stats"],
+            "._log_state": ["LogState", "Stats"],
             "._sync": ["run_sync"],
             "._table": ["Table"],
             "._thread": ["Role", "StringThread", "Turn"],

@@ -16,7 +16,7 @@ from gradewire.core._errors import (
 )
 from gradewire.core._grade import Grade, as_finite_float
 from gradewire.core._grader import BaseGrader, LogValue
-from gradewire.core._stats import LogState
+from gradewire.core._log_state import LogState
 from gradewire.core._thread import StringThread
 from gradewire.core._weights import weighted_mean, weighted_sum
 

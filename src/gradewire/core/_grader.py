@@ -23,9 +23,9 @@ from gradewire.core._errors import (
 from gradewire.core._failure_records import failure_context, log_fields
 from gradewire.core._grade import Grade, leaf_grade
 from gradewire.core._log_buffer import ABSTAINED, ERROR, TIMED_OUT
+from gradewire.core._log_state import LogState
 from gradewire.core._logging_core import LoggingCore, LogT, LogValue
 from gradewire.core._settings import check_timeout
-from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
 from gradewire.core._trainer_calls import wrong_call
 from gradewire.core._worker_threads import call_in_thread

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gradewire.core._stats import LogState, Stats
+from gradewire.core._log_state import LogState, Stats
 
 __all__ = ["ABSTAINED", "ERROR", "TIMED_OUT", "TRUNCATED", "LogBuffer", "as_logged_number"]
 

@@ -10,9 +10,9 @@ from gradewire.core._compact_records import CompactRecords, LogT, ScoreRun
 from gradewire.core._errors import GradewireError, InvalidInputError, InvalidTypeError
 from gradewire.core._histogram import Histogram
 from gradewire.core._log_buffer import LogBuffer
+from gradewire.core._log_state import LogState
 from gradewire.core._log_text import TEXT_VALUE_CHARS, kept_text, text_bytes
 from gradewire.core._sample_tables import sample_tables, split_records
-from gradewire.core._stats import LogState
 from gradewire.core._table import Table
 
 __all__ = ["UNDRAINED_RECORDS", "LogT", "LogValue", "LoggingCore"]

@@ -16,7 +16,7 @@ from gradewire.core._errors import InvalidTypeError
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
-from gradewire.core._stats import LogState
+from gradewire.core._log_state import LogState
 from gradewire.core._thread import StringThread
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_settings import JudgeSettings, resolve_judge_settings

@@ -18,7 +18,7 @@ from gradewire.core._errors import (
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, LogValue
-from gradewire.core._stats import LogState, Stats
+from gradewire.core._log_state import LogState, Stats
 from gradewire.core._thread import StringThread
 from gradewire.stats._agreement import agreement
 

@@ -11,7 +11,7 @@ from gradewire.core._errors import IgnoreGradeException
 from gradewire.core._failure_records import attach_log_fields
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
-from gradewire.core._stats import LogState
+from gradewire.core._log_state import LogState
 from gradewire.core._thread import StringThread
 from gradewire.openai._errors import DataVariableError, ErrorKind, error_kind
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, LogValue
-from gradewire.core._stats import LogState
+from gradewire.core._log_state import LogState
 from gradewire.core._thread import StringThread
 from gradewire.openai._base import OpenAIGrader
 from gradewire.openai._errors import ERROR_KINDS

@@ -14,57 +14,33 @@ from typing import Any
 from gradewire.core._combined_grader import CombinedGrader
 from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
-from gradewire.judges._binary_judge import BinaryJudgeGrader
-from gradewire.judges._judge_base import JudgeGrader
 from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
-from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
-from gradewire.judges._rag_judges import (
-    AnswerRelevancyGrader,
-    ContextRelevancyGrader,
-    FaithfulnessGrader,
-)
-from gradewire.judges._range_judge import RangeJudgeGrader
-from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models._client import ModelClient
 from gradewire.models._get_model import get_model, qualified_model_name
 from gradewire.openai._config import Connection
 from gradewire.openai._settings import OpenAIGraderSettings
 from gradewire.specs._grader_specs import (
-    BashSpec,
-    BinaryJudgeSpec,
     CombinedSpec,
+    CommandSpec,
     CustomSpec,
     ExternalEndpointSpec,
     JudgeDefaults,
     JudgeModelSpec,
-    OpenAIDefaults,
-    PairwiseJudgeSpec,
+    OpenAIGraderDefaults,
     PanelSpec,
-    PrebuiltJudgeSpec,
-    RangeJudgeSpec,
-    RubricItemSpec,
-    RubricJudgeSpec,
+    _Judge,
 )
 from gradewire.tools._command_grader import CommandGrader
 from gradewire.tools._endpoint_grader import EndpointGrader
 
-__all__ = ["Builder", "openai_connection", "resolve"]
+__all__ = ["Builder", "openai_graders_connection", "resolve"]
 
-_JudgeSpec = (
-    BinaryJudgeSpec | PrebuiltJudgeSpec | RubricJudgeSpec | RangeJudgeSpec | PairwiseJudgeSpec
-)
 # What a [judge] table passes on to every judge model, and what becomes a `get_model`
 # keyword (base_url and api_key_env are read apart: the key comes from the environment).
 _MODEL_FIELDS = tuple(name for name in JudgeDefaults.model_fields if name != "model")
 _MODEL_KEYWORDS = tuple(name for name in _MODEL_FIELDS if name not in ("base_url", "api_key_env"))
 _JUDGE_KEYWORDS = tuple(JudgeSettings.__annotations__)
-
-_PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
-    "FAITHFULNESS": FaithfulnessGrader,
-    "CONTEXT_RELEVANCY": ContextRelevancyGrader,
-    "ANSWER_RELEVANCY": AnswerRelevancyGrader,
-}
 
 
 def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
@@ -73,7 +49,7 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
         return spec.model_copy(update={"graders": [resolve(g, defaults) for g in spec.graders]})
     if isinstance(spec, PanelSpec):
         return spec.model_copy(update={"judges": [resolve(g, defaults) for g in spec.judges]})
-    if not isinstance(spec, _JudgeSpec):
+    if not isinstance(spec, _Judge):
         return spec
     model = spec.judge_model
     if model is None:
@@ -95,8 +71,8 @@ def resolve(spec: Any, defaults: JudgeDefaults | None) -> Any:
     return spec.model_copy(update={"judge_model": model})
 
 
-def openai_connection(
-    judge: JudgeDefaults | None, openai: OpenAIDefaults | None, where: str
+def openai_graders_connection(
+    judge: JudgeDefaults | None, openai: OpenAIGraderDefaults | None, where: str
 ) -> Connection:
     """How a file's OpenAI graders reach models: its ``[judge]`` and ``[openai]`` tables."""
     settings = OpenAIGraderSettings(
@@ -132,7 +108,7 @@ class Builder:
         """
         keyed = spec.model_copy(update={"key": spec.written_as}) if spec.feedback_key else spec
         grader = self._make(keyed)
-        if spec.timeout is not None and not isinstance(spec, BashSpec | ExternalEndpointSpec):
+        if spec.timeout is not None and not isinstance(spec, CommandSpec | ExternalEndpointSpec):
             # The other types pass it to their constructor, with their own meaning.
             grader.timeout = spec.timeout
         # Set on the object (not a class attribute): the spec belongs to this grader.
@@ -140,7 +116,7 @@ class Builder:
         return grader
 
     def _make(self, spec: Any) -> BaseGrader:
-        if isinstance(spec, _JudgeSpec):
+        if isinstance(spec, _Judge):
             return self._judge(spec)
         if isinstance(spec, ExternalEndpointSpec):
             return EndpointGrader(
@@ -153,7 +129,7 @@ class Builder:
                 remote_grader=spec.remote_grader,
                 **_tables(spec),
             )
-        if isinstance(spec, BashSpec):
+        if isinstance(spec, CommandSpec):
             return CommandGrader(
                 spec.key,
                 spec.command,
@@ -184,38 +160,15 @@ class Builder:
             )
         raise InvalidInputError(f"no builder for a grader spec of type {type(spec).__name__}")
 
-    def _judge(self, spec: _JudgeSpec) -> BaseGrader:
+    def _judge(self, spec: _Judge) -> BaseGrader:
         assert spec.judge_model is not None  # resolve() fills it
         model = self.model(spec.judge_model, spec.key)
         common: dict[str, Any] = {
             name: getattr(spec, name) for name in _JUDGE_KEYWORDS if getattr(spec, name) is not None
         }
-        if isinstance(spec, BinaryJudgeSpec):
-            return BinaryJudgeGrader(spec.key, model, spec.criteria, shots=spec.shots, **common)
-        if isinstance(spec, PrebuiltJudgeSpec):
-            return _PREBUILT_CLASSES[spec.judge](spec.key, model, **common)
-        if isinstance(spec, PairwiseJudgeSpec):
-            return PairwiseJudgeGrader(
-                spec.key,
-                model,
-                spec.criteria,
-                swap=spec.swap,
-                seed=spec.seed,
-                other_key=spec.other_key,
-                **common,
-            )
-        if isinstance(spec, RubricJudgeSpec):
-            criteria = [_criterion(c) for c in spec.criteria]
-            return RubricJudgeGrader(spec.key, model, criteria, **common)
-        return RangeJudgeGrader(
-            spec.key,
-            model,
-            spec.criteria,
-            low=spec.low,
-            high=spec.high,
-            use_logprobs=spec.use_logprobs,
-            **common,
-        )
+        grader = spec.grader_class()(spec.key, model, **spec.arguments(), **common)
+        assert isinstance(grader, BaseGrader)
+        return grader
 
     def model(self, spec: JudgeModelSpec, key: str) -> ModelClient:
         """One model per distinct judge model spec: ``"provider/name"``, by `get_model`.
@@ -244,12 +197,6 @@ def _model_options(spec: JudgeModelSpec | JudgeDefaults) -> dict[str, Any]:
         # A judge model's timeout has always bounded each HTTP attempt: its name now.
         options["attempt_timeout"] = options.pop("timeout")
     return options
-
-
-def _criterion(item: str | tuple[str, float] | RubricItemSpec) -> Any:
-    if isinstance(item, RubricItemSpec):
-        return (item.requirement, item.weight)
-    return item
 
 
 def _tables(spec: Any) -> dict[str, Any]:

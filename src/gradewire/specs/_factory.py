@@ -3,7 +3,7 @@
 Every grader the factory builds keeps its resolved spec in ``grader.spec`` (the file's
 ``[judge]`` defaults merged in, secrets only as environment variable names), so
 `grader_config` can log a grader set as run config and `build_grader` can rebuild it later.
-A spec of type ``custom`` or ``bash``, and an OpenAI ``python`` grader, is code wherever it
+A spec of type ``custom`` or ``command``, and an OpenAI ``python`` grader, is code wherever it
 sits (alone, or in a ``combined``, ``panel`` or ``multi``): `build_grader` builds it only with
 ``trust_code=True``, while `load_graders` trusts the local file it is given. One walk over
 the whole tree (`specs._trust`) decides it before anything is imported or built.
@@ -52,9 +52,9 @@ def build_grader(
 
     A spec can be code: ``custom`` imports and calls the Python it names (a module's
     import runs that module; ``"builtins:exec"`` with ``factory = true`` runs its key as
-    Python), ``bash`` runs a shell command and an OpenAI ``python`` grader runs its
-    source. Such a spec, alone or anywhere inside a ``combined``, ``panel`` or ``multi``,
-    is refused (before anything is imported or built) unless
+    Python), ``command`` (once ``bash``) runs a shell command and an OpenAI ``python``
+    grader runs its source. Such a spec, alone or anywhere inside a ``combined``, ``panel``
+    or ``multi``, is refused (before anything is imported or built) unless
     ``trust_code=True``, since a dict may come from anywhere: a tracker's logged config
     (`grader_config` is made to be logged, and read back), a run folder, a request. Pass
     ``trust_code=True`` for a spec you wrote or that comes from a file you control.
@@ -64,8 +64,9 @@ def build_grader(
 
     Args:
         spec: A dict with a ``type`` (``binary_judge``, ``prebuilt_judge``, ``rubric_judge``,
-            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``bash``, ``custom``,
-            ``combined``, ``panel``), a ``key`` and that type's fields (every type also
+            ``range_judge``, ``pairwise_judge``, ``external_endpoint``, ``command``
+            (``bash``, its old name, is read as it), ``custom``, ``combined``, ``panel``),
+            a ``key`` and that type's fields (every type also
             takes ``feedback_key``, Adaptive's: the name the grader's scores are written
             under, its ``grader_key``; by default the ``key``); `grader.spec` of a built
             grader works too. An OpenAI grader object (``string_check``, ...,
@@ -73,7 +74,7 @@ def build_grader(
             ``judge_defaults``'s ``base_url``.
         judge_defaults: Defaults for judge models, as a grader file's ``[judge]`` table
             (``model``, ``base_url``, ``api_key_env``, ...).
-        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders
+        trust_code: Build ``custom`` and ``command`` specs and OpenAI ``python`` graders
             (anywhere in the tree).
 
     Returns:
@@ -92,7 +93,7 @@ def build_grader(
         ... })  # doctest: +SKIP
     """
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, resolve
+    from gradewire.specs._builders import Builder, openai_graders_connection, resolve
     from gradewire.specs._trust import refuse_code
 
     if not isinstance(trust_code, bool):
@@ -104,7 +105,9 @@ def build_grader(
         # Before anything is built or imported, for every kind of spec.
         refuse_code([parsed], "build_grader")
     if openai:
-        return _openai(spec, openai_connection(defaults, None, "build_grader()"), "build_grader()")
+        return _openai(
+            spec, openai_graders_connection(defaults, None, "build_grader()"), "build_grader()"
+        )
     return Builder().build(resolve(parsed, defaults))
 
 
@@ -117,7 +120,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     A grader file is code: a ``custom`` spec imports and calls the Python it names (with
     ``function = "builtins:exec"`` and ``factory = true`` it runs its key as Python) and a
-    ``bash`` spec runs its command, here and wherever the file is loaded (``gradewire
+    ``command`` spec runs its command, here and wherever the file is loaded (``gradewire
     eval``, ``gradewire serve``). The file you name is trusted as you would trust a
     script of yours; load one you did not write with ``trust_code=False``, which refuses
     those specs (see `build_grader`). A ``custom`` spec's module is looked for first in
@@ -144,7 +147,7 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
 
     Args:
         path: The grader file.
-        trust_code: Build ``custom`` and ``bash`` specs and OpenAI ``python`` graders,
+        trust_code: Build ``custom`` and ``command`` specs and OpenAI ``python`` graders,
             anywhere in the tree (default: yes, the file is yours).
 
     Raises:
@@ -156,8 +159,8 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     from pydantic import ValidationError
 
     from gradewire.openai._config import is_openai_config
-    from gradewire.specs._builders import Builder, openai_connection, resolve
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._builders import Builder, openai_graders_connection, resolve
+    from gradewire.specs._error_messages import spec_error
     from gradewire.specs._grader_specs import GraderFileSpec
     from gradewire.specs._trust import refuse_code
 
@@ -189,7 +192,9 @@ def load_graders(path: str | os.PathLike[str], *, trust_code: bool = True) -> li
     # trust_code=False the code specs were refused above).
     builder = Builder(module_folder=file.resolve().parent)
     built = iter([builder.build(resolve(spec, parsed.judge)) for spec in parsed.graders])
-    connection = openai_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
+    connection = (
+        openai_graders_connection(parsed.judge, parsed.openai, str(file)) if openai_items else None
+    )
     graders: list[BaseGrader] = []
     for index in range(len(items)):
         if index in openai_items:
@@ -270,7 +275,7 @@ def grader_config(graders: BaseGrader | Iterable[BaseGrader]) -> dict[str, Any]:
 def _parse(spec: Mapping[str, Any], where: str) -> Any:
     from pydantic import ValidationError
 
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._error_messages import spec_error
 
     if not isinstance(spec, Mapping):
         raise InvalidTypeError(
@@ -285,7 +290,7 @@ def _parse(spec: Mapping[str, Any], where: str) -> Any:
 def _defaults(raw: Mapping[str, Any] | None, what: str) -> JudgeDefaults | None:
     from pydantic import ValidationError
 
-    from gradewire.specs._errors import spec_error
+    from gradewire.specs._error_messages import spec_error
     from gradewire.specs._grader_specs import JudgeDefaults
 
     if raw is None:

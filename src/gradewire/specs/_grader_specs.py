@@ -6,27 +6,64 @@ field. `_factory.build_grader` turns a validated spec into a grader.
 
 from __future__ import annotations
 
+import inspect
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_type_hints
+from collections.abc import Callable, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    Union,
+    get_args,
+    get_type_hints,
+)
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
+from gradewire.core._combined_grader import CombinedGrader
+from gradewire.core._grader import BaseGrader
+from gradewire.core._settings import check_positive_seconds
+from gradewire.judges._binary_judge import BinaryJudgeGrader
+from gradewire.judges._judge_base import JudgeGrader
+from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
+from gradewire.judges._pairwise_judge import PairwiseJudgeGrader
+from gradewire.judges._rag_judges import (
+    AnswerRelevancyGrader,
+    ContextRelevancyGrader,
+    FaithfulnessGrader,
+)
+from gradewire.judges._range_judge import RangeJudgeGrader
+from gradewire.judges._rubric_judge import RubricJudgeGrader
 from gradewire.models._model_settings import ModelSettings
 from gradewire.openai._settings import OpenAIGraderSettings
+from gradewire.tools._command_grader import CommandGrader
+from gradewire.tools._endpoint_grader import EndpointGrader
 
 __all__ = [
+    "SPEC_ALIASES",
     "SPEC_TYPES",
-    "BashSpec",
     "BinaryJudgeSpec",
     "CombinedSpec",
+    "CommandSpec",
     "CustomSpec",
     "ExternalEndpointSpec",
     "GraderFileSpec",
     "GraderSpec",
     "JudgeDefaults",
     "JudgeModelSpec",
-    "OpenAIDefaults",
+    "OpenAIGraderDefaults",
     "PairwiseJudgeSpec",
     "PanelSpec",
     "PrebuiltJudgeSpec",
@@ -34,6 +71,7 @@ __all__ = [
     "RubricItemSpec",
     "RubricJudgeSpec",
     "SpecBase",
+    "default_of",
 ]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -58,6 +96,34 @@ def _shown(value: str) -> str:
     return f"a {len(value)}-character value" if len(value) > 8 else repr(value)
 
 
+def _seconds(value: object, info: ValidationInfo) -> float:
+    name = info.field_name or "timeout"
+    if isinstance(value, str):
+        # Text where a number belongs may be a misplaced secret: never echo it.
+        raise ValueError(f"{name} must be a number of seconds, not text")
+    # Raises InvalidInputError, a ValueError: pydantic reports it at the field's path.
+    return check_positive_seconds(name, value)
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds)]
+"""A spec's time bound, checked as every timeout in gradewire is (`check_positive_seconds`)."""
+
+
+def default_of(builds: Callable[..., object], name: str) -> Any:
+    """The default ``builds`` declares for its parameter ``name``: a spec field's default.
+
+    A spec's fields take their defaults from the constructor they are passed to, so each
+    default is declared once, in the constructor (tests/specs/test_spec_defaults.py holds
+    every spec type to it).
+    """
+    default = inspect.signature(builds).parameters[name].default
+    if default is inspect.Parameter.empty:
+        raise TypeError(
+            f"{builds.__qualname__}'s {name} has no default to take"
+        )  # pragma: no cover
+    return default
+
+
 def _settings_fields(name: str, declared: type) -> type[_Strict]:
     """A spec model with one optional field per key of the `TypedDict` ``declared``.
 
@@ -72,19 +138,20 @@ def _settings_fields(name: str, declared: type) -> type[_Strict]:
 if TYPE_CHECKING:
     _ModelSettingsFields = _Strict
     _JudgeSettingsFields = _Strict
-    OpenAIDefaults = _Strict
+    OpenAIGraderDefaults = _Strict
 else:
     _ModelSettingsFields = _settings_fields("_ModelSettingsFields", ModelSettings)
     _JudgeSettingsFields = _settings_fields("_JudgeSettingsFields", JudgeSettings)
-    OpenAIDefaults = _settings_fields("OpenAIDefaults", OpenAIGraderSettings)
-    OpenAIDefaults.__doc__ = (
+    OpenAIGraderDefaults = _settings_fields("OpenAIGraderDefaults", OpenAIGraderSettings)
+    OpenAIGraderDefaults.__doc__ = (
         "The ``[openai]`` table of a grader file: the `OpenAIGraderSettings` of its OpenAI "
-        "grader objects."
+        "Evals grader objects (``string_check``, ``score_model``, ...; not the OpenAI chat "
+        "wire format, which a judge model speaks)."
     )
 
 
 class _ModelOptions(_ModelSettingsFields):
-    """How to reach and call an OpenAI-compatible judge model (all optional).
+    """How to reach and call a judge model (all optional), given to `get_model`.
 
     Besides the connection, the model's own `gradewire.models.ModelSettings`
     (``temperature``, ``max_tokens``), which a judge's own settings override.
@@ -93,7 +160,7 @@ class _ModelOptions(_ModelSettingsFields):
     base_url: str | None = None
     api_key_env: str | None = None
     max_concurrency: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Seconds | None = None
     max_attempts: int | None = Field(default=None, ge=1)
     cache: str | None = None
     json_schema: bool | None = None
@@ -108,7 +175,10 @@ class _ModelOptions(_ModelSettingsFields):
 
 
 class JudgeModelSpec(_ModelOptions):
-    """An OpenAI-compatible judge model: what `OpenAIChatModel` is built from."""
+    """A judge model: ``"provider/name"`` (a bare name is an OpenAI-compatible server's).
+
+    What `gradewire.models.get_model` builds the judge's model client from.
+    """
 
     model: str = Field(min_length=1)
 
@@ -120,7 +190,15 @@ class JudgeDefaults(_ModelOptions):
 
 
 class SpecBase(_Strict):
-    """What every grader spec has: its key, its tables, its timeout, and what code it runs."""
+    """What every grader spec has: its key, its tables, its timeout, and what code it runs.
+
+    ``builds`` is what the spec's fields are passed to, and ``passed_as`` the parameter a
+    field goes to when its name differs: the spec's defaults are that constructor's own
+    (`default_of`), so a default is declared once.
+    """
+
+    builds: ClassVar[Callable[..., object]] = BaseGrader
+    passed_as: ClassVar[Mapping[str, str]] = {}
 
     key: str = Field(min_length=1)
     # Adaptive's feedback_key, "the feedback key to write scores to": the name the built
@@ -128,9 +206,9 @@ class SpecBase(_Strict):
     feedback_key: str | None = Field(default=None, min_length=1)
     # None: the grader class's default (judges keep tables, the others do not).
     sample_tables: bool | None = None
-    # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The bash
+    # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The command
     # type has its own default; external_endpoint's is each attempt's bound.
-    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    timeout: Seconds | None = None
 
     @property
     def written_as(self) -> str:
@@ -154,11 +232,36 @@ class _NoCode(SpecBase):
         return None
 
 
-class _Judge(_NoCode, _JudgeSettingsFields):
-    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields."""
+# What every judge spec has that its constructor does not take as a keyword of its own.
+_JUDGE_COMMON = frozenset(
+    {"type", "key", "feedback_key", "sample_tables", "timeout", "judge_model"}
+)
 
+
+class _Judge(_NoCode, _JudgeSettingsFields):
+    """A judge: its model, and the `gradewire.judges.JudgeSettings` fields.
+
+    A judge kind is built as ``grader_class()(key, model, **arguments(), **settings)``: its
+    own fields go to the constructor parameters of the same name, so a new judge spec needs
+    no builder of its own.
+    """
+
+    type: str  # each judge spec's Literal
     # A model name or a table; None takes the file's [judge] model.
     judge_model: JudgeModelSpec | None = None
+
+    def grader_class(self) -> Callable[..., object]:
+        """The judge class this spec builds (``builds``, unless the spec chooses)."""
+        return self.builds
+
+    def arguments(self) -> dict[str, Any]:
+        """The spec's own fields, as its judge class's constructor takes them."""
+        settings = set(JudgeSettings.__annotations__)
+        return {
+            name: getattr(self, name)
+            for name in type(self).model_fields
+            if name not in _JUDGE_COMMON and name not in settings
+        }
 
     @field_validator("judge_model", mode="before")
     @classmethod
@@ -187,20 +290,33 @@ class _Judge(_NoCode, _JudgeSettingsFields):
 class BinaryJudgeSpec(_Judge):
     """``binary_judge``: PASS/FAIL against a natural-language criterion (Adaptive's AI judge)."""
 
+    builds: ClassVar[Callable[..., object]] = BinaryJudgeGrader
     type: Literal["binary_judge"]
     criteria: str = Field(min_length=1)
     shots: list[dict[str, Any]] | None = None
 
 
 _PREBUILT = ("FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY")
+_PREBUILT_CLASSES: dict[str, type[JudgeGrader]] = {
+    "FAITHFULNESS": FaithfulnessGrader,
+    "CONTEXT_RELEVANCY": ContextRelevancyGrader,
+    "ANSWER_RELEVANCY": AnswerRelevancyGrader,
+}
 PrebuiltName = Literal["FAITHFULNESS", "CONTEXT_RELEVANCY", "ANSWER_RELEVANCY"]
 
 
 class PrebuiltJudgeSpec(_Judge):
     """``prebuilt_judge``: one of the RAG judges (faithfulness, context/answer relevancy)."""
 
+    builds: ClassVar[Callable[..., object]] = JudgeGrader
     type: Literal["prebuilt_judge"]
     judge: PrebuiltName
+
+    def grader_class(self) -> Callable[..., object]:
+        return _PREBUILT_CLASSES[self.judge]
+
+    def arguments(self) -> dict[str, Any]:
+        return {}  # ``judge`` chose the class
 
     @field_validator("judge", mode="before")
     @classmethod
@@ -224,42 +340,54 @@ class RubricItemSpec(_Strict):
 class RubricJudgeSpec(_Judge):
     """``rubric_judge``: weighted criteria judged MET/UNMET (`RubricJudgeGrader`)."""
 
+    builds: ClassVar[Callable[..., object]] = RubricJudgeGrader
     type: Literal["rubric_judge"]
     # "requirement", [requirement, weight] or {requirement, weight}; weight < 0 is a penalty.
     criteria: list[str | tuple[str, float] | RubricItemSpec] = Field(min_length=1)
+
+    def arguments(self) -> dict[str, Any]:
+        criteria = [
+            (item.requirement, item.weight) if isinstance(item, RubricItemSpec) else item
+            for item in self.criteria
+        ]
+        return {"criteria": criteria}
 
 
 class PairwiseJudgeSpec(_Judge):
     """``pairwise_judge``: which of two completions is better (`PairwiseJudgeGrader`)."""
 
+    builds: ClassVar[Callable[..., object]] = PairwiseJudgeGrader
     type: Literal["pairwise_judge"]
     criteria: str = Field(min_length=1)
-    swap: bool = False
-    seed: int = 0
-    other_key: str = Field(default="other_completion", min_length=1)
+    swap: bool = default_of(PairwiseJudgeGrader, "swap")
+    seed: int = default_of(PairwiseJudgeGrader, "seed")
+    other_key: str = Field(default=default_of(PairwiseJudgeGrader, "other_key"), min_length=1)
 
 
 class RangeJudgeSpec(_Judge):
     """``range_judge``: a score on an integer scale, from logprobs when the server has them."""
 
+    builds: ClassVar[Callable[..., object]] = RangeJudgeGrader
     type: Literal["range_judge"]
     criteria: str = Field(min_length=1)
-    low: int = 1
-    high: int = 5
-    use_logprobs: bool = True
+    low: int = default_of(RangeJudgeGrader, "low")
+    high: int = default_of(RangeJudgeGrader, "high")
+    use_logprobs: bool = default_of(RangeJudgeGrader, "use_logprobs")
 
 
 class ExternalEndpointSpec(_NoCode):
     """``external_endpoint``: POST each sample to a reward endpoint (`EndpointGrader`)."""
 
+    builds: ClassVar[Callable[..., object]] = EndpointGrader
+    passed_as: ClassVar[Mapping[str, str]] = {"timeout": "attempt_timeout"}
     type: Literal["external_endpoint"]
     url: str = Field(min_length=1)
     token_env: str | None = None
-    # Each HTTP attempt's limit (EndpointGrader.attempt_timeout).
-    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
-    max_attempts: int | None = Field(default=None, ge=1)
-    payload: Literal["gradewire", "openrlhf"] = "gradewire"
-    remote_grader: str | None = None
+    # Each HTTP attempt's limit (EndpointGrader.attempt_timeout; None: its default).
+    timeout: Seconds | None = default_of(EndpointGrader, "attempt_timeout")
+    max_attempts: int | None = Field(default=default_of(EndpointGrader, "max_attempts"), ge=1)
+    payload: Literal["gradewire", "openrlhf"] = default_of(EndpointGrader, "payload")
+    remote_grader: str | None = default_of(EndpointGrader, "remote_grader")
 
     @field_validator("token_env")
     @classmethod
@@ -267,16 +395,25 @@ class ExternalEndpointSpec(_NoCode):
         return _env_name(value, "token_env")
 
 
-class BashSpec(SpecBase):
-    """``bash``: run a command, 1.0 when it exits 0 (`CommandGrader`)."""
+class CommandSpec(SpecBase):
+    """``command``: run a command, 1.0 when it exits 0 (`CommandGrader`).
 
-    type: Literal["bash"]
+    ``type = "bash"``, its name before `CommandGrader` was renamed, is read as ``command``.
+    """
+
+    builds: ClassVar[Callable[..., object]] = CommandGrader
+    type: Literal["command", "bash"]
     command: str | list[str]
-    cwd: str | None = None
+    cwd: str | None = default_of(CommandGrader, "cwd")
     # The grade's bound (CommandGrader.timeout): the command's processes are ended and the
     # sample is a timeout outcome.
-    timeout: float = Field(default=600.0, gt=0, allow_inf_nan=False)
-    completion_via: Literal["env", "stdin", "file"] = "env"
+    timeout: Seconds = default_of(CommandGrader, "timeout")
+    completion_via: Literal["env", "stdin", "file"] = default_of(CommandGrader, "completion_via")
+
+    @field_validator("type")
+    @classmethod
+    def _canonical(cls, value: str) -> str:
+        return SPEC_ALIASES.get(value, value)  # logged and rebuilt as "command"
 
     def runs_code(self) -> str | None:
         return f"the command {self.command!r}"
@@ -290,6 +427,7 @@ class CustomSpec(SpecBase):
     grader (``factory = true``, called as ``fn(key, **options)``), or a grader instance.
     """
 
+    builds: ClassVar[Callable[..., object]] = BaseGrader.from_function
     type: Literal["custom"]
     function: str
     factory: bool = False
@@ -314,24 +452,29 @@ class CustomSpec(SpecBase):
 class CombinedSpec(_NoCode):
     """``combined``: sub-graders folded into one reward (`CombinedGrader`)."""
 
+    builds: ClassVar[Callable[..., object]] = CombinedGrader
     type: Literal["combined"]
     graders: list[GraderSpec] = Field(min_length=1)
-    weights: list[float] | None = None
-    aggregation: Literal["mean", "sum"] = "mean"
+    weights: list[float] | None = default_of(CombinedGrader, "weights")
+    # None: CombinedGrader's default (the weighted mean).
+    aggregation: Literal["mean", "sum"] | None = default_of(CombinedGrader, "aggregation")
     # What a failing sub-grader means (see CombinedGrader): by default its error fails the
     # sample, as in Adaptive Harmony.
-    on_error: Literal["raise", "skip", "zero", "fail"] = "raise"
+    on_error: Literal["raise", "skip", "zero", "fail"] = default_of(CombinedGrader, "on_error")
 
 
 class PanelSpec(_NoCode):
     """``panel``: several judges' verdicts folded into one grade (`JudgePanel`)."""
 
+    builds: ClassVar[Callable[..., object]] = JudgePanel
     type: Literal["panel"]
     judges: list[GraderSpec] = Field(min_length=2)
-    aggregate: Literal["majority", "mean", "median", "min", "max"] = "majority"
+    aggregate: Literal["majority", "mean", "median", "min", "max"] = default_of(
+        JudgePanel, "aggregate"
+    )
     # None: a strict majority of the panel.
-    quorum: int | None = Field(default=None, ge=1)
-    tie_break: Literal["abstain", "low", "high", "mean"] = "abstain"
+    quorum: int | None = Field(default=default_of(JudgePanel, "quorum"), ge=1)
+    tie_break: Literal["abstain", "low", "high", "mean"] = default_of(JudgePanel, "tie_break")
 
 
 GraderSpec = Annotated[
@@ -342,7 +485,7 @@ GraderSpec = Annotated[
         RangeJudgeSpec,
         PairwiseJudgeSpec,
         ExternalEndpointSpec,
-        BashSpec,
+        CommandSpec,
         CustomSpec,
         CombinedSpec,
         PanelSpec,
@@ -352,17 +495,13 @@ GraderSpec = Annotated[
 """Any grader spec; ``type`` says which."""
 
 SPEC_TYPES: dict[str, type[BaseModel]] = {
-    "binary_judge": BinaryJudgeSpec,
-    "prebuilt_judge": PrebuiltJudgeSpec,
-    "rubric_judge": RubricJudgeSpec,
-    "range_judge": RangeJudgeSpec,
-    "pairwise_judge": PairwiseJudgeSpec,
-    "external_endpoint": ExternalEndpointSpec,
-    "bash": BashSpec,
-    "custom": CustomSpec,
-    "combined": CombinedSpec,
-    "panel": PanelSpec,
+    get_args(spec.model_fields["type"].annotation)[0]: spec
+    for spec in get_args(get_args(GraderSpec)[0])
 }
+"""Each spec type by its name (the first of its ``type`` literal), read off `GraderSpec`."""
+
+SPEC_ALIASES: dict[str, str] = {"bash": "command"}
+"""Old spec type names still read in grader files, and the type each now names."""
 
 CombinedSpec.model_rebuild()
 PanelSpec.model_rebuild()
@@ -376,5 +515,5 @@ class GraderFileSpec(_Strict):
     """
 
     judge: JudgeDefaults | None = None
-    openai: OpenAIDefaults | None = None
+    openai: OpenAIGraderDefaults | None = None
     graders: list[GraderSpec] = Field(default_factory=list)

@@ -106,7 +106,7 @@ def refuse_code(specs: list[Any], where: str) -> None:
         return
     listed = "; ".join(f"{code.key!r} ({code.kind}) runs {code.runs}" for code in found)
     raise InvalidInputError(
-        f"{where}: {listed}. A grader spec of type custom or bash, and an OpenAI grader of "
+        f"{where}: {listed}. A grader spec of type custom or command, and an OpenAI grader of "
         "type python, is code (anywhere: in a combined, a panel or a multi too): building "
         "it runs what it names, so it is built only from a spec you trust. If you wrote it, "
         "or it comes from a file you control, pass trust_code=True; never do so for a spec "

@@ -21,7 +21,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._settings import check_finite
 from gradewire.core._thread import StringThread
-from gradewire.tools._bash_checks import (
+from gradewire.tools._command_checks import (
     check_bool,
     check_cwd,
     check_env,
@@ -32,7 +32,7 @@ from gradewire.tools._bash_checks import (
     env_problem,
     utf8_bytes,
 )
-from gradewire.tools._bash_messages import exit_error, outcome_reasoning, spawn_error
+from gradewire.tools._command_messages import exit_error, outcome_reasoning, spawn_error
 from gradewire.tools._process import ProcessResult, run_process
 
 __all__ = ["CommandGrader", "CompletionVia"]

@@ -191,7 +191,7 @@ class _Supervisor:
         self._thread = threading.Thread(
             target=self._serve,
             args=(theirs, report_w),
-            name="gradewire-bash-supervisor",
+            name="gradewire-command-supervisor",
             daemon=True,
         )
         self._thread.start()

@@ -57,7 +57,7 @@ _FIX = (
 
 
 def read_inspect_log(ref: str | os.PathLike[str]) -> EvalRun | None:
-    """The ``gradewire.eval_sources`` entry point: the Inspect log at ``ref``, or None.
+    """The ``eval_source.inspect`` entry point: the Inspect log at ``ref``, or None.
 
     None when ``ref`` is not a ``.eval`` or ``.json`` file; such a file that is not an
     Inspect log is refused.

@@ -447,5 +447,5 @@ def _log_trace(
 
 
 def eval_tracker(folder: Path) -> MlflowEvalTracker:
-    """The ``gradewire.eval_trackers`` entry point: an `MlflowEvalTracker` for ``folder``."""
+    """The ``eval_tracker.mlflow`` entry point: an `MlflowEvalTracker` for ``folder``."""
     return MlflowEvalTracker(folder)

@@ -88,7 +88,7 @@ def _input(trace: Any) -> dict[str, Any]:
 
 
 def read_mlflow_run(ref: str) -> EvalRun | None:
-    """The ``gradewire.eval_sources`` entry point: the MLflow run ``ref`` names, or None.
+    """The ``eval_source.mlflow`` entry point: the MLflow run ``ref`` names, or None.
 
     The tracking store is ``MLFLOW_TRACKING_URI`` (default ``./mlflow.db``).
     """

@@ -1,6 +1,6 @@
 """The MlflowSink that ``gradewire sync`` delivers a spill directory's MLflow entries with.
 
-Offered under the ``gradewire.spill_targets`` entry point group as ``mlflow``: given the
+Offered as the ``spill_target.mlflow`` entry point (`gradewire.core._integrations`): given the
 delivery target a `MlflowSink` left with its spill files (`MlflowSink.delivery_target`),
 it makes a sink that logs to the same run, or to the run the user names instead.
 
@@ -92,7 +92,7 @@ def destination(
 
 
 class SpillTarget:
-    """The ``mlflow`` factory of the ``gradewire.spill_targets`` entry point group."""
+    """The ``spill_target.mlflow`` entry point of ``gradewire.integrations``."""
 
     def __call__(
         self,

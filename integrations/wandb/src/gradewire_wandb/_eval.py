@@ -171,5 +171,5 @@ class WandbEvalTracker:
 
 
 def eval_tracker(folder: Path) -> WandbEvalTracker:
-    """The ``gradewire.eval_trackers`` entry point: a `WandbEvalTracker`."""
+    """The ``eval_tracker.wandb`` entry point: a `WandbEvalTracker`."""
     return WandbEvalTracker(folder)

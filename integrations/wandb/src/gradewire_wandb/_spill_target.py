@@ -1,6 +1,6 @@
 """The WandbSink that ``gradewire sync`` delivers a spill directory's W&B entries with.
 
-Offered under the ``gradewire.spill_targets`` entry point group as ``wandb``: given the
+Offered as the ``spill_target.wandb`` entry point (`gradewire.core._integrations`): given the
 delivery target a `WandbSink` left with its spill files (`WandbSink.delivery_target`), it
 makes a sink that resumes the same run (same project and id, ``resume="allow"``) and logs
 the way the first one did (prefix, step metric, tables).

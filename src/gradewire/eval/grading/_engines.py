@@ -1,7 +1,7 @@
 """Grading engines for eval runs: where the samples are graded, found through entry points.
 
 The default is this process (`grade_samples`). An integration offers another engine under
-the ``gradewire.eval_engines`` entry point group (``ray``): ``factory(**options)``
+the ``eval_engine`` kind of `gradewire.core._integrations` (``ray``): ``factory(**options)``
 returns a `GradingEngine`, which `run_eval` calls in place of the local runner. The
 run folder, resumption, statistics and report stay the runner's.
 """
@@ -9,17 +9,15 @@ run folder, resumption, statistics and report stay the runner's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
 from gradewire.core import BaseGrader, MissingDependencyError
+from gradewire.core._integrations import integrations
 from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport
 from gradewire.eval.runs._samples import EvalSample
 
-__all__ = ["EVAL_ENGINES", "GradingEngine", "eval_engine"]
-
-EVAL_ENGINES = "gradewire.eval_engines"
+__all__ = ["GradingEngine", "eval_engine"]
 
 
 class GradingEngine(Protocol):
@@ -54,10 +52,10 @@ def eval_engine(name: str, **options: Any) -> GradingEngine:
         MissingDependencyError: No installed integration offers it (the message has the
             pip command of the extra of that name).
     """
-    for entry in metadata.entry_points(group=EVAL_ENGINES):
-        if entry.name == name:
-            factory: Callable[..., GradingEngine] = entry.load()
-            return factory(**options)
+    entry = integrations("eval_engine").get(name)
+    if entry is not None:
+        factory: Callable[..., GradingEngine] = entry.load()
+        return factory(**options)
     raise MissingDependencyError(
         f"gradewire[{name}]", extra=name, purpose=f"grade evals with the {name} engine"
     )

@@ -1,7 +1,7 @@
 """Trackers for eval runs and comparisons, found through entry points.
 
-An integration offers an `EvalTracker` factory under the ``gradewire.eval_trackers``
-entry point group (``mlflow``, ``wandb``): ``factory(folder)`` returns a tracker whose
+An integration offers an `EvalTracker` factory as an ``eval_tracker``
+(`gradewire.core._integrations`: ``mlflow``, ``wandb``): ``factory(folder)`` returns a tracker whose
 `EvalTracker.log_run` logs a whole run the way that tracker shows evals (reading a run
 back from a tracker is `gradewire.eval.runs._sources`). The core never imports an
 integration by name.
@@ -13,18 +13,17 @@ step, through `log_run_to_sink`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
 from gradewire.core import LogValue, MissingDependencyError
+from gradewire.core._integrations import integrations
 from gradewire.eval.comparing._results import Comparison
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._statistics import GraderSummary
 from gradewire.sinks import Sink
 
 __all__ = [
-    "EVAL_TRACKERS",
     "SLICE_COLUMNS",
     "VERDICT_COLUMNS",
     "EvalTracker",
@@ -36,8 +35,6 @@ __all__ = [
     "log_comparison_to_sink",
     "log_run_to_sink",
 ]
-
-EVAL_TRACKERS = "gradewire.eval_trackers"
 
 
 class EvalTracker(Protocol):
@@ -72,10 +69,10 @@ def eval_tracker(name: str, folder: Path) -> EvalTracker:
         MissingDependencyError: No installed integration offers it (the message has the
             pip command of the extra of that name).
     """
-    for entry in metadata.entry_points(group=EVAL_TRACKERS):
-        if entry.name == name:
-            factory: Callable[[Path], EvalTracker] = entry.load()
-            return factory(folder)
+    entry = integrations("eval_tracker").get(name)
+    if entry is not None:
+        factory: Callable[[Path], EvalTracker] = entry.load()
+        return factory(folder)
     raise MissingDependencyError(f"gradewire[{name}]", extra=name, purpose=f"log evals to {name}")
 
 

@@ -22,7 +22,7 @@ from gradewire import BackgroundSink, InvalidInputError
 from gradewire.sinks import read_spill, read_spill_configs
 from gradewire.sinks.background._owner import OwnerLock, lock_path
 from gradewire.sinks.background._spill_format import Entry, decode_entry, encode_entry
-from gradewire.sinks.background._sync import scan_spill, sync_spill
+from gradewire.sinks.background._spill_replay import scan_spill, sync_spill
 
 
 def file_tracker(target: dict[str, Any], *, closed: bool, run: str | None = None) -> FileTracker:

@@ -1,4 +1,7 @@
-"""The grader a labels file is of: ``--labels-grader``, or the only grader there is."""
+"""The key of the grader a labels file is of: ``--labels-grader``, or the only grader there is.
+
+Not a grader: it resolves the ``--labels-grader`` option of `eval` and `compare` to a key.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,10 @@ from collections.abc import Sequence
 
 from gradewire.core import GradewireError
 
-__all__ = ["labels_grader"]
+__all__ = ["labels_grader_key"]
 
 
-def labels_grader(chosen: str | None, keys: Sequence[str], holder: str) -> str:
+def labels_grader_key(chosen: str | None, keys: Sequence[str], holder: str) -> str:
     """The ``--labels-grader`` given, checked, or the one grader of ``keys``.
 
     Args:

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from gradewire.core._errors import InvalidInputError
-from gradewire.specs._grader_specs import SPEC_TYPES, JudgeDefaults, JudgeModelSpec
+from gradewire.specs._grader_specs import SPEC_ALIASES, SPEC_TYPES, JudgeDefaults, JudgeModelSpec
 
 __all__ = ["spec_error"]
 
@@ -64,9 +64,9 @@ def _path(loc: Sequence[Any]) -> tuple[str | None, str]:
     for part in loc:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part in SPEC_TYPES:
+        elif part in SPEC_TYPES or part in SPEC_ALIASES:
             # Pydantic puts the matched type's tag in the path (no field has such a name).
-            kind_name = str(part)
+            kind_name = SPEC_ALIASES.get(str(part), str(part))
         else:
             text = f"{text}.{part}" if text else str(part)
     return kind_name, text

@@ -3,11 +3,10 @@
 `scan_spill` reads a spill directory: its owners (see `_owner`), which process still holds
 each, and what each has pending (steps, configs, a close). `sync_spill` delivers what no
 live process holds, run by run: it makes the tracker's sink for the run (the integration
-of the target's ``kind`` offers a factory under the ``gradewire.spill_targets`` entry
-point group), wraps it in a `BackgroundSink` that adopts exactly those owners, oldest
-first, and waits until they are delivered (or a timeout). The watermarks make it safe to
-run again: what was delivered is not sent again, and a file a live process holds is left
-alone.
+of the target's ``kind`` offers a ``spill_target`` factory, `gradewire.core._integrations`),
+wraps it in a `BackgroundSink` that adopts exactly those owners, oldest first, and waits
+until they are delivered (or a timeout). The watermarks make it safe to run again: what
+was delivered is not sent again, and a file a live process holds is left alone.
 
 A spill directory is data anyone who could write to it may have planted, and a tracker's
 client sends this environment's credentials (``MLFLOW_TRACKING_TOKEN``, ...) to whatever
@@ -23,11 +22,11 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from gradewire.core._errors import GradewireError, InvalidInputError, MissingDependencyError
+from gradewire.core._integrations import integrations
 from gradewire.sinks._sink import Sink
 from gradewire.sinks.background._background_sink import BackgroundSink
 from gradewire.sinks.background._owner import (
@@ -43,7 +42,6 @@ from gradewire.sinks.background._report import DeliveryReport
 from gradewire.sinks.background._spill_format import Entry, decode_entry
 
 __all__ = [
-    "SPILL_TARGETS",
     "SinkFactory",
     "SpillRun",
     "SyncResult",
@@ -53,8 +51,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("gradewire")
-
-SPILL_TARGETS = "gradewire.spill_targets"
 
 SinkFactory = Callable[..., Sink]
 """``factory(target, *, closed, **overrides)``: the sink that delivers to ``target``'s run.
@@ -70,7 +66,7 @@ Destination: TypeAlias = tuple[str | None, str | None]
 
 def spill_target_factories() -> dict[str, SinkFactory]:
     """The sink factories installed integrations offer, by target kind (``mlflow``, ...)."""
-    return {entry.name: entry.load() for entry in metadata.entry_points(group=SPILL_TARGETS)}
+    return {name: entry.load() for name, entry in integrations("spill_target").items()}
 
 
 @dataclass
