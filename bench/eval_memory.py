@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _results import Alternative, Figure, record
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 CHILD = r"""
@@ -99,6 +101,7 @@ def main() -> None:
     if args.baseline is not None:
         trees.append(("baseline", args.baseline.resolve()))
     results: dict[str, dict[str, int]] = {}
+    results_sizes: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         data = folder / "data.jsonl"
@@ -112,6 +115,7 @@ def main() -> None:
             work.mkdir()
             grown = {"eval": measure(src, "eval", data, small, work)}
             results_size = (work / "run" / "results.jsonl").stat().st_size
+            results_sizes[label] = results_size
             grown["resume"] = measure(src, "resume", data, small, work)
             grown["load"] = measure(src, "load", data, small, work)
             results[label] = grown
@@ -125,6 +129,40 @@ def main() -> None:
                     f"  {name}: peak +{grown[what] / 2**20:.0f} MB, "
                     f"{grown[what] / n:,.0f} bytes a sample ({beside} bytes a sample)"
                 )
+    ours = results["this checkout"]
+    baseline = results.get("baseline")
+
+    def baseline_of(what: str) -> list[Alternative]:
+        if baseline is None:
+            return []
+        return [Alternative(f"the baseline source tree ({args.baseline})", baseline[what] / n)]
+
+    record(
+        "eval_memory",
+        [
+            Figure(
+                f"`run_eval`, {n:,} short rows",
+                ours["eval"] / n,
+                "bytes",
+                alternatives=baseline_of("eval"),
+                note=f"the data file: {text / n:.0f} bytes a sample",
+            ),
+            Figure(
+                "`run_eval` resumed into the finished folder",
+                ours["resume"] / n,
+                "bytes",
+                alternatives=baseline_of("resume"),
+            ),
+            Figure(
+                "`load_run` of the folder",
+                ours["load"] / n,
+                "bytes",
+                alternatives=baseline_of("load"),
+                note=f"results.jsonl: {results_sizes['this checkout'] / n:.0f} bytes a sample",
+            ),
+        ],
+        title="Memory per sample of `run_eval` and `load_run`",
+    )
     if "baseline" in results:
         for what in ("eval", "resume", "load"):
             ratio = results["baseline"][what] / max(results["this checkout"][what], 1)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from _results import Alternative, Figure, record
 from gradewire import load_graders
 from gradewire.eval import RichDisplay, load_samples, run_eval
 
@@ -134,6 +135,21 @@ async def main() -> None:
         )
     ratio = best["gradewire eval"] / best["bare asyncio.gather"]
     print(f"  gradewire eval / bare gather: {ratio:.3f} (claim: >= 0.90)")
+    record(
+        "eval_throughput",
+        [
+            Figure(
+                f"`gradewire eval`, {args.samples:,} samples, a judge answering after "
+                f"{LATENCY * 1000:.0f} ms, {IN_FLIGHT} in flight, best of {args.repeats}",
+                best["gradewire eval"],
+                "samples/s",
+                better="higher",
+                alternatives=[Alternative("bare `asyncio.gather`", best["bare asyncio.gather"])],
+                note=f"ideal {ideal:.0f} samples/s; the display, results file and report included",
+            )
+        ],
+        title="`gradewire eval` beside a bare `asyncio.gather` over the same judge grader",
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from _results import Alternative, Figure, record
+
 STAGES = ("core", "helpers", "http", "models", "judges", "tools", "sinks", "specs", "train", "eval")
 EVERYTHING = "import gradewire, importlib\n" + "".join(
     f"_m = importlib.import_module('gradewire.{stage}'); [getattr(_m, n) for n in _m.__all__]\n"
@@ -57,9 +59,20 @@ def main() -> None:
             times[name].append(float(took) * 1000)
     eager = statistics.median(times["every public name (an eager root)"])
     print(f"{'case':40s} {'gradewire modules':>18s} {'median ms':>10s} {'vs eager':>9s}")
+    figures = []
     for name in CASES:
         median = statistics.median(times[name])
         print(f"{name:40s} {modules[name]:18d} {median:10.1f} {median / eager:8.2f}x")
+        if name != "every public name (an eager root)":
+            figures.append(
+                Figure(
+                    f"{name} ({modules[name]} gradewire modules), median of {args.runs}",
+                    median,
+                    "ms",
+                    alternatives=[Alternative("every public name resolved (an eager root)", eager)],
+                )
+            )
+    record("import_cost", figures, title="What `import gradewire` and a first grade cost")
 
 
 if __name__ == "__main__":

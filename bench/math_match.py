@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from math_verify import parse, verify
 
+from _results import Alternative, Figure, record
 from gradewire import math_match
 from gradewire.helpers._math import math_pool
 
@@ -74,6 +75,22 @@ def main() -> None:
     print(
         f"math_match from 8 threads ({math_pool().size} workers):           "
         f"{threaded_s * 1e3:.2f} ms a call"
+    )
+    record(
+        "math_match",
+        [
+            Figure(
+                "a check, median over alternating rounds",
+                worker_s * 1e3,
+                "ms",
+                alternatives=[
+                    Alternative("Math-Verify in-process (main thread only)", direct_s * 1e3)
+                ],
+            ),
+            Figure(f"a check from 8 threads ({math_pool().size} workers)", threaded_s * 1e3, "ms"),
+            Figure("a worker's start (once, and after each timeout)", started * 1e3, "ms"),
+        ],
+        title="`math_match` in worker processes beside Math-Verify called in-process",
     )
 
 

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _results import Alternative, Figure, record
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = {"graders": [{"type": "custom", "key": "len", "function": "reward_server:length"}]}
 
@@ -48,7 +50,7 @@ def starlette_child() -> None:
     from gradewire.server._slots import GradingSlots
     from gradewire.specs._factory import build_grader
 
-    grader = build_grader(SPEC["graders"][0])
+    grader = build_grader(SPEC["graders"][0], trust_code=True)  # this script's own spec
     graders = {grader.grader_key: grader}
     slots = GradingSlots(64)  # the server-wide cap gradewire serve has by default
 
@@ -69,7 +71,10 @@ def starlette_child() -> None:
 
 
 def start(kind: str, spec_path: Path) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    # This folder for the spec's functions, then the caller's path: the servers run the
+    # gradewire under test, not only the one installed in the venv.
+    path = [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     if kind == "aiohttp":
         command = [sys.executable, "-m", "gradewire", "serve", str(spec_path), "--port", "0"]
     else:
@@ -135,6 +140,29 @@ def main() -> None:
         results = {kind: measure(kind, spec_path, args.requests) for kind in kinds}
     for kind, (rate, cpu_ms) in results.items():
         print(f"{kind:>10}: {rate:7.0f} requests/s, server CPU {cpu_ms:.3f} ms per request")
+    rate, cpu_ms = results["aiohttp"]
+    other = results.get("starlette")
+    beside = "starlette + uvicorn"
+    record(
+        "reward_server",
+        [
+            Figure(
+                f"reward server CPU per request ({args.requests:,} requests)",
+                cpu_ms,
+                "ms",
+                alternatives=[Alternative(beside, other[1])] if other else [],
+            ),
+            Figure(
+                "requests answered a second",
+                rate,
+                "requests/s",
+                better="higher",
+                alternatives=[Alternative(beside, other[0])] if other else [],
+            ),
+        ],
+        title="The reward server (aiohttp, what `gradewire serve` runs) beside starlette + uvicorn",
+        notes=[] if other else ["starlette or uvicorn is not installed here: no alternative"],
+    )
     if len(results) < 2:
         return
     (a_rate, a_cpu), (s_rate, s_cpu) = results["aiohttp"], results["starlette"]

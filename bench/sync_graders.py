@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _results import Alternative, Figure, record
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = 20
 TRL_BATCH = 64
@@ -87,7 +89,7 @@ def eval_seconds(folder: Path, data: Path, graders: Path, src: Path) -> tuple[fl
     return inside, whole
 
 
-def bench_eval(repeats: int, before: Path | None) -> None:
+def bench_eval(repeats: int, before: Path | None) -> list[Figure]:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         data, threaded, inline = write_inputs(folder)
@@ -115,6 +117,25 @@ def bench_eval(repeats: int, before: Path | None) -> None:
     print(f"  the fixed cost (data, summary, report) of run_eval: {fixed:5.2f} s; beyond it:")
     for label, (inside, _) in best.items():
         print(f"  {label:<33}: {inside - fixed:6.2f} s = {(inside - fixed) / first:5.1f}x")
+    # A --before-src row is an earlier checkout's code: printed, left out of the result file.
+    inline = best["threads = false (one at a time)"]
+    threads = best["worker threads (default)"]
+    return [
+        Figure(
+            f"`gradewire eval`'s `run_eval`, {SAMPLES} samples of a sync grader sleeping 0.2 s, "
+            f"--concurrency {SAMPLES}, best of {repeats}",
+            threads[0],
+            "s",
+            alternatives=[Alternative("`threads = false` (one call at a time)", inline[0])],
+            note=f"the same with a grader that does not wait: {fixed:.2f} s",
+        ),
+        Figure(
+            "the whole `gradewire eval` command, startup included",
+            threads[1],
+            "s",
+            alternatives=[Alternative("`threads = false` (one call at a time)", inline[1])],
+        ),
+    ]
 
 
 def trl_seconds(reward: Any) -> float:
@@ -137,7 +158,7 @@ def trl_seconds(reward: Any) -> float:
     return asyncio.run(once())
 
 
-def bench_trl(repeats: int) -> None:
+def bench_trl(repeats: int) -> list[Figure]:
     from gradewire import BaseGrader
     from gradewire_transformers import trl_reward
 
@@ -161,6 +182,20 @@ def bench_trl(repeats: int) -> None:
     print(f"trl_reward, one batch of {TRL_BATCH} completions, grader waits 50 ms (median):")
     for label, values in times.items():
         print(f"  {label:<31}: {statistics.median(values) * 1e3:8.1f} ms")
+    median = {label: statistics.median(values) * 1e3 for label, values in times.items()}
+    return [
+        Figure(
+            f"`trl_reward`, one batch of {TRL_BATCH} completions, a sync grader waiting 50 ms "
+            f"(median of {repeats})",
+            median["sync, worker threads (default)"],
+            "ms",
+            alternatives=[
+                Alternative("`threads=False`", median["sync, threads=False"]),
+                Alternative("an async grader (`asyncio.sleep`)", median["async"]),
+            ],
+            note="ideal: 50 ms",
+        )
+    ]
 
 
 def main() -> None:
@@ -170,8 +205,8 @@ def main() -> None:
         "--before-src", type=Path, default=None, help="another checkout's src, for before/after"
     )
     args = parser.parse_args()
-    bench_eval(args.repeats, args.before_src)
-    bench_trl(args.repeats)
+    figures = bench_eval(args.repeats, args.before_src) + bench_trl(args.repeats)
+    record("sync_graders", figures, title="Sync graders that wait, in worker threads")
 
 
 if __name__ == "__main__":

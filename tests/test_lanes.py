@@ -23,10 +23,13 @@ def test_a_test_belongs_to_the_lane_of_its_folder() -> None:
 
 
 def test_a_readme_block_belongs_to_the_lane_its_code_uses() -> None:
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    opening = [i + 1 for i, line in enumerate(lines) if line.startswith("```python")]
-    lanes = {lane_of(f"README.md::[CodeFence#0][line:{line}]") for line in opening}
-    # the README has blocks for Ray, MLflow and TRL, and blocks that need none of them
+    lanes = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        opening = [i + 1 for i, line in enumerate(lines) if line.startswith("```python")]
+        where = page.relative_to(ROOT).as_posix()
+        lanes |= {lane_of(f"{where}::[CodeFence#0][line:{line}]") for line in opening}
+    # the README and the docs have blocks for Ray, MLflow and TRL, and blocks that need none
     assert {"ray", "mlflow_server", "training", None} <= lanes
 
 

@@ -1,7 +1,8 @@
-"""The README examples run as tests: the setup that makes them run, and its rules.
+"""The README and docs examples run as tests: the setup that makes them run, and its rules.
 
-The blocks themselves are test items of their own (``README.md::[CodeFence#N]``), collected
-by pytest-markdown-docs and given their services by ``tests/support/readme_examples.py``.
+The blocks themselves are test items of their own (``README.md::[CodeFence#N]``,
+``docs/tutorials/eval-engineer.md::[CodeFence#N]``), collected by pytest-markdown-docs and
+given their services by ``tests/support/readme_examples.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ else:
 
 ROOT = Path(__file__).resolve().parents[1]
 READMES = [ROOT / "README.md", *sorted(ROOT.glob("integrations/*/README.md"))]
+DOCS = sorted(ROOT.glob("docs/**/*.md"))
 _RUN = {"python", "py", "python3"}  # what pytest-markdown-docs collects
 
 
@@ -37,13 +39,27 @@ def test_every_readme_is_collected_with_its_code_blocks():
     options = options["ini_options"]
     assert "--markdown-docs" in options["addopts"].split()
     collected = {p for pattern in options["testpaths"] for p in ROOT.glob(pattern)}
-    for readme in READMES:
+    collected |= {md for folder in collected if folder.is_dir() for md in folder.rglob("*.md")}
+    for readme in READMES + DOCS:
         assert readme in collected, f"{readme.relative_to(ROOT)} is not in testpaths"
     runnable = [i for i in _fences(ROOT / "README.md") if i and i[0] in _RUN and "notest" not in i]
-    assert len(runnable) >= 5, "the README lost its code examples"
+    assert len(runnable) >= 4, "the README lost its code examples (one per main job)"
+    in_docs = [i for d in DOCS for i in _fences(d) if i and i[0] in _RUN and "notest" not in i]
+    assert len(in_docs) >= 20, "the docs lost their code examples"
 
 
-@pytest.mark.parametrize("readme", READMES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_readme_is_an_entrance():
+    """The README stays short and says the two commands of a fresh machine, which exist."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert "make demo" in text
+    assert "make test" in text
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("demo", "test", "docs"):
+        assert f"\n{target}:" in makefile, target
+
+
+@pytest.mark.parametrize("readme", READMES + DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_fences_use_a_language_the_collector_runs(readme):
     """A ```Python or ```pycon fence would be skipped silently: it must say python."""
     for info in _fences(readme):

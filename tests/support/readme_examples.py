@@ -1,4 +1,4 @@
-"""Runs every ```python block of README.md and integrations/*/README.md as a test.
+"""Runs every ```python block of README.md, integrations/*/README.md and docs/**/*.md as a test.
 
 pytest-markdown-docs (``--markdown-docs`` in the pytest options) collects each fence whose
 language is ``python``, ``py`` or ``python3`` as a test item; a fence marked
@@ -32,7 +32,9 @@ reader would copy it into a file and run it:
   anything: ``print(grades)  # -> [1.0, 0.0]``, or the comment alone on the next line.
   The lines so promised must appear in that order.
 
-Nothing here is specific to one block: a new README section gets the same services. Use
+Nothing here is specific to one block or one page: a new README section or docs page (any
+Markdown file under a folder of pytest's testpaths, ``docs`` among them) gets the same
+services. Use
 them through the environment (``OPENAI_BASE_URL``, ``MLFLOW_TRACKING_URI``) or start what a
 block serves itself on port 0; never a fixed port, never a host other than loopback.
 """

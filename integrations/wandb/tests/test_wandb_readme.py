@@ -1,4 +1,4 @@
-"""The W&B keys the README examples name in their comments are keys their runs log.
+"""The W&B keys the README and docs examples name in their comments are keys their runs log.
 
 Each example that builds a `WandbSink` with a ``prefix`` runs as a script of its own (as a
 reader would run it), in offline mode; its run files are read back and every
@@ -21,7 +21,11 @@ from markdown_it import MarkdownIt
 from gradewire_wandb import read_offline_run
 
 _ROOT = Path(__file__).resolve().parents[3]
-_READMES = [_ROOT / "README.md", _ROOT / "integrations" / "wandb" / "README.md"]
+_READMES = [
+    _ROOT / "README.md",
+    _ROOT / "integrations" / "wandb" / "README.md",
+    *sorted((_ROOT / "docs").rglob("*.md")),
+]
 
 
 def _examples() -> list[tuple[str, str]]:

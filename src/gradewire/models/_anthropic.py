@@ -38,11 +38,12 @@ class AnthropicModel(ModelClient):
             ``https://api.anthropic.com``); ``/v1/messages`` is appended.
         api_key: Sent as ``x-api-key`` (default: ``ANTHROPIC_API_KEY``). Anthropic's API
             without a key fails here, at construction.
-        **options: The client core's other settings (`ModelClient`): ``attempt_timeout``,
-            ``max_concurrency``, ``max_attempts``, ``retry``, ``cache``, ``extra_body``
-            (``{"top_k": 5}``, ``{"thinking": ...}``), ``headers`` (``anthropic-beta``...),
-            ``structured_output``, ``http_client``, ``max_response_bytes``, and the model's
-            own ``max_tokens``.
+
+    The client core's other settings (`ModelClient`) are keywords too: ``attempt_timeout``,
+    ``max_concurrency``, ``max_attempts``, ``retry``, ``cache``, ``extra_body``
+    (``{"top_k": 5}``, ``{"thinking": ...}``), ``headers`` (``anthropic-beta``...),
+    ``structured_output``, ``http_client``, ``max_response_bytes``, and the model's own
+    ``max_tokens``.
 
     Example:
         >>> model = AnthropicModel("claude-haiku-4-5")  # doctest: +SKIP

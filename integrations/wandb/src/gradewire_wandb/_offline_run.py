@@ -252,7 +252,7 @@ def read_offline_run(path: str | Path, *, partial: bool = False, wait: float = 3
         IncompleteRunError: Without ``partial=True``: the run did not finish within
             ``wait`` seconds, or its file holds damaged records.
 
-    Example:
+    Examples:
         >>> run = read_offline_run("wandb/offline-run-20260101_120000-ab12cd34")  # doctest: +SKIP
         >>> run.history[-1]["rewards/score/mean"], run.config["lr"]  # doctest: +SKIP
         (0.75, 0.1)
