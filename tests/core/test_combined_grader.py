@@ -279,3 +279,46 @@ async def test_skipped_failures_above_the_threshold_warn_once(caplog):
     caplog.clear()
     await quiet.grade(sample())  # an abstention is counted, not warned of
     assert not [r for r in caplog.records if "failure_rate" in r.getMessage()]
+
+
+def ranged(key: str, low: float, high: float) -> BaseGrader:
+    grader = constant(key, low)
+    grader.score_range = (low, high)
+    return grader
+
+
+@pytest.mark.parametrize(
+    ("aggregation", "on_error", "expected"),
+    [
+        ("mean", "raise", (-1.0, 5.0)),  # the lowest low to the highest high
+        ("sum", "raise", (-2.0, 1.0 + 2.0 * 5.0)),  # negative lows, positive highs, weighted
+        ("mean", "zero", (-1.0, 5.0)),
+    ],
+)
+def test_a_combined_range_is_found_from_its_parts(aggregation, on_error, expected):
+    combined = CombinedGrader(
+        "c",
+        [ranged("a", 0.0, 1.0), ranged("b", -1.0, 5.0), constant("unweighted", 7.0)],
+        weights=[1.0, 2.0, 0.0],
+        aggregation=aggregation,
+        on_error=on_error,
+    )
+    assert combined.score_range == expected
+
+
+async def test_every_combined_score_lies_in_its_found_range():
+    parts = [ranged("a", 0.2, 0.9), ranged("b", 0.5, 3.0)]
+    for aggregation in ("mean", "sum"):
+        combined = CombinedGrader("c", parts, weights=[0.3, 1.7], aggregation=aggregation)
+        low, high = combined.score_range
+        grade = await combined.grade(sample())
+        assert low <= grade.value <= high
+
+
+def test_a_combined_range_is_unknown_when_a_weighted_part_s_is():
+    combined = CombinedGrader("c", [ranged("a", 0.0, 1.0), constant("b", 0.5)])
+    assert combined.score_range is None
+    combined.score_range = (0.0, 1.0)  # the author's word wins
+    assert combined.score_range == (0.0, 1.0)
+    zero = CombinedGrader("z", [ranged("a", 0.5, 1.0)], on_error="zero")
+    assert zero.score_range == (0.0, 1.0)  # a failed part counts 0

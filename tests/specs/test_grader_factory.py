@@ -721,3 +721,27 @@ def test_bash_is_read_as_command_its_old_name() -> None:
     assert rebuilt.spec == old.spec  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError, match=r"unknown field 'cwdd' in the command spec"):
         build_grader({"type": "bash", "key": "b", "command": "true", "cwdd": "/"})
+
+
+def test_a_spec_declares_its_score_range_and_a_combined_finds_its_own():
+    spec = {
+        "type": "combined",
+        "key": "reward",
+        "weights": [0.8, 0.2],
+        "graders": [
+            {"type": "custom", "key": "a", "function": "math:fabs", "score_range": [0, 1]},
+            {"type": "custom", "key": "b", "function": "math:fabs", "score_range": [-1, 2]},
+        ],
+    }
+    combined = gw.build_grader(spec, trust_code=True)
+    assert [g.score_range for g in combined.graders] == [(0.0, 1.0), (-1.0, 2.0)]
+    assert combined.score_range == (-1.0, 2.0)
+    rebuilt = gw.build_grader(combined.spec, trust_code=True)  # kept in the logged spec
+    assert rebuilt.graders[1].score_range == (-1.0, 2.0)
+
+
+@pytest.mark.parametrize("bad", [[1, 0], [0], [0, float("inf")], "0,1", [True, 2], [0, "1"]])
+def test_a_score_range_that_is_not_two_finite_rising_numbers_is_refused(bad):
+    spec = {"type": "custom", "key": "a", "function": "math:fabs", "score_range": bad}
+    with pytest.raises(gw.InvalidInputError, match="score_range"):
+        gw.build_grader(spec, trust_code=True)

@@ -123,6 +123,39 @@ class CombinedGrader(BaseGrader):
         self.max_log_records = max_log_records
 
     @property
+    def score_range(self) -> tuple[float, float] | None:
+        """The range every combined score lies in: set, or found from the sub-graders'.
+
+        Found when every sub-grader with a weight declares its range: a weighted mean lies
+        between the lowest low and the highest high, a weighted sum (over whichever
+        sub-graders graded) between the sums of the negative lows and of the positive highs.
+        With ``on_error="zero"`` a failed part counts 0, so 0 is inside. None when any weighted
+        sub-grader's range is unknown.
+        """
+        declared: tuple[float, float] | None = getattr(self, "_declared_range", None)
+        if declared is not None:
+            return declared
+        # Not strict: read before __init__ has set the weights, there are none yet.
+        weighted = zip(self._sub_graders(), getattr(self, "weights", ()), strict=False)
+        parts = [(weight, grader.score_range) for grader, weight in weighted if weight > 0]
+        if not parts or any(part is None for _, part in parts):
+            return None
+        ranges = [(w, r) for w, r in parts if r is not None]
+        if self.aggregation == "sum":
+            low = math.fsum(w * min(r[0], 0.0) for w, r in ranges)
+            high = math.fsum(w * max(r[1], 0.0) for w, r in ranges)
+        else:
+            low = min(r[0] for _, r in ranges)
+            high = max(r[1] for _, r in ranges)
+        if self.on_error == "zero":
+            low, high = min(low, 0.0), max(high, 0.0)
+        return (low, high) if math.isfinite(low) and math.isfinite(high) and low < high else None
+
+    @score_range.setter
+    def score_range(self, value: tuple[float, float] | None) -> None:
+        self._declared_range = value
+
+    @property
     def agg_method(self) -> Aggregation:
         """Adaptive Harmony's name for `aggregation` (reading and setting it)."""
         return self.aggregation

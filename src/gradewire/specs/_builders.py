@@ -111,6 +111,8 @@ class Builder:
         if spec.timeout is not None and not isinstance(spec, CommandSpec | ExternalEndpointSpec):
             # The other types pass it to their constructor, with their own meaning.
             grader.timeout = spec.timeout
+        if spec.score_range is not None:
+            grader.score_range = spec.score_range
         # Set on the object (not a class attribute): the spec belongs to this grader.
         object.__setattr__(grader, "spec", spec.model_dump(mode="json", exclude_none=True))
         return grader

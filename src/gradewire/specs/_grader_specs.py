@@ -7,6 +7,7 @@ field. `_factory.build_grader` turns a validated spec into a grader.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import (
@@ -109,6 +110,22 @@ Seconds = Annotated[float, BeforeValidator(_seconds)]
 """A spec's time bound, checked as every timeout in gradewire is (`check_positive_seconds`)."""
 
 
+def _score_range(value: object) -> tuple[float, float]:
+    if isinstance(value, str) or not isinstance(value, list | tuple) or len(value) != 2:
+        raise ValueError("score_range is two numbers [low, high], e.g. [0, 1]")
+    low, high = value
+    for end in (low, high):
+        if isinstance(end, bool) or not isinstance(end, int | float) or not math.isfinite(end):
+            raise ValueError("score_range is two finite numbers [low, high], e.g. [0, 1]")
+    if not low < high:
+        raise ValueError(f"score_range needs low < high, not [{low}, {high}]")
+    return (float(low), float(high))
+
+
+ScoreRange = Annotated[tuple[float, float], BeforeValidator(_score_range)]
+"""A grader's declared score range (`BaseGrader.score_range`), checked: finite, low < high."""
+
+
 def default_of(builds: Callable[..., object], name: str) -> Any:
     """The default ``builds`` declares for its parameter ``name``: a spec field's default.
 
@@ -209,6 +226,9 @@ class SpecBase(_Strict):
     # BaseGrader.timeout: seconds one grade may take (None: no bound of its own). The command
     # type has its own default; external_endpoint's is each attempt's bound.
     timeout: Seconds | None = None
+    # BaseGrader.score_range: the closed range every score lies in, when the author knows it
+    # (eval then keeps each mean's interval inside it). None: the grader's own, if any.
+    score_range: ScoreRange | None = None
 
     @property
     def written_as(self) -> str:
@@ -234,7 +254,7 @@ class _NoCode(SpecBase):
 
 # What every judge spec has that its constructor does not take as a keyword of its own.
 _JUDGE_COMMON = frozenset(
-    {"type", "key", "feedback_key", "sample_tables", "timeout", "judge_model"}
+    {"type", "key", "feedback_key", "sample_tables", "timeout", "score_range", "judge_model"}
 )
 
 
