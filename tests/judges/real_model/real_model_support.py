@@ -45,7 +45,7 @@ def judge_model(url: str, **options: Any) -> gw.OpenAIChatModel:
     The per-attempt timeout is raised: a machine shared with other work can make a 1 s
     call take a minute.
     """
-    options.setdefault("timeout", 300.0)
+    options.setdefault("attempt_timeout", 300.0)
     return gw.OpenAIChatModel("smollm2", base_url=url, **options)
 
 
