@@ -26,7 +26,14 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Interval", "ItemTypes", "Statistic", "bootstrap_intervals"]
+__all__ = [
+    "BcaConstants",
+    "Interval",
+    "ItemTypes",
+    "Statistic",
+    "bca_constants",
+    "bootstrap_intervals",
+]
 
 Weights = npt.NDArray[np.float64]
 Statistic = Callable[[Weights], npt.NDArray[np.float64]]
@@ -195,6 +202,65 @@ def _jackknife(
         yield types.counts[None, :] - left_out, np.ones(stop - start)
 
 
+@dataclass(frozen=True)
+class BcaConstants:
+    """BCa's bias correction ``z0`` and acceleration ``a`` (Efron 1987).
+
+    The one implementation of BCa's level adjustment: agreement intervals and the paired
+    bootstrap of `gradewire compare` both read their quantiles through it.
+    """
+
+    z0: float
+    acceleration: float
+
+    def level(self, nominal: float) -> float:
+        """The level of the bootstrap quantile that ends a BCa interval at ``nominal``."""
+        z = self.z0 + _NORMAL.inv_cdf(nominal)
+        return _NORMAL.cdf(self.z0 + z / (1.0 - self.acceleration * z))
+
+    def nominal(self, level: float) -> float:
+        """The inverse of `level`: the nominal level whose BCa quantile is at ``level``."""
+        if level <= 0.0:
+            return 0.0
+        if level >= 1.0:
+            return 1.0
+        w = _NORMAL.inv_cdf(level) - self.z0
+        return _NORMAL.cdf(w / (1.0 + self.acceleration * w) - self.z0)
+
+
+PERCENTILE = BcaConstants(0.0, 0.0)
+"""No correction: the percentile interval's levels."""
+
+
+def bca_constants(
+    estimate: float,
+    boot: npt.NDArray[np.float64],
+    jack: npt.NDArray[np.float64],
+    times: npt.NDArray[np.float64] | None = None,
+) -> BcaConstants | str:
+    """BCa's constants from the resamples and the jackknife, or why BCa is undefined.
+
+    Args:
+        estimate: The statistic on the data.
+        boot: The statistic on each bootstrap resample (all finite).
+        jack: The statistic with each item (or cluster, or group) left out.
+        times: How many items each jackknife value stands for (None: one each).
+    """
+    below = np.count_nonzero(boot < estimate) + 0.5 * np.count_nonzero(boot == estimate)
+    share = below / boot.size
+    if not bool(np.all(np.isfinite(jack))):
+        return "the statistic is undefined with one item (or cluster) left out"
+    weights = np.ones(jack.size) if times is None else times
+    spread = float(np.sum(weights * jack) / weights.sum()) - jack
+    denominator = 6.0 * float(np.sum(weights * spread**2)) ** 1.5
+    if not 0.0 < share < 1.0:
+        return "every resample falls on one side of the estimate"
+    if denominator == 0.0:
+        return "leaving out any one item (or cluster) changes nothing"
+    acceleration = float(np.sum(weights * spread**3)) / denominator
+    return BcaConstants(_NORMAL.inv_cdf(share), acceleration)
+
+
 def _bca(
     estimate: float,
     boot: npt.NDArray[np.float64],
@@ -220,29 +286,14 @@ def _bca(
             "how uncertain it is: label more items",
         )
     tail = (1.0 - confidence) / 2.0
-    below = np.count_nonzero(boot < estimate) + 0.5 * np.count_nonzero(boot == estimate)
-    share = below / boot.size
-    finite = bool(np.all(np.isfinite(jack)))
-    if finite:
-        mean = float(np.sum(times * jack) / times.sum())
-        spread = mean - jack
-        denominator = 6.0 * float(np.sum(times * spread**2)) ** 1.5
-    if not finite or not 0.0 < share < 1.0 or denominator == 0.0:
+    constants = bca_constants(estimate, boot, jack, times)
+    if isinstance(constants, str):
         low, high = np.quantile(boot, [tail, 1.0 - tail])
-        if not finite:
-            why = "the statistic is undefined with one item (or cluster) left out"
-        elif not 0.0 < share < 1.0:
-            why = "every resample falls on one side of the estimate"
-        else:
-            why = "leaving out any one item (or cluster) changes nothing"
         return Interval(
-            float(low), float(high), "percentile", f"percentile interval: BCa is undefined ({why})"
+            float(low),
+            float(high),
+            "percentile",
+            f"percentile interval: BCa is undefined ({constants})",
         )
-    z0 = _NORMAL.inv_cdf(share)
-    acceleration = float(np.sum(times * spread**3)) / denominator
-    levels = []
-    for level in (tail, 1.0 - tail):
-        z = z0 + _NORMAL.inv_cdf(level)
-        levels.append(_NORMAL.cdf(z0 + z / (1.0 - acceleration * z)))
-    low, high = np.quantile(boot, levels)
+    low, high = np.quantile(boot, [constants.level(tail), constants.level(1.0 - tail)])
     return Interval(float(low), float(high), "BCa", None)

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
 
 from gradewire.core import InvalidInputError
+from gradewire.stats._resample import PERCENTILE, BcaConstants, bca_constants
 
 __all__ = ["BootstrapInterval", "paired_bootstrap"]
 
-_NORMAL = NormalDist()
 # Elements of one block of resample indices: about 16 MB of int32, whatever n is.
 _BLOCK = 4_000_000
 # Differences with at most this many distinct values (0/1 graders give three) are
@@ -194,39 +193,17 @@ def _bca(
 ) -> tuple[float, float, str, float]:
     """The interval's ends, its method, and the p-value that inverts it."""
     alpha = (1.0 - confidence) / 2.0
-    below = np.count_nonzero(boot < estimate) + 0.5 * np.count_nonzero(boot == estimate)
-    share = below / boot.size
-    spread = jackknife.mean() - jackknife
-    denominator = 6.0 * float(np.sum(spread**2)) ** 1.5
     ordered = np.sort(boot)
-    if not 0.0 < share < 1.0 or denominator == 0.0:
+    constants = bca_constants(estimate, boot, jackknife)
+    if isinstance(constants, str):
         # Every resample on one side (or all differences equal): BCa is undefined.
         low, high = np.quantile(ordered, [alpha, 1.0 - alpha])
-        return float(low), float(high), "percentile", _p_value(ordered, 0.0, 0.0)
-    z0 = _NORMAL.inv_cdf(share)
-    acceleration = float(np.sum(spread**3)) / denominator
-    levels = [_adjusted(tail, z0, acceleration) for tail in (alpha, 1.0 - alpha)]
-    low, high = np.quantile(ordered, levels)
-    return float(low), float(high), "BCa", _p_value(ordered, z0, acceleration)
+        return float(low), float(high), "percentile", _p_value(ordered, PERCENTILE)
+    low, high = np.quantile(ordered, [constants.level(alpha), constants.level(1.0 - alpha)])
+    return float(low), float(high), "BCa", _p_value(ordered, constants)
 
 
-def _adjusted(level: float, z0: float, acceleration: float) -> float:
-    """The BCa level of the bootstrap quantile that ends an interval at ``level``."""
-    z = z0 + _NORMAL.inv_cdf(level)
-    return _NORMAL.cdf(z0 + z / (1.0 - acceleration * z))
-
-
-def _unadjusted(level: float, z0: float, acceleration: float) -> float:
-    """The inverse of `_adjusted`: the nominal level whose BCa quantile is at ``level``."""
-    if level <= 0.0:
-        return 0.0
-    if level >= 1.0:
-        return 1.0
-    w = _NORMAL.inv_cdf(level) - z0
-    return _NORMAL.cdf(w / (1.0 + acceleration * w) - z0)
-
-
-def _p_value(ordered: npt.NDArray[np.float64], z0: float, acceleration: float) -> float:
+def _p_value(ordered: npt.NDArray[np.float64], constants: BcaConstants) -> float:
     """The smallest ``1 - level`` at which the interval of that level excludes 0.
 
     Its lower end is above 0, or its upper end below 0; quantiles are interpolated
@@ -253,6 +230,6 @@ def _p_value(ordered: npt.NDArray[np.float64], z0: float, acceleration: float) -
     else:
         left, right = ordered[under - 1], ordered[under]
         floor = (under - 1 + (0.0 - left) / (right - left)) / last
-    p_low = 2.0 * _unadjusted(ceiling, z0, acceleration)
-    p_high = 2.0 * (1.0 - _unadjusted(floor, z0, acceleration))
+    p_low = 2.0 * constants.nominal(ceiling)
+    p_high = 2.0 * (1.0 - constants.nominal(floor))
     return float(min(1.0, p_low, p_high))
