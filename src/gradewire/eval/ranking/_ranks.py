@@ -1,0 +1,220 @@
+"""One grader's leaderboard from a matrix of scores: means, pairs, rank intervals, tiers.
+
+Every pair of runs is compared on the same samples with compare's method for the scores'
+kind (`paired_difference`: mid-p McNemar with Tango's interval for 0/1 scores, the paired
+t otherwise, CR2 t with clusters), and the family of p-values is adjusted for the number
+of pairs with statsmodels' ``multipletests`` (Holm by default, Benjamini–Hochberg on
+request). A pair is *separable* when its adjusted p-value is below ``1 - confidence``.
+
+The ranks a run could hold follow from the separable pairs alone (the simultaneous rank
+intervals of pairwise tests): its best rank is one more than the runs separably better
+than it, its worst the number of runs minus those separably worse. With Holm's
+adjustment, every interval holds the run's true rank at once whenever no separable
+claim is false, so at least ``confidence`` of the time (the family-wise error is
+controlled); Benjamini–Hochberg controls the false discovery rate only, and its rank
+intervals carry no such level (the board says so).
+
+A run's tier is 1 when no run is separably better than it, else one more than the highest
+tier of the runs that are: no two runs of one tier are separable, and two runs with the
+same scores always share their tier and their rank interval (they have the same separable
+pairs, and a pair of equal scores is never separable).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from gradewire.core import InvalidInputError, MissingDependencyError
+from gradewire.eval.comparing._paired_difference import NONE, paired_difference
+from gradewire.eval.ranking._standings import GraderBoard, PairResult, RunStanding
+from gradewire.stats._mean_interval import mean_interval
+
+__all__ = ["ADJUSTMENTS", "RANK_METHOD", "Adjustment", "adjusted", "rank_board"]
+
+Adjustment = Literal["holm", "bh"]
+
+ADJUSTMENTS: dict[str, tuple[str, str]] = {
+    "holm": ("holm", "Holm (statsmodels multipletests, method='holm')"),
+    "bh": ("fdr_bh", "Benjamini–Hochberg (statsmodels multipletests, method='fdr_bh')"),
+}
+"""Each ``adjust`` choice: statsmodels' method name and the words the output prints."""
+
+RANK_METHOD = (
+    "simultaneous rank intervals from the adjusted pairwise tests: best rank = 1 + runs "
+    "separably better, worst rank = runs - runs separably worse"
+)
+_BH_RANKS = (
+    "p-values adjusted by Benjamini–Hochberg control the share of false separable claims, "
+    "not their chance: the rank intervals and tiers carry no confidence level (use the "
+    "default Holm adjustment for that)"
+)
+_IDENTICAL = "the two runs scored every sample alike: no difference to test (p = 1)"
+
+
+def _multipletests() -> Any:
+    try:
+        from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped]
+    except ImportError:
+        raise MissingDependencyError(
+            "statsmodels", extra="eval", purpose="adjust a leaderboard's p-values"
+        ) from None
+    return multipletests
+
+
+def adjusted(p_values: Sequence[float], adjust: Adjustment) -> list[float]:
+    """``p_values`` adjusted for their number by statsmodels' ``multipletests``.
+
+    A pair with no p-value (NaN: no test could be made) counts in the family as a pair
+    that shows nothing (p = 1), so it never makes another pair look more significant;
+    its own adjusted p-value stays NaN.
+
+    Raises:
+        InvalidInputError: An unknown adjustment.
+    """
+    if adjust not in ADJUSTMENTS:
+        raise InvalidInputError(f"adjust={adjust!r}: pass one of {sorted(ADJUSTMENTS)}")
+    if not p_values:
+        return []
+    filled = [1.0 if math.isnan(p) else p for p in p_values]
+    _, corrected, _, _ = _multipletests()(filled, method=ADJUSTMENTS[adjust][0])
+    return [
+        math.nan if math.isnan(p) else float(q) for p, q in zip(p_values, corrected, strict=True)
+    ]
+
+
+def _pair(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    clusters: Sequence[str] | None,
+    confidence: float,
+) -> tuple[float, float, float, float, str, str]:
+    """``mean(x - y)`` with its interval, p-value, method and note."""
+    d = x - y
+    estimate = float(d.mean()) if d.size else math.nan
+    if not np.any(d) and d.size:
+        return 0.0, math.nan, math.nan, 1.0, NONE, _IDENTICAL
+    try:
+        # paired_difference gives b - a: pass y as a, x as b.
+        result = paired_difference(y, x, clusters=clusters, confidence=confidence)
+    except InvalidInputError as exc:
+        return estimate, math.nan, math.nan, math.nan, NONE, str(exc)
+    note = "; ".join(result.warnings)
+    return result.estimate, result.low, result.high, result.p_value, result.method, note
+
+
+def rank_board(
+    grader: str,
+    names: Sequence[str],
+    scores: npt.ArrayLike,
+    *,
+    clusters: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    adjust: Adjustment = "holm",
+    score_ranges: Sequence[Sequence[float] | None] | None = None,
+    passes: Sequence[npt.ArrayLike | None] | None = None,
+    slice_value: str | None = None,
+) -> GraderBoard:
+    """The leaderboard of one grader from each run's scores on the same samples.
+
+    Args:
+        grader: The grader key.
+        names: The runs' names, unique, one per row of ``scores``.
+        scores: A (runs × samples) array: row i holds run i's score on each sample, the
+            samples in one order for every run (finite numbers).
+        clusters: A cluster label per sample (None: independent samples).
+        confidence: Level of the intervals; pairs are separable below ``1 - confidence``.
+        adjust: ``"holm"`` (family-wise error) or ``"bh"`` (false discovery rate).
+        score_ranges: Per run, the range its grader declared, or None.
+        passes: Per run, a 0/1 pass verdict per sample, or None (no pass rule).
+        slice_value: The slice this board is of, for its label.
+
+    Raises:
+        InvalidInputError: Names not one per row or not unique, scores that are not
+            finite, or an unknown adjustment.
+    """
+    matrix = np.asarray(scores, dtype=np.float64)
+    k = len(names)
+    if matrix.ndim != 2 or matrix.shape[0] != k:
+        raise InvalidInputError(f"scores must be a (runs × samples) array with {k} rows")
+    if len(set(names)) != k:
+        raise InvalidInputError("run names must be unique in a leaderboard")
+    if not np.all(np.isfinite(matrix)):
+        raise InvalidInputError("scores must be finite; leave unscored samples out")
+    if adjust not in ADJUSTMENTS:
+        raise InvalidInputError(f"adjust={adjust!r}: pass one of {sorted(ADJUSTMENTS)}")
+    n = int(matrix.shape[1])
+    labels = list(clusters) if clusters is not None else None
+    if labels is not None and len(labels) != n:
+        raise InvalidInputError(f"clusters must hold one label per sample ({n})")
+    n_clusters = len(set(labels)) if labels is not None else None
+    alpha = 1.0 - confidence
+    with np.errstate(invalid="ignore"):
+        means = matrix.mean(axis=1) if n else np.full(k, math.nan)
+    # Best mean first; a tie keeps the order the runs were given in.
+    order = sorted(range(k), key=lambda i: (-means[i] if n else 0.0, i))
+    figures = []
+    for pos, i in enumerate(order):
+        for j in order[pos + 1 :]:
+            figures.append((i, j, *_pair(matrix[i], matrix[j], labels, confidence)))
+    corrected = adjusted([f[5] for f in figures], adjust)
+    pairs = []
+    better: dict[int, set[int]] = {i: set() for i in range(k)}
+    worse: dict[int, set[int]] = {i: set() for i in range(k)}
+    for (i, j, diff, low, high, p, method, note), q in zip(figures, corrected, strict=True):
+        separable = bool(q < alpha) and diff != 0.0
+        if separable:
+            top, bottom = (i, j) if diff > 0 else (j, i)
+            better[bottom].add(top)
+            worse[top].add(bottom)
+        pairs.append(PairResult(names[i], names[j], diff, low, high, p, q, separable, method, note))
+    tiers: dict[int, int] = {}
+    # Separably better means a higher mean: walking best mean first, each run's betters
+    # already have their tier.
+    for i in sorted(range(k), key=lambda i: (-means[i] if n else 0.0, i)):
+        tiers[i] = 1 + max((tiers[j] for j in better[i]), default=0)
+    standings = []
+    for i in order:
+        ranges = score_ranges[i] if score_ranges is not None else None
+        estimate = mean_interval(
+            matrix[i], score_range=ranges, clusters=labels, confidence=confidence
+        )
+        rate = None
+        if passes is not None and passes[i] is not None:
+            verdicts = np.asarray(passes[i], dtype=np.float64)
+            rate = float(verdicts.mean()) if verdicts.size else math.nan
+        standings.append(
+            RunStanding(
+                run=names[i],
+                mean=estimate.mean,
+                low=estimate.low,
+                high=estimate.high,
+                method=estimate.method_name,
+                rank_low=1 + len(better[i]),
+                rank_high=k - len(worse[i]),
+                tier=tiers[i],
+                caveat=estimate.caveat,
+                pass_rate=rate,
+            )
+        )
+    notes = []
+    if adjust == "bh" and k > 2:
+        notes.append(_BH_RANKS)
+    if n < 2:
+        notes.append(f"{n} sample(s) scored by every run: nothing to rank")
+    return GraderBoard(
+        grader=grader,
+        n_samples=n,
+        runs=tuple(standings),
+        pairs=tuple(pairs),
+        confidence=confidence,
+        adjustment=ADJUSTMENTS[adjust][1],
+        rank_method=RANK_METHOD,
+        n_clusters=n_clusters,
+        slice=slice_value,
+        notes=tuple(notes),
+    )
