@@ -167,12 +167,13 @@ def _mismatched(
     runs: Sequence[EvalRun], by_id: Sequence[dict[str, SampleRecord]], shared: Sequence[str]
 ) -> list[tuple[int, int, list[tuple[SampleRecord, SampleRecord]]]]:
     """Per run after the first, the shared samples whose prompt differs from the first run's."""
+    base = {sample: _prompt(by_id[0][sample]) for sample in shared}
     out = []
     for i in range(1, len(runs)):
         pairs = [
             (by_id[0][sample], by_id[i][sample])
             for sample in shared
-            if _prompt(by_id[0][sample]) != _prompt(by_id[i][sample])
+            if _prompt(by_id[i][sample]) != base[sample]
         ]
         if pairs:
             out.append((0, i, pairs))
@@ -212,23 +213,20 @@ def _board(
     holders = [i for i, run in enumerate(runs) if key in run.spec_hashes]
     scores = [runs[i].scores(key) for i in holders]
     passes = [runs[i].passes(key) for i in holders]
-    kept = [
-        s
-        for s, group in enumerate(records)
-        if all(group[i].id in table for i, table in zip(holders, scores, strict=True))
-    ]
+    ids = [group[0].id for group in records]
+    common = set.intersection(*(set(table) for table in scores))
+    kept = [s for s, sample in enumerate(ids) if sample in common]
     kept_set = set(kept)
     not_scored = tuple(records[s][0].id for s in range(len(records)) if s not in kept_set)
-    has_passes = [bool(p) for p in passes]
 
     def board(rows: Sequence[int], value: str | None) -> GraderBoard:
         matrix = np.array(
-            [[scores[h][records[s][i].id] for s in rows] for h, i in enumerate(holders)],
+            [[table[ids[s]] for s in rows] for table in scores],
             dtype=np.float64,
         ).reshape(len(holders), len(rows))
         verdicts = [
-            [float(passes[h].get(records[s][i].id, False)) for s in rows] if has_passes[h] else None
-            for h, i in enumerate(holders)
+            [float(verdict[ids[s]]) for s in rows if ids[s] in verdict] if verdict else None
+            for verdict in passes
         ]
         sub_labels = [labels[s] for s in rows] if labels is not None else None
         if sub_labels is not None and len(set(sub_labels)) < 2:
