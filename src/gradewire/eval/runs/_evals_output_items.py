@@ -159,7 +159,7 @@ def read_evals_output_items(path: Path) -> EvalRun:
             where = f"{path}:{number}"
             try:
                 item = json.loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise InvalidInputError(f"{where} is not JSON ({exc.msg}); {_FIX}") from None
             if not isinstance(item, dict) or "datasource_item_id" not in item:
                 raise InvalidInputError(
@@ -175,16 +175,18 @@ def read_evals_output_items(path: Path) -> EvalRun:
             for name, bucket in (("run_id", runs), ("eval_id", evals)):
                 if isinstance(item.get(name), str):
                     bucket.add(item[name])
-            sample = item.get("sample") if isinstance(item.get("sample"), Mapping) else {}
+            found = item.get("sample")
+            sample: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
             if isinstance(sample.get("model"), str):
                 models.add(sample["model"])
             turns = _messages(sample.get("input"), where, "input")
             output = _messages(sample.get("output"), where, "output")
             if output:
                 turns.append({"role": "assistant", "content": output[-1]["content"]})
-            row = item.get("datasource_item")
-            row = row if isinstance(row, Mapping) else {}
-            fields = row.get("item") if isinstance(row.get("item"), Mapping) else row
+            found = item.get("datasource_item")
+            row: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+            inner = row.get("item")
+            fields: Mapping[str, Any] = inner if isinstance(inner, Mapping) else row
             metadata = {**fields, "datasource_item_id": item["datasource_item_id"]}
             outcomes: dict[str, GradeOutcome] = {}
             for result in item.get("results") or ():
