@@ -163,28 +163,36 @@ def _fwer(kind: str, sims: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
     names = [f"r{i}" for i in range(8)]
     hits = 0
+    clusters = None
     for _ in range(sims):
         if kind == "binary":
             scores = (rng.random((8, 60)) < 0.6).astype(float)
-        else:
+        elif kind == "continuous":
             scores = rng.normal(0.0, 1.0, (8, 60))
-        board = rank_board("s", names, scores)
+        else:
+            # 15 clusters of 4: each run has its own effect per cluster, so a pair's
+            # differences are correlated within a cluster.
+            groups = np.repeat(np.arange(15), 4)
+            clusters = [f"c{g}" for g in groups]
+            scores = rng.normal(0.0, 0.6, (8, 15))[:, groups] + rng.normal(0.0, 1.0, (8, 60))
+        board = rank_board("s", names, scores, clusters=clusters)
         hits += any(p.separable for p in board.pairs)
         assert len({r.tier for r in board.runs}) == 1 or any(p.separable for p in board.pairs)
     return hits / sims
 
 
-@pytest.mark.parametrize("kind", ["binary", "continuous"])
+@pytest.mark.parametrize("kind", ["binary", "continuous", "clustered"])
 def test_global_null_keeps_the_family_wise_error_of_separable_claims(kind):
     # statsmodels' Holm collects garbage on every call: freeze the test session's objects
     # so that costs nothing (the figures are unchanged).
     gc.freeze()
     try:
-        rate = _fwer(kind, 120, seed=11)
+        rate = _fwer(kind, 60, seed=11)
     finally:
         gc.unfreeze()
-    # 120 simulations: at a true 5% the count exceeds 13 (10.8%) with chance < 1%.
-    assert rate <= 13 / 120
+    # 60 simulations: at a true 5% the count reaches 9 with chance 0.3%. The
+    # 1,000-simulation figures (5% ± 1.5% asked) are bench/leaderboard.py's.
+    assert rate <= 8 / 60
 
 
 def test_rank_intervals_cover_the_true_ranks():
@@ -194,7 +202,7 @@ def test_rank_intervals_cover_the_true_ranks():
     covered = total = 0
     gc.freeze()
     try:
-        for _ in range(60):
+        for _ in range(30):
             scores = rng.normal(means[:, None], 1.0, (8, 50))
             board = rank_board("s", names, scores)
             for r in board.runs:
@@ -263,3 +271,35 @@ def test_runs_of_one_name_get_unique_names(tmp_path):
     board = leaderboard([a, b, load_run(tmp_path / "x" / "run")])
     assert len(set(board.runs)) == 3
     assert math.isfinite(board.board("s").runs[0].mean)
+
+
+def test_a_tracker_gets_the_leaderboard_as_metrics_and_the_page(tmp_path, monkeypatch, capsys):
+    from gradewire.cli import _eval_cli
+    from gradewire.cli._main import main
+
+    logged = []
+
+    class Tracker:
+        def log_report(self, kind, name, metrics, graders, html, data):
+            logged.append((kind, name, dict(metrics), list(graders), html, data))
+            return [f"logged {kind}"]
+
+    monkeypatch.setattr(_eval_cli, "sinks_for", lambda names, folder: ([Tracker()], []))
+    runs = _tiers(tmp_path, n=60)
+    paths = [str(tmp_path / r.name) for r in runs]
+    assert main(["leaderboard", *paths, "--sink", "mlflow"]) == 0
+    ((kind, name, metrics, graders, html, data),) = logged
+    assert name == "leaderboard of 5 runs"
+    assert (kind, graders) == ("leaderboard", ["score"])
+    board = leaderboard(runs).board("score")
+    for r in board.runs:
+        assert metrics[f"score/{r.run}/mean"] == pytest.approx(r.mean)
+        assert metrics[f"score/{r.run}/ci_low"] == pytest.approx(r.low)
+        assert (metrics[f"score/{r.run}/rank_low"], metrics[f"score/{r.run}/tier"]) == (
+            r.rank_low,
+            r.tier,
+        )
+    assert metrics["score/separable_from_leader"] == len(board.separable_from_leader())
+    assert "<svg" in html
+    assert data["graders"][0]["grader"] == "score"
+    assert "logged leaderboard" in capsys.readouterr().out

@@ -73,6 +73,14 @@ def add_leaderboard_parser(commands: argparse._SubParsersAction[argparse.Argumen
         "and the pairwise matrix, per grader and slice",
     )
     parser.add_argument(
+        "--sink",
+        action="append",
+        choices=("mlflow", "wandb"),
+        default=[],
+        help="also log the leaderboard to this tracker (repeatable): a run with each run's "
+        "mean, interval, ranks and tier per grader as metrics, and the page",
+    )
+    parser.add_argument(
         "--allow-mismatched-prompts",
         action="store_true",
         help="pair samples by id even where their prompts differ (refused by default)",
@@ -94,9 +102,10 @@ def _cluster_key(given: str | None, runs: Sequence[Any]) -> str | None:
 
 def run_leaderboard_command(args: argparse.Namespace) -> int:
     """Run ``gradewire leaderboard``; returns the exit code."""
+    from gradewire.cli._eval_cli import sinks_for
     from gradewire.eval import open_run
     from gradewire.eval.ranking._leaderboard import leaderboard
-    from gradewire.eval.reporting._leaderboard_page import render_leaderboard
+    from gradewire.eval.reporting._leaderboard_page import leaderboard_metrics, render_leaderboard
     from gradewire.eval.reporting._terminal import terminal_safe
 
     try:
@@ -110,11 +119,12 @@ def run_leaderboard_command(args: argparse.Namespace) -> int:
             allow_mismatched_prompts=args.allow_mismatched_prompts,
             allow_changed_graders=args.allow_changed_graders,
         )
-        html = render_leaderboard(board) if args.html is not None else None
+        html = render_leaderboard(board) if args.html is not None or args.sink else None
+        trackers, _ = sinks_for(args.sink, Path(args.html.parent if args.html else "."))
     except GradewireError as exc:
         print(f"gradewire leaderboard: {terminal_safe(exc, multiline=True)}", file=sys.stderr)
         return 2
-    if html is not None:
+    if html is not None and args.html is not None:
         args.html.write_text(html, encoding="utf-8", errors="surrogatepass")
     if args.json:
         print(json.dumps(board.to_dict(), indent=2))
@@ -122,6 +132,21 @@ def run_leaderboard_command(args: argparse.Namespace) -> int:
         print_leaderboard(board)
         if args.html is not None:
             print(f"report: {terminal_safe(args.html.resolve())}")
+    notes = []
+    for tracker in trackers:
+        assert html is not None
+        notes.extend(
+            tracker.log_report(
+                "leaderboard",
+                f"leaderboard of {len(board.runs)} runs",
+                leaderboard_metrics(board),
+                [g.grader for g in board.graders],
+                html,
+                board.to_dict(),
+            )
+        )
+    for line in notes:
+        print(terminal_safe(line), file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

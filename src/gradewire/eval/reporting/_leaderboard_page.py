@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from gradewire.eval.ranking._standings import GraderBoard, Leaderboard
 from gradewire.eval.reporting._page import escape, page
 
-__all__ = ["TIER_COLOURS", "render_leaderboard"]
+__all__ = ["TIER_COLOURS", "leaderboard_metrics", "render_leaderboard"]
 
 TIER_COLOURS = ("#1b7837", "#2166ac", "#b2182b", "#762a83", "#e08214", "#4d4d4d")
 """Tier 1, 2, ... in the forest plot (cycled past the sixth)."""
@@ -268,3 +268,29 @@ def render_leaderboard(board: Leaderboard) -> str:
     )
     sections = "".join(_section(b, key) for key, _, b in boards)
     return page("gradewire leaderboard", head + sections, script="leaderboard.js")
+
+
+def leaderboard_metrics(board: Leaderboard) -> dict[str, float]:
+    """The leaderboard as tracker metrics: ``<grader>/<run>/<figure>`` (whole boards only).
+
+    The figures are each run's ``mean``, ``ci_low``, ``ci_high``, ``rank_low``,
+    ``rank_high`` and ``tier``, and per grader ``separable_from_leader``; an interval that
+    does not exist is left out rather than logged as a number.
+    """
+    out: dict[str, float] = {}
+    for g in board.graders:
+        for r in g.runs:
+            head = f"{g.grader}/{r.run}"
+            figures = {
+                "mean": r.mean,
+                "ci_low": r.low,
+                "ci_high": r.high,
+                "rank_low": float(r.rank_low),
+                "rank_high": float(r.rank_high),
+                "tier": float(r.tier),
+            }
+            if r.pass_rate is not None:
+                figures["pass_rate"] = r.pass_rate
+            out.update({f"{head}/{k}": v for k, v in figures.items() if math.isfinite(v)})
+        out[f"{g.grader}/separable_from_leader"] = float(len(g.separable_from_leader()))
+    return out
