@@ -7,6 +7,7 @@ simulations here are small and seeded (the 1,000-simulation figures: bench/leade
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import math
 from pathlib import Path
@@ -308,3 +309,23 @@ def test_a_tracker_gets_the_leaderboard_as_metrics_and_the_page(tmp_path, monkey
     assert "<svg" in html
     assert data["graders"][0]["grader"] == "score"
     assert "logged leaderboard" in capsys.readouterr().out
+
+
+def test_max_t_matches_tukeys_studentized_range_and_is_monotone():
+    # Independent runs of one variance at large n: the step-down max-T's first adjusted
+    # p-value is Tukey's (the studentized range of 8 means), within the draws' error.
+    rng = np.random.default_rng(0)
+    scores = rng.normal(0.0, 1.0, (8, 4000))
+    scores[0] += 0.07
+    board = rank_board("s", [f"r{i}" for i in range(8)], scores, adjust="maxt")
+    best = min(board.pairs, key=lambda p: p.p_value)
+    z = stats.norm.isf(best.p_value / 2)
+    tukey = stats.studentized_range.sf(z * math.sqrt(2), 8, np.inf)
+    assert best.p_value_adjusted == pytest.approx(tukey, abs=0.008)
+    holm = rank_board("s", [f"r{i}" for i in range(8)], scores).pairs
+    # Less conservative than Holm's, never below the raw p-value, and monotone in it.
+    for p, h in zip(board.pairs, holm, strict=True):
+        assert p.p_value <= p.p_value_adjusted <= h.p_value_adjusted + 0.008
+    ordered = sorted(board.pairs, key=lambda p: p.p_value)
+    assert all(a.p_value_adjusted <= b.p_value_adjusted for a, b in itertools.pairwise(ordered))
+    assert "max-T" in board.adjustment

@@ -51,10 +51,12 @@ def add_leaderboard_parser(commands: argparse._SubParsersAction[argparse.Argumen
     )
     parser.add_argument(
         "--adjust",
-        choices=("holm", "bh"),
+        choices=("holm", "bh", "maxt"),
         default="holm",
         help="adjust the pairs' p-values for their number by Holm (default: family-wise "
-        "error) or Benjamini-Hochberg (bh: false discovery rate)",
+        "error, whatever the pairs' dependence), Benjamini-Hochberg (bh: false discovery "
+        "rate) or the step-down max-T (maxt: family-wise error, less conservative, using "
+        "the pairs' correlation; for large n)",
     )
     parser.add_argument(
         "--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)"

@@ -85,7 +85,9 @@ def leaderboard(
         confidence: Level of the intervals; a pair is separable when its adjusted
             p-value is below ``1 - confidence``.
         adjust: ``"holm"`` (default: the family-wise error of separable claims is at most
-            ``1 - confidence``) or ``"bh"`` (Benjamini–Hochberg: the false discovery rate).
+            ``1 - confidence``), ``"bh"`` (Benjamini–Hochberg: the false discovery rate)
+            or ``"maxt"`` (step-down max-T: the family-wise error at about ``1 -
+            confidence`` for large n, less conservative than Holm's for many runs).
         allow_mismatched_prompts: Pair samples by id even where their prompts differ.
         allow_changed_graders: Rank a grader whose spec differs between runs.
 
