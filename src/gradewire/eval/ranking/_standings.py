@@ -168,6 +168,8 @@ class GraderBoard:
             return "no run has this grader"
         if len(self.runs) == 1:
             return f"{leader.run} is the only run with this grader: nothing to rank"
+        if self.n_samples < 2:
+            return f"{self.n_samples} sample(s) scored by every run: nothing to rank"
         separable = self.separable_from_leader()
         others = len(self.runs) - 1
         tied = [r.run for r in self.runs if r.tier == leader.tier and r.run != leader.run]
