@@ -215,7 +215,7 @@ def _print_board(g: Any, safe: Any) -> None:
             print(
                 f"  {len(separable)} of {len(g.pairs)} pairs separable"
                 + (f" ({'; '.join(methods)})" if methods else "")
-                + ":"
+                + f"; a − b [{g.confidence:.0%} interval, not adjusted for the pairs]:"
                 + "".join(
                     f"\n    {safe(p.a)} vs {safe(p.b)}: {_f(p.difference)} "
                     f"[{_f(p.low)}, {_f(p.high)}], p = {_p(p.p_value)}, "
