@@ -56,7 +56,7 @@ def add_leaderboard_parser(commands: argparse._SubParsersAction[argparse.Argumen
         help="adjust the pairs' p-values for their number by Holm (default: family-wise "
         "error, whatever the pairs' dependence), Benjamini-Hochberg (bh: false discovery "
         "rate) or the step-down max-T (maxt: family-wise error, less conservative, using "
-        "the pairs' correlation; for large n)",
+        "the pairs' correlation; for large n, and not with few clusters)",
     )
     parser.add_argument(
         "--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)"
