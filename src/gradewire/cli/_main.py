@@ -37,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
     from gradewire.cli._health_cli import add_health_parser, run_health_command
+    from gradewire.cli._leaderboard_cli import add_leaderboard_parser, run_leaderboard_command
     from gradewire.cli._power_cli import add_power_parser, run_power_command
     from gradewire.cli._sync_cli import add_sync_parser, run_sync_command
     from gradewire.server._cli import add_serve_parser, run_serve  # keep start-up light
@@ -44,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_serve_parser(commands)
     add_eval_parser(commands)
     add_compare_parser(commands)
+    add_leaderboard_parser(commands)
     add_audit_parser(commands)
     add_agreement_parser(commands)
     add_power_parser(commands)
@@ -63,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_eval_command(args)
     if args.command == "compare":
         return run_compare_command(args)
+    if args.command == "leaderboard":
+        return run_leaderboard_command(args)
     if args.command == "audit":
         return run_audit_command(args)
     if args.command == "agreement":

@@ -7,6 +7,8 @@ grades each sample with every grader (resuming what the folder already holds), a
 folder, an Inspect AI log, lm-eval's sample logs, a tracker's run id); `compare_runs` pairs
 two runs by sample id (refusing pairs whose prompts differ and graders whose spec changed)
 and gives each grader's mean difference with an interval and a p-value from one method;
+`leaderboard` ranks many runs per grader on the samples they share, with
+adjusted pairwise tests, rank intervals and tiers of runs that cannot be told apart;
 `judge_runs` asks a pairwise judge which run's completion is better, and the audits
 (`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples.
 gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
@@ -40,8 +42,16 @@ if TYPE_CHECKING:
     from gradewire.eval.grading._engines import GradingEngine, eval_engine
     from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport
     from gradewire.eval.grading._run_eval import EvalResult, run_eval
+    from gradewire.eval.ranking._leaderboard import leaderboard
+    from gradewire.eval.ranking._standings import (
+        GraderBoard,
+        Leaderboard,
+        PairResult,
+        RunStanding,
+    )
     from gradewire.eval.reporting._compare_page import render_comparison
     from gradewire.eval.reporting._eval_report import render_report, write_report
+    from gradewire.eval.reporting._leaderboard_page import render_leaderboard
     from gradewire.eval.runs._data_files import load_samples
     from gradewire.eval.runs._eval_run import EvalRun, load_run
     from gradewire.eval.runs._folder import RunFolderError
@@ -61,17 +71,21 @@ __all__ = [
     "EvalRun",
     "EvalSample",
     "GradeOutcome",
+    "GraderBoard",
     "GraderComparison",
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
     "JudgedComparison",
+    "Leaderboard",
     "LengthAudit",
     "MismatchedRunsError",
+    "PairResult",
     "PositionAudit",
     "RetestAudit",
     "RichDisplay",
     "RunFolderError",
+    "RunStanding",
     "SampleRecord",
     "SliceComparison",
     "audit_length",
@@ -80,11 +94,13 @@ __all__ = [
     "compare_runs",
     "eval_engine",
     "judge_runs",
+    "leaderboard",
     "load_run",
     "load_samples",
     "open_run",
     "paired_bootstrap",
     "render_comparison",
+    "render_leaderboard",
     "render_report",
     "run_eval",
     "write_report",
@@ -95,7 +111,9 @@ if not TYPE_CHECKING:
         __name__,
         {
             ".auditing._judge_audits": [
+                "Leaderboard",
                 "LengthAudit",
+                "PairResult",
                 "PositionAudit",
                 "RetestAudit",
                 "audit_length",
@@ -105,6 +123,9 @@ if not TYPE_CHECKING:
             ".comparing._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
             ".comparing._compare_runs": ["MismatchedRunsError", "compare_runs"],
             ".reporting._compare_page": ["render_comparison"],
+            ".ranking._leaderboard": ["leaderboard"],
+            ".ranking._standings": ["GraderBoard", "Leaderboard", "PairResult", "RunStanding"],
+            ".reporting._leaderboard_page": ["render_leaderboard"],
             ".comparing._results": [
                 "ChangedSample",
                 "Comparison",

@@ -1,0 +1,1 @@
+"""Leaderboards: many runs on their shared samples, with rank intervals and tiers."""
