@@ -143,6 +143,16 @@ class JudgePanel(BaseGrader):
         self.tie_break: TieBreak = tie_break
         self.max_log_records = max_log_records
 
+    @property
+    def identity(self) -> str:
+        """Everything that decides the panel's verdicts, as one stable string.
+
+        Its judges' identities, the aggregate, quorum and tie break (see `identity_facts`).
+        """
+        from gradewire.judges._identity import judge_identity
+
+        return judge_identity(self)
+
     def _sub_graders(self) -> tuple[BaseGrader[Any], ...]:
         return getattr(self, "judges", ())
 
@@ -209,6 +219,8 @@ class JudgePanel(BaseGrader):
             "failed": failed,
             "abstained": abstained,
             "tie": tie,
+            # Its judges' grades (the children) say which model answered each.
+            "judge": {"identity": self.identity},
         }
         return Grade(value, self.grader_key, reasoning, children=verdicts.values(), info=info)
 
