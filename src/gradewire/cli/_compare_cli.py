@@ -462,6 +462,8 @@ def _print(comparison: Any, explain: bool = False) -> None:
             "warning: these graders have another spec in B than in A (compared as asked): "
             f"{_listed(c.changed_graders)}"
         )
+    for line in c.judge_drift:
+        print(f"warning: {safe(line)}")
     if len(c.graders) > 1:
         print(f"note: {c.note}")
     if c.cluster_key:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import sys
@@ -31,6 +32,7 @@ from gradewire.eval.runs._folder import (
     claim_run_folder,
     write_json,
 )
+from gradewire.eval.runs._judge_facts import judge_facts, within_run_lines
 from gradewire.eval.runs._samples import (
     DataOptions,
     EvalSample,
@@ -41,6 +43,8 @@ from gradewire.eval.runs._samples import (
 from gradewire.eval.runs._scipy import scipy_stats
 from gradewire.eval.runs._statistics import GraderSummary, cluster_labels
 from gradewire.stats._mean_interval import check_range
+
+logger = logging.getLogger("gradewire")
 
 __all__ = ["EvalResult", "run_eval"]
 
@@ -184,6 +188,10 @@ async def run_eval(
         del todo
         run = load_run(folder)
         summaries = run.summaries()
+        # Which judge gave the verdicts and which model answered; a change said out loud.
+        judges = judge_facts(run, {grader.grader_key: _identity(grader) for grader in graders})
+        for line in within_run_lines(judges):
+            logger.warning("gradewire eval: %s", line)
         write_json(
             folder / SUMMARY,
             {
@@ -194,10 +202,16 @@ async def run_eval(
                 "cluster_key": run.cluster_key,
                 "graders": [summary.to_dict() for summary in summaries],
                 "metrics": run.metrics(),
+                "judges": judges,
             },
         )
         report = write_report(run, folder / REPORT, summaries=summaries)
     return EvalResult(run, summaries, outcome, report)
+
+
+def _identity(grader: BaseGrader) -> str | None:
+    identity = getattr(grader, "identity", None)
+    return identity if isinstance(identity, str) else None
 
 
 def _samples(
