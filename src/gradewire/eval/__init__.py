@@ -8,7 +8,10 @@ folder, an Inspect AI log, lm-eval's sample logs, a tracker's run id); `compare_
 two runs by sample id (refusing pairs whose prompts differ and graders whose spec changed)
 and gives each grader's mean difference with an interval and a p-value from one method;
 `judge_runs` asks a pairwise judge which run's completion is better, and the audits
-(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples.
+(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples;
+`certify_judge` binds what they measure against people's labels to the judge's identity
+(`JudgeCertificate`), and `require_certificate` makes `run_eval` warn or refuse when the
+judge no longer holds it.
 gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
 time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
@@ -19,6 +22,13 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
+    from gradewire.eval.auditing._certificate import (
+        CertificateError,
+        JudgeCertificate,
+        certify_judge,
+        check_certificate,
+        require_certificate,
+    )
     from gradewire.eval.auditing._judge_audits import (
         LengthAudit,
         PositionAudit,
@@ -52,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BootstrapInterval",
+    "CertificateError",
     "ChangedSample",
     "Comparison",
     "DataError",
@@ -65,6 +76,7 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "JudgeCertificate",
     "JudgedComparison",
     "LengthAudit",
     "MismatchedRunsError",
@@ -77,6 +89,8 @@ __all__ = [
     "audit_length",
     "audit_position",
     "audit_retest",
+    "certify_judge",
+    "check_certificate",
     "compare_runs",
     "eval_engine",
     "judge_runs",
@@ -86,6 +100,7 @@ __all__ = [
     "paired_bootstrap",
     "render_comparison",
     "render_report",
+    "require_certificate",
     "run_eval",
     "write_report",
 ]
@@ -94,6 +109,13 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
+            ".auditing._certificate": [
+                "CertificateError",
+                "JudgeCertificate",
+                "certify_judge",
+                "check_certificate",
+                "require_certificate",
+            ],
             ".auditing._judge_audits": [
                 "LengthAudit",
                 "PositionAudit",

@@ -58,6 +58,7 @@ IGNORED: Mapping[str, str] = {
     "grader_key": "a label: the same judge under another key gives the same verdicts",
     "model": "described apart (provider, name, settings), without its connections",
     "logprobs_refused": "learnt while running, from the server",
+    "certificate_requirement": "what the judge must prove, not what it is",
     "spec": "the same object as config (OpenAI graders)",
     "_kind_counts": "error counters, learnt while running",
     "_timeout": "bounds how long a grade may take, not what it says",

@@ -17,6 +17,7 @@ from typing_extensions import Unpack
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.core._grader import timeout_setting
+from gradewire.eval.auditing._certificate import CertificateError, requirement_problems
 from gradewire.eval.grading._engines import GradingEngine
 from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport, grade_samples
 from gradewire.eval.grading._outcomes import describe, spec_hash
@@ -158,6 +159,7 @@ async def run_eval(
         if problem:
             raise InvalidInputError(f"grader key {key!r} {problem}")
     scipy_stats()  # the summary needs it: fail before grading, not after
+    _check_certificates(graders)  # a judge that must hold a certificate: before spending
     samples, data_info = _samples(data, shape, options)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     with claim_run_folder(folder, force=force) as previous:
@@ -207,6 +209,24 @@ async def run_eval(
         )
         report = write_report(run, folder / REPORT, summaries=summaries)
     return EvalResult(run, summaries, outcome, report)
+
+
+def _check_certificates(graders: Sequence[BaseGrader]) -> None:
+    refused = []
+    for grader in graders:
+        requirement, problems = requirement_problems(grader)
+        if requirement is None or not problems:
+            continue
+        if requirement.on_failure == "refuse":
+            refused.extend(problems)
+        else:
+            for problem in problems:
+                logger.warning("gradewire eval: %s", problem)
+    if refused:
+        raise CertificateError(
+            "; ".join(refused) + " (the judge was required to hold its certificate with "
+            "on_failure='refuse'; nothing was graded)"
+        )
 
 
 def _identity(grader: BaseGrader) -> str | None:

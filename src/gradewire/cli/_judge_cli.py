@@ -1,0 +1,194 @@
+"""``gradewire judge certify|check|identity``: a judge's certificate against people, and its gate.
+
+``certify`` grades labelled samples with a judge of a grader file and writes a
+`JudgeCertificate` bound to the judge's identity. ``check`` says whether a certificate
+still vouches for a judge (of a grader file, or the judge that gave a run's verdicts, as
+before a compare), and whether its agreement interval's lower end reaches
+``--min-agreement``; it exits 1 when it does not, so a CI step can gate on it.
+``identity`` prints a judge's identity and what it is made of.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gradewire.core import GradewireError
+
+__all__ = ["add_judge_parser", "run_judge_command"]
+
+
+def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``judge`` subcommand."""
+    parser = commands.add_parser(
+        "judge",
+        help="a judge over time: its identity, a certificate of agreement with people, a gate",
+        description="certify: measure a judge against labelled samples (agreement with "
+        "intervals, confusion matrix, pass rates, retest flips with the cache bypassed, "
+        "position and length audits) and write a certificate bound to its identity. check: "
+        "whether a certificate still vouches for a judge or a run's judge (exit 1 if not). "
+        "identity: a judge's identity and its facts.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    certify = actions.add_parser("certify", help="measure a judge against labels")
+    certify.add_argument("data", type=Path, help="the samples: .jsonl, .csv, .parquet, folder")
+    certify.add_argument(
+        "--labels", type=Path, required=True, help="labels (.jsonl/.csv of id, label)"
+    )
+    _grader_arguments(certify, required=True)
+    certify.add_argument("--out", type=Path, default=None, help="the certificate file to write")
+    certify.add_argument("--repeats", type=int, default=3, help="retest passes (default: 3)")
+    certify.add_argument("--no-length", action="store_true", help="skip the length audit")
+    certify.add_argument(
+        "--scale", choices=("nominal", "interval"), default=None, help="default: by the labels"
+    )
+    certify.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    certify.add_argument("--concurrency", type=int, default=8, help="samples in flight")
+    certify.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    certify.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    certify.add_argument("--json", action="store_true", help="print the certificate as JSON")
+
+    check = actions.add_parser("check", help="does a certificate still vouch for a judge?")
+    check.add_argument("certificate", type=Path, help="the certificate file")
+    _grader_arguments(check, required=False)
+    check.add_argument("--run", default=None, help="a run folder: check the judge of its verdicts")
+    check.add_argument(
+        "--min-agreement",
+        type=float,
+        default=None,
+        help="the least lower end of the agreement interval",
+    )
+
+    identity = actions.add_parser("identity", help="a judge's identity and its facts")
+    _grader_arguments(identity, required=True)
+    identity.add_argument("--json", action="store_true", help="print the facts as JSON")
+
+
+def _grader_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument(
+        "--graders", type=Path, required=required, default=None, help="grader file (.toml/.json)"
+    )
+    parser.add_argument("--grader", default=None, help="the judge's key (if several)")
+
+
+def run_judge_command(args: argparse.Namespace) -> int:
+    """Run ``gradewire judge``; returns the exit code."""
+    from gradewire.eval.reporting._terminal import terminal_safe
+
+    try:
+        if args.action == "certify":
+            return _certify(args)
+        if args.action == "check":
+            return _check(args)
+        return _identity(args)
+    except GradewireError as exc:
+        print(f"gradewire judge: {terminal_safe(exc, multiline=True)}", file=sys.stderr)
+        return 2
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    from gradewire.cli._audit_cli import _pick
+    from gradewire.judges._identity import is_judge
+    from gradewire.specs import load_graders
+
+    grader = _pick(load_graders(args.graders), args.grader, args.graders)
+    if not is_judge(grader):
+        raise GradewireError(
+            f"{grader.grader_key!r} is a {type(grader).__name__}, not a judge (a grader that "
+            "calls a model): only judges are certified"
+        )
+    return grader
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from gradewire.eval import certify_judge, load_samples
+    from gradewire.eval.auditing._run_agreement import read_labels
+    from gradewire.eval.reporting._terminal import terminal_safe
+
+    if args.repeats < 2:
+        raise GradewireError(f"--repeats must be 2 or more, not {args.repeats}")
+    if args.concurrency < 1:
+        raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
+    judge = _judge(args)
+    samples = {s.id: s.thread for s in load_samples(args.data, limit=args.limit)}
+    labels = {k: v for k, v in read_labels(args.labels).items() if k in samples}
+    certificate = asyncio.run(
+        certify_judge(
+            judge,
+            samples,
+            labels,
+            repeats=args.repeats,
+            scale=args.scale,
+            length=not args.no_length,
+            concurrency=args.concurrency,
+            n_resamples=args.resamples,
+            seed=args.seed,
+        )
+    )
+    if args.out is not None:
+        certificate.save(args.out)
+    if args.json:
+        print(json.dumps(certificate.to_dict(), indent=2, ensure_ascii=True))
+    else:
+        print(terminal_safe(str(certificate), multiline=True))
+        if args.out is not None:
+            print(f"certificate: {terminal_safe(args.out.resolve())}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from gradewire.eval import JudgeCertificate, check_certificate
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.judges import identity_facts
+
+    certificate = JudgeCertificate.load(args.certificate)
+    if (args.graders is None) == (args.run is None):
+        raise GradewireError("give the judge to check: --graders FILE, or --run RUN_FOLDER")
+    problems: list[str] = []
+    if args.graders is not None:
+        judge = _judge(args)
+        problems = check_certificate(
+            judge.identity,
+            certificate,
+            args.min_agreement,
+            facts=identity_facts(judge),
+            what=f"judge {judge.grader_key!r}",
+        )
+    else:
+        from gradewire.eval import load_run
+        from gradewire.eval.runs._judge_facts import judge_facts
+
+        run = load_run(args.run)
+        key = args.grader or certificate.grader
+        facts = judge_facts(run).get(key)
+        if facts is None:
+            raise GradewireError(f"{args.run} holds no verdicts of a judge {key!r}")
+        identities = list(facts["identities"]) or [facts["identity"]]
+        for identity in identities:
+            problems += check_certificate(
+                identity, certificate, None, what=f"the judge of {key!r} in {args.run}"
+            )
+        problems += check_certificate(
+            certificate.identity, certificate, args.min_agreement, what=f"judge {key!r}"
+        )
+    for problem in problems:
+        print(f"gradewire judge check: {terminal_safe(problem)}", file=sys.stderr)
+    if not problems:
+        print(f"the certificate of {certificate.created} vouches for {certificate.identity}")
+    return 1 if problems else 0
+
+
+def _identity(args: argparse.Namespace) -> int:
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.judges import identity_facts
+
+    judge = _judge(args)
+    if args.json:
+        print(json.dumps({"identity": judge.identity, "facts": identity_facts(judge)}, indent=2))
+    else:
+        print(terminal_safe(judge.identity))
+    return 0
