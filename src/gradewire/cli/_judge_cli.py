@@ -1,11 +1,13 @@
-"""``gradewire judge certify|check|identity``: a judge's certificate against people, and its gate.
+"""``gradewire judge certify|check|align|identity``: a judge against people, over time.
 
 ``certify`` grades labelled samples with a judge of a grader file and writes a
 `JudgeCertificate` bound to the judge's identity. ``check`` says whether a certificate
 still vouches for a judge (of a grader file, or the judge that gave a run's verdicts, as
 before a compare), and whether its agreement interval's lower end reaches
 ``--min-agreement``; it exits 1 when it does not, so a CI step can gate on it.
-``identity`` prints a judge's identity and what it is made of.
+``align`` calibrates a score-based judge's pass threshold on labels, with agreement before
+and after on held-out folds (`calibrate_threshold`). ``identity`` prints a judge's
+identity and what it is made of.
 """
 
 from __future__ import annotations
@@ -63,6 +65,27 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="the least lower end of the agreement interval",
     )
 
+    align = actions.add_parser(
+        "align",
+        help="calibrate a score-based judge's pass threshold on labels, proven held out",
+    )
+    align.add_argument("run", help="a run folder holding the judge's scores")
+    align.add_argument("--labels", type=Path, required=True, help="pass/fail labels (id, label)")
+    align.add_argument("--grader", required=True, help="the judge's key in the run")
+    align.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="the judge's own threshold (default: its pass_threshold in the run, else 0.5)",
+    )
+    align.add_argument("--folds", type=int, default=5, help="held-out folds (default: 5)")
+    align.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    align.add_argument("--seed", type=int, default=0, help="folds and bootstrap seed")
+    align.add_argument(
+        "--spec-out", type=Path, default=None, help="write the judge's spec with the new threshold"
+    )
+    align.add_argument("--json", action="store_true", help="print the result as JSON")
+
     identity = actions.add_parser("identity", help="a judge's identity and its facts")
     _grader_arguments(identity, required=True)
     identity.add_argument("--json", action="store_true", help="print the facts as JSON")
@@ -84,6 +107,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
             return _certify(args)
         if args.action == "check":
             return _check(args)
+        if args.action == "align":
+            return _align(args)
         return _identity(args)
     except GradewireError as exc:
         print(f"gradewire judge: {terminal_safe(exc, multiline=True)}", file=sys.stderr)
@@ -180,6 +205,46 @@ def _check(args: argparse.Namespace) -> int:
     if not problems:
         print(f"the certificate of {certificate.created} vouches for {certificate.identity}")
     return 1 if problems else 0
+
+
+def _align(args: argparse.Namespace) -> int:
+    from gradewire.eval import load_run
+    from gradewire.eval.auditing._calibration import calibrate_threshold
+    from gradewire.eval.auditing._run_agreement import read_labels
+    from gradewire.eval.reporting._terminal import terminal_safe
+
+    run = load_run(args.run)
+    if args.grader not in run.graders:
+        raise GradewireError(f"{args.run} has no grader {args.grader!r}: {', '.join(run.graders)}")
+    spec = next(
+        (
+            s
+            for s in run.config.get("graders") or []
+            if isinstance(s, dict) and s.get("key") == args.grader
+        ),
+        None,
+    )
+    threshold = args.threshold
+    if threshold is None:
+        declared = (spec or {}).get("pass_threshold")
+        threshold = float(declared) if isinstance(declared, (int, float)) else 0.5
+    result = calibrate_threshold(
+        run.scores(args.grader),
+        read_labels(args.labels),
+        threshold=threshold,
+        folds=args.folds,
+        n_resamples=args.resamples,
+        seed=args.seed,
+    )
+    # The judge as a spec, diffable against the old: only a proven threshold changes it.
+    new_spec = None if spec is None else {**spec, "pass_threshold": result.threshold}
+    if args.spec_out is not None:
+        args.spec_out.write_text(json.dumps(new_spec, indent=2, ensure_ascii=True) + "\n")
+    if args.json:
+        print(json.dumps({**result.to_dict(), "spec": new_spec}, indent=2, ensure_ascii=True))
+    else:
+        print(terminal_safe(str(result), multiline=True))
+    return 0
 
 
 def _identity(args: argparse.Namespace) -> int:

@@ -11,7 +11,8 @@ and gives each grader's mean difference with an interval and a p-value from one 
 (`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples;
 `certify_judge` binds what they measure against people's labels to the judge's identity
 (`JudgeCertificate`), and `require_certificate` makes `run_eval` warn or refuse when the
-judge no longer holds it.
+judge no longer holds it; `calibrate_threshold` calibrates a score-based judge's pass
+threshold on labels, proven on held-out folds.
 gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
 time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
+    from gradewire.eval.auditing._calibration import ThresholdCalibration, calibrate_threshold
     from gradewire.eval.auditing._certificate import (
         CertificateError,
         JudgeCertificate,
@@ -86,9 +88,11 @@ __all__ = [
     "RunFolderError",
     "SampleRecord",
     "SliceComparison",
+    "ThresholdCalibration",
     "audit_length",
     "audit_position",
     "audit_retest",
+    "calibrate_threshold",
     "certify_judge",
     "check_certificate",
     "compare_runs",
@@ -109,6 +113,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
+            ".auditing._calibration": ["ThresholdCalibration", "calibrate_threshold"],
             ".auditing._certificate": [
                 "CertificateError",
                 "JudgeCertificate",
