@@ -334,3 +334,30 @@ def test_the_judge_command_certifies_and_checks(
     assert "config.criteria" in capsys.readouterr().err
     assert main(["judge", "identity", "--graders", str(graders)]) == 0
     assert capsys.readouterr().out.strip() == written["identity"]
+
+
+async def test_compare_warns_or_refuses_runs_whose_judge_lost_its_certificate(
+    judge_server: JudgeServer,
+    tmp_path: Path,
+    certificate: JudgeCertificate,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gradewire.cli._main import main
+
+    cert = certificate.save(tmp_path / "cert.json")
+    data = data_file(tmp_path)
+    await run_eval(data, [binary(judge_server)], tmp_path / "a")
+    await run_eval(data, [binary(judge_server, "Reworded criteria")], tmp_path / "b")
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    capsys.readouterr()
+    assert main(["compare", a, a, "--certificate", str(cert)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["compare", a, b, "--certificate", str(cert), "--allow-changed-graders"]) == 0
+    err = capsys.readouterr().err
+    assert "the judge of 'good' in run B" in err
+    assert "run A" not in err
+    refused = ["--certificate", str(cert), "--uncertified", "refuse", "--allow-changed-graders"]
+    assert main(["compare", a, b, *refused]) == 2
+    assert "nothing was compared" in capsys.readouterr().err
+    bound = ["--certificate", str(cert), "--min-agreement", "1.0", "--uncertified", "refuse"]
+    assert main(["compare", a, a, *bound]) == 2

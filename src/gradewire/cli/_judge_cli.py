@@ -91,6 +91,60 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     identity.add_argument("--json", action="store_true", help="print the facts as JSON")
 
 
+def add_certificate_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--certificate``, ``--min-agreement`` and ``--uncertified``, for commands that read runs."""
+    parser.add_argument(
+        "--certificate",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="CERT",
+        help="a judge certificate (gradewire judge certify) its judge's verdicts must hold in "
+        "every run (repeatable)",
+    )
+    parser.add_argument(
+        "--min-agreement",
+        type=float,
+        default=None,
+        help="with --certificate: the least lower end of its agreement interval",
+    )
+    parser.add_argument(
+        "--uncertified",
+        choices=("warn", "refuse"),
+        default="warn",
+        help="with --certificate: what a run judged by another judge, or a bound not met, "
+        "makes (default: warn)",
+    )
+
+
+def check_run_certificates(args: argparse.Namespace, runs: dict[str, Any], command: str) -> None:
+    """Check ``--certificate`` against the judges of ``runs``: warn, or refuse (raise)."""
+    from gradewire.eval import JudgeCertificate, check_certificate
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.eval.runs._judge_facts import judge_facts
+
+    problems: list[str] = []
+    for path in args.certificate:
+        certificate = JudgeCertificate.load(path)
+        key = certificate.grader
+        for name, run in runs.items():
+            facts = judge_facts(run).get(key)
+            if facts is None:
+                problems.append(f"run {name} holds no verdicts of the certified judge {key!r}")
+                continue
+            for identity in list(facts["identities"]) or [facts["identity"]]:
+                problems += check_certificate(
+                    identity, certificate, None, what=f"the judge of {key!r} in run {name}"
+                )
+        problems += check_certificate(
+            certificate.identity, certificate, args.min_agreement, what=f"judge {key!r}"
+        )
+    if problems and args.uncertified == "refuse":
+        raise GradewireError("; ".join(problems) + " (--uncertified refuse: nothing was compared)")
+    for problem in problems:
+        print(f"{command}: warning: {terminal_safe(problem)}", file=sys.stderr)
+
+
 def _grader_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
     parser.add_argument(
         "--graders", type=Path, required=required, default=None, help="grader file (.toml/.json)"
