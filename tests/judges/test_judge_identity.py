@@ -344,3 +344,18 @@ def test_openai_model_graders_identity_follows_every_field(kind: str, name: str)
     else:
         config[name] = OPENAI_VALUES[name]
     assert openai_grader(config, base_url=BASE_URL, api_key="k").identity != base.identity
+
+
+def test_the_identity_follows_a_judge_changed_after_it_was_read() -> None:
+    judge = BinaryJudgeGrader("j", model(), "Answers")
+    first = judge.identity
+    assert judge.identity == first  # read again: the same
+    judge.criteria = "Answers in full"
+    second = judge.identity
+    assert second != first
+    judge.model.temperature = 0.7  # the model's own setting
+    assert judge.identity != second
+    panel = JudgePanel("p", [judge, BinaryJudgeGrader("b", model(), "Polite")])
+    before = panel.identity
+    judge.system_prompt = "You judge strictly."
+    assert panel.identity != before  # a member changed: the panel did

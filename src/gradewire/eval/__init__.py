@@ -24,13 +24,7 @@ from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
     from gradewire.eval.auditing._calibration import ThresholdCalibration, calibrate_threshold
-    from gradewire.eval.auditing._certificate import (
-        CertificateError,
-        JudgeCertificate,
-        certify_judge,
-        check_certificate,
-        require_certificate,
-    )
+    from gradewire.eval.auditing._certificate import certify_judge
     from gradewire.eval.auditing._judge_audits import (
         LengthAudit,
         PositionAudit,
@@ -57,6 +51,12 @@ if TYPE_CHECKING:
     from gradewire.eval.runs._data_files import load_samples
     from gradewire.eval.runs._eval_run import EvalRun, load_run
     from gradewire.eval.runs._folder import RunFolderError
+    from gradewire.eval.runs._judge_certificate import (
+        CertificateError,
+        JudgeCertificate,
+        check_certificate,
+        require_certificate,
+    )
     from gradewire.eval.runs._open_run import open_run
     from gradewire.eval.runs._records import GradeOutcome, SampleRecord
     from gradewire.eval.runs._samples import DataError, DataOptions, EvalSample
@@ -114,13 +114,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             ".auditing._calibration": ["ThresholdCalibration", "calibrate_threshold"],
-            ".auditing._certificate": [
-                "CertificateError",
-                "JudgeCertificate",
-                "certify_judge",
-                "check_certificate",
-                "require_certificate",
-            ],
+            ".auditing._certificate": ["certify_judge"],
             ".auditing._judge_audits": [
                 "LengthAudit",
                 "PositionAudit",
@@ -148,6 +142,12 @@ if not TYPE_CHECKING:
             ".reporting._eval_report": ["render_report", "write_report"],
             ".runs._eval_run": ["EvalRun", "load_run"],
             ".runs._folder": ["RunFolderError"],
+            ".runs._judge_certificate": [
+                "CertificateError",
+                "JudgeCertificate",
+                "check_certificate",
+                "require_certificate",
+            ],
             ".grading._grading_loop": ["EvalDisplay", "GradingReport"],
             ".runs._samples": ["DataError", "DataOptions", "EvalSample"],
             ".runs._statistics": ["GraderSummary"],

@@ -64,6 +64,7 @@ IGNORED: Mapping[str, str] = {
     "_timeout": "bounds how long a grade may take, not what it says",
     "_timeout_applied": "runtime state",
     "_warned": "runtime state",
+    "_identity_epoch": "counts attribute changes, so the identity is hashed again only then",
 }
 """Attributes of a judge that do not decide its verdicts, with why.
 
@@ -92,10 +93,10 @@ _CORE_NAMES = _logging_core_names()
 
 def is_judge(grader: object) -> bool:
     """Whether ``grader`` is a judge: a grader that calls a model (panels included)."""
-    from gradewire.judges._judge_base import JudgeGrader
-    from gradewire.judges._judge_panel import JudgePanel
-
-    return isinstance(grader, (JudgeGrader, JudgePanel))
+    # A judge declares its identity (JudgeGrader, JudgePanel); read by declaration, so this
+    # module needs neither (they import it).
+    declared = inspect.getattr_static(type(grader), "identity", None)
+    return isinstance(grader, BaseGrader) and isinstance(declared, property)
 
 
 def judge_identity(judge: BaseGrader) -> str:
@@ -106,9 +107,49 @@ def judge_identity(judge: BaseGrader) -> str:
         ... # doctest: +SKIP
         'BinaryJudgeGrader-3f2a9c0d1e4b5a69'
     """
+    # Every grade records its judge's identity: hashed again only when an attribute of the
+    # judge was set (`mark_changed`) or a setting of its model (or a panel member's
+    # identity) changed, not per sample. An object mutated in place (a config dict
+    # edited) is not seen until an attribute is set.
+    key = _change_key(judge)
+    try:
+        cached = _identities.get(judge)
+    except TypeError:
+        cached = None
+    if cached is not None and cached[0] == key:
+        return cached[1]
     text = json.dumps(identity_facts(judge), sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    return f"{type(judge).__name__}-{digest}"
+    identity = f"{type(judge).__name__}-{digest}"
+    with contextlib.suppress(TypeError):
+        _identities[judge] = (key, identity)
+    return identity
+
+
+_identities: weakref.WeakKeyDictionary[Any, tuple[Any, str]] = weakref.WeakKeyDictionary()
+
+
+def mark_changed(judge: object, name: str) -> None:
+    """Note that attribute ``name`` of ``judge`` was set (its identity may have changed)."""
+    if name in _CORE_NAMES or name == "_identity_epoch":
+        return
+    epoch = getattr(judge, "_identity_epoch", 0)
+    object.__setattr__(judge, "_identity_epoch", epoch + 1)
+
+
+def _change_key(judge: Any) -> Any:
+    model = getattr(judge, "model", None)
+    model_key = (
+        id(model),
+        getattr(model, "model", None),
+        getattr(model, "temperature", None),
+        getattr(model, "max_tokens", None),
+        getattr(model, "structured_output", None),
+        repr(getattr(model, "extra_body", None)),
+    )
+    members = getattr(judge, "judges", ())
+    inner = tuple(judge_identity(m) if is_judge(m) else id(m) for m in members)
+    return (getattr(judge, "_identity_epoch", 0), model_key, inner)
 
 
 def identity_facts(judge: BaseGrader) -> dict[str, Any]:
@@ -130,11 +171,14 @@ def identity_facts(judge: BaseGrader) -> dict[str, Any]:
     model = getattr(judge, "model", None)
     if model is not None and not isinstance(model, str):
         facts["model"] = model_facts(model)
-    from gradewire.judges._judge_base import JudgeGrader
-
-    if isinstance(judge, JudgeGrader):
+    if _asks_a_model(judge):
         facts["prompt"] = _probe_prompt(judge, config)
     return facts
+
+
+def _asks_a_model(judge: object) -> bool:
+    """A judge that asks its own model (`JudgeGrader`), not a panel of judges."""
+    return callable(getattr(judge, "judge", None)) and hasattr(judge, "model")
 
 
 def model_facts(model: object) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._stats import LogState
 from gradewire.core._thread import StringThread
+from gradewire.judges._identity import judge_identity, mark_changed
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_settings import JudgeSettings, resolve_judge_settings
 from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel
@@ -179,6 +180,10 @@ class JudgeGrader(BaseGrader):
         self.truncation = resolved.truncation
         self.system_prompt = resolved.system_prompt
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        mark_changed(self, name)
+
     @property
     def identity(self) -> str:
         """Everything that decides this judge's verdicts, as one stable string.
@@ -187,8 +192,6 @@ class JudgeGrader(BaseGrader):
         sent, the criteria, examples, scale and labels, and the judge's settings; equal for
         equal configurations, different when any of them changes (see `identity_facts`).
         """
-        from gradewire.judges._identity import judge_identity
-
         return judge_identity(self)
 
     @abstractmethod

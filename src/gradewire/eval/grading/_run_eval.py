@@ -17,7 +17,6 @@ from typing_extensions import Unpack
 
 from gradewire.core import BaseGrader, InvalidInputError
 from gradewire.core._grader import timeout_setting
-from gradewire.eval.auditing._certificate import CertificateError, requirement_problems
 from gradewire.eval.grading._engines import GradingEngine
 from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport, grade_samples
 from gradewire.eval.grading._outcomes import describe, spec_hash
@@ -33,6 +32,7 @@ from gradewire.eval.runs._folder import (
     claim_run_folder,
     write_json,
 )
+from gradewire.eval.runs._judge_certificate import CertificateError, requirement_problems
 from gradewire.eval.runs._judge_facts import judge_facts, within_run_lines
 from gradewire.eval.runs._samples import (
     DataOptions,
