@@ -138,6 +138,9 @@ def add_compare_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         action="store_true",
         help="after the comparison, say what each statistic means",
     )
+    from gradewire.cli._judge_cli import add_certificate_arguments
+
+    add_certificate_arguments(parser)
 
 
 def _judged(args: argparse.Namespace, run_a: Any, run_b: Any, cluster_key: str | None) -> list[Any]:
@@ -233,6 +236,9 @@ def run_compare_command(args: argparse.Namespace) -> int:
     try:
         jsonl = _jsonl_path(args.html) if "jsonl" in args.sink else None
         run_a, run_b = _load(args.run_a), _load(args.run_b)
+        from gradewire.cli._judge_cli import check_run_certificates
+
+        check_run_certificates(args, {"A": run_a, "B": run_b}, "gradewire compare")
         cluster_key = _cluster_key(args.cluster_key, run_a, run_b)
         comparison = compare_runs(
             run_a,
@@ -462,6 +468,8 @@ def _print(comparison: Any, explain: bool = False) -> None:
             "warning: these graders have another spec in B than in A (compared as asked): "
             f"{_listed(c.changed_graders)}"
         )
+    for line in c.judge_drift:
+        print(f"warning: {safe(line)}")
     if len(c.graders) > 1:
         print(f"note: {c.note}")
     if c.cluster_key:

@@ -37,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gradewire.cli._compare_cli import add_compare_parser, run_compare_command
     from gradewire.cli._eval_cli import add_eval_parser, run_eval_command
     from gradewire.cli._health_cli import add_health_parser, run_health_command
+    from gradewire.cli._judge_cli import add_judge_parser, run_judge_command
     from gradewire.cli._leaderboard_cli import add_leaderboard_parser, run_leaderboard_command
     from gradewire.cli._power_cli import add_power_parser, run_power_command
     from gradewire.cli._sync_cli import add_sync_parser, run_sync_command
@@ -51,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_power_parser(commands)
     add_sync_parser(commands)
     add_health_parser(commands)
+    add_judge_parser(commands)
     args = parser.parse_args(argv)
     if args.version:
         from gradewire import __version__  # keep start-up light
@@ -77,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_sync_command(args)
     if args.command == "health":
         return run_health_command(args)
+    if args.command == "judge":
+        return run_judge_command(args)
     parser.print_help(sys.stderr)
     return 2
 

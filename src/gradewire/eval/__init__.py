@@ -10,7 +10,11 @@ and gives each grader's mean difference with an interval and a p-value from one 
 `leaderboard` ranks many runs per grader on the samples they share, with
 adjusted pairwise tests, rank intervals and tiers of runs that cannot be told apart;
 `judge_runs` asks a pairwise judge which run's completion is better, and the audits
-(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples.
+(`audit_retest`, `audit_position`, `audit_length`) measure a judge on the user's samples;
+`certify_judge` binds what they measure against people's labels to the judge's identity
+(`JudgeCertificate`), and `require_certificate` makes `run_eval` warn or refuse when the
+judge no longer holds it; `calibrate_threshold` calibrates a score-based judge's pass
+threshold on labels, proven on held-out folds.
 gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
 time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
@@ -21,6 +25,8 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
+    from gradewire.eval.auditing._calibration import ThresholdCalibration, calibrate_threshold
+    from gradewire.eval.auditing._certificate import certify_judge
     from gradewire.eval.auditing._judge_audits import (
         LengthAudit,
         PositionAudit,
@@ -55,6 +61,12 @@ if TYPE_CHECKING:
     from gradewire.eval.runs._data_files import load_samples
     from gradewire.eval.runs._eval_run import EvalRun, load_run
     from gradewire.eval.runs._folder import RunFolderError
+    from gradewire.eval.runs._judge_certificate import (
+        CertificateError,
+        JudgeCertificate,
+        check_certificate,
+        require_certificate,
+    )
     from gradewire.eval.runs._open_run import open_run
     from gradewire.eval.runs._records import GradeOutcome, SampleRecord
     from gradewire.eval.runs._samples import DataError, DataOptions, EvalSample
@@ -62,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BootstrapInterval",
+    "CertificateError",
     "ChangedSample",
     "Comparison",
     "DataError",
@@ -76,6 +89,7 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "JudgeCertificate",
     "JudgedComparison",
     "Leaderboard",
     "LengthAudit",
@@ -88,9 +102,13 @@ __all__ = [
     "RunStanding",
     "SampleRecord",
     "SliceComparison",
+    "ThresholdCalibration",
     "audit_length",
     "audit_position",
     "audit_retest",
+    "calibrate_threshold",
+    "certify_judge",
+    "check_certificate",
     "compare_runs",
     "eval_engine",
     "judge_runs",
@@ -102,6 +120,7 @@ __all__ = [
     "render_comparison",
     "render_leaderboard",
     "render_report",
+    "require_certificate",
     "run_eval",
     "write_report",
 ]
@@ -110,6 +129,8 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
+            ".auditing._calibration": ["ThresholdCalibration", "calibrate_threshold"],
+            ".auditing._certificate": ["certify_judge"],
             ".auditing._judge_audits": [
                 "Leaderboard",
                 "LengthAudit",
@@ -142,6 +163,12 @@ if not TYPE_CHECKING:
             ".reporting._eval_report": ["render_report", "write_report"],
             ".runs._eval_run": ["EvalRun", "load_run"],
             ".runs._folder": ["RunFolderError"],
+            ".runs._judge_certificate": [
+                "CertificateError",
+                "JudgeCertificate",
+                "check_certificate",
+                "require_certificate",
+            ],
             ".grading._grading_loop": ["EvalDisplay", "GradingReport"],
             ".runs._samples": ["DataError", "DataOptions", "EvalSample"],
             ".runs._statistics": ["GraderSummary"],

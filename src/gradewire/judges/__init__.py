@@ -5,9 +5,10 @@ A judge builds a prompt from a sample (the material fenced into tagged sections)
 `Grade` and logs the tokens and calls it took. `JudgeGrader` is the base to write one;
 the binary, range, rubric and RAG judges are built on it. `JudgePanel` folds several
 judges' verdicts into one grade; `PairwiseJudgeGrader` says which of two completions is
-better, in both orders when asked. Every judge takes the settings of
-`JudgeSettings`. Imports `core`, `helpers`, `models` and `stats`; each name is imported when first
-used.
+better, in both orders when asked. Every judge takes the settings of `JudgeSettings`, and
+has an ``identity``: one stable string for everything that decides its verdicts
+(`identity_facts`). Imports `core`, `helpers`, `models` and `stats`; each name is imported
+when first used.
 """
 
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from gradewire.core._lazy import HUD_NAMES, attach
 
 if TYPE_CHECKING:
     from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
+    from gradewire.judges._identity import identity_facts
     from gradewire.judges._judge_base import JudgeGrader
     from gradewire.judges._judge_context import JudgedSample
     from gradewire.judges._judge_logs import FailedJudgeLog, SuccessJudgeLog
@@ -46,6 +48,7 @@ __all__ = [
     "RangeJudgeGrader",
     "RubricJudgeGrader",
     "SuccessJudgeLog",
+    "identity_facts",
     "pair",
 ]
 
@@ -66,6 +69,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._binary_judge": ["BinaryJudgeGrader", "BinaryJudgeShot", "JudgeShot"],
+            "._identity": ["identity_facts"],
             "._judge_base": ["JudgeGrader"],
             "._judge_context": ["JudgedSample"],
             "._judge_logs": ["FailedJudgeLog", "SuccessJudgeLog"],

@@ -6,7 +6,7 @@ import contextlib
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader
 from gradewire.core._log_state import LogState
 from gradewire.core._thread import StringThread
+from gradewire.judges._identity import judge_identity, mark_changed
 from gradewire.judges._judge_context import JudgedSample
 from gradewire.judges._judge_settings import JudgeSettings, resolve_judge_settings
 from gradewire.models._chat_model import ChatCompletion, ChatMessage, ChatModel
@@ -36,9 +37,13 @@ class JudgeUsage:
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    served: dict[tuple[str | None, str | None], int] = field(default_factory=dict)
+    """Who answered: (model, fingerprint) as each answer reported, with how many times."""
 
     def record(self, completion: ChatCompletion) -> None:
         """Count one answered call."""
+        who = (completion.model, completion.fingerprint)
+        self.served[who] = self.served.get(who, 0) + 1
         self.calls += 1
         self.cached_calls += completion.cached
         self.prompt_tokens += completion.usage.prompt_tokens
@@ -52,6 +57,13 @@ class JudgeUsage:
             "judge_calls": self.calls,
             "cached_calls": self.cached_calls,
         }
+
+    def served_list(self) -> list[dict[str, Any]]:
+        """Who answered, as ``grade.info["judge"]["served"]`` records it."""
+        return [
+            {"model": model, "fingerprint": fingerprint, "answers": answers}
+            for (model, fingerprint), answers in self.served.items()
+        ]
 
 
 def upper_label(value: object) -> object:
@@ -168,6 +180,20 @@ class JudgeGrader(BaseGrader):
         self.truncation = resolved.truncation
         self.system_prompt = resolved.system_prompt
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        mark_changed(self, name)
+
+    @property
+    def identity(self) -> str:
+        """Everything that decides this judge's verdicts, as one stable string.
+
+        The model (provider, name, its settings, structured-output setting), the prompt as
+        sent, the criteria, examples, scale and labels, and the judge's settings; equal for
+        equal configurations, different when any of them changes (see `identity_facts`).
+        """
+        return judge_identity(self)
+
     @abstractmethod
     async def judge(self, sample: JudgedSample) -> Grade:
         """Judge one sample with `ask` calls; raise `IgnoreGradeException` to abstain."""
@@ -201,8 +227,11 @@ class JudgeGrader(BaseGrader):
             )
             self.log_failure(error, sample)
             raise error
+        # Which judge gave the verdict and which model answered: a results line says both.
+        judge = {"identity": self.identity, "served": usage.served_list()}
         grade = grade.replace(
-            grader_key=self.grader_key, info={**grade.info, "usage": usage.as_log()}
+            grader_key=self.grader_key,
+            info={**grade.info, "usage": usage.as_log(), "judge": judge},
         )
         self.add_log(
             {

@@ -20,6 +20,7 @@ from gradewire.core._grade import Grade
 from gradewire.core._grader import BaseGrader, LogValue
 from gradewire.core._log_state import LogState, Stats
 from gradewire.core._thread import StringThread
+from gradewire.judges._identity import judge_identity, mark_changed
 from gradewire.stats._agreement import agreement
 
 __all__ = ["Aggregate", "JudgePanel", "TieBreak"]
@@ -143,6 +144,18 @@ class JudgePanel(BaseGrader):
         self.tie_break: TieBreak = tie_break
         self.max_log_records = max_log_records
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        mark_changed(self, name)
+
+    @property
+    def identity(self) -> str:
+        """Everything that decides the panel's verdicts, as one stable string.
+
+        Its judges' identities, the aggregate, quorum and tie break (see `identity_facts`).
+        """
+        return judge_identity(self)
+
     def _sub_graders(self) -> tuple[BaseGrader[Any], ...]:
         return getattr(self, "judges", ())
 
@@ -209,6 +222,8 @@ class JudgePanel(BaseGrader):
             "failed": failed,
             "abstained": abstained,
             "tie": tie,
+            # Its judges' grades (the children) say which model answered each.
+            "judge": {"identity": self.identity},
         }
         return Grade(value, self.grader_key, reasoning, children=verdicts.values(), info=info)
 

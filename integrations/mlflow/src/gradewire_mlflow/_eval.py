@@ -32,6 +32,8 @@ from typing import Any
 from gradewire import MissingDependencyError
 from gradewire.eval import EvalRun, GraderSummary, SampleRecord
 from gradewire.eval.runs._folder import write_json
+from gradewire.eval.runs._judge_facts import judge_facts
+from gradewire.eval.runs._records import plain
 from gradewire_mlflow._keys import KeyCleaner
 from gradewire_mlflow._run import default_tracking_uri, sqlite_artifact_location, ui_command
 from gradewire_mlflow._traces import (
@@ -41,6 +43,7 @@ from gradewire_mlflow._traces import (
     SPEC_HASH,
     SpansUnsupportedError,
     TraceWriter,
+    judge_metadata,
 )
 
 __all__ = ["MlflowEvalTracker", "eval_tracker", "metric_names"]
@@ -390,6 +393,10 @@ def _params(run: EvalRun) -> dict[str, str]:
     }
     if run.cluster_key:
         params["gradewire.cluster_key"] = run.cluster_key
+    # Which judge gave each grader's verdicts: its identity (several, when it changed).
+    for key, facts in judge_facts(run).items():
+        identities = list(facts["identities"]) or [facts["identity"]]
+        params[f"gradewire.judge.{key}"] = ", ".join(str(i) for i in identities)[:6000]
     return params
 
 
@@ -417,7 +424,7 @@ def _log_trace(
                     value=outcome.value,
                     rationale=outcome.grade.get("reasoning") or None,
                     source=source,
-                    metadata={SPEC_HASH: spec},
+                    metadata={SPEC_HASH: spec, **judge_metadata(plain(outcome.grade))},
                     span_id=span.span_id,
                 )
             elif outcome.status == "error":

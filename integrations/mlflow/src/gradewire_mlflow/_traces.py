@@ -28,8 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from gradewire.eval import SampleRecord
+from gradewire.eval.runs._judge_facts import served_name
+from gradewire.eval.runs._records import plain
 
-__all__ = ["SpansUnsupportedError", "TraceWriter"]
+__all__ = ["SpansUnsupportedError", "TraceWriter", "judge_metadata"]
 
 SAMPLE_TAG = "gradewire.sample_id"
 INPUT_HASH = "gradewire.input_hash"
@@ -154,6 +156,8 @@ class TraceWriter:
                 "metadata": {SPEC_HASH: spec},
             }
             if outcome.status == "ok" and outcome.grade is not None:
+                # Which judge gave the verdict, and which model answered.
+                common["metadata"].update(judge_metadata(plain(outcome.grade)))
                 feedback.append(
                     Feedback(
                         value=outcome.value,
@@ -277,3 +281,18 @@ def _finished() -> Future[Any]:
     future: Future[Any] = Future()
     future.set_result(None)
     return future
+
+
+def judge_metadata(grade: Mapping[str, Any]) -> dict[str, str]:
+    """The judge identity and served model a grade recorded, as feedback metadata."""
+    info = grade.get("info")
+    judge = info.get("judge") if isinstance(info, Mapping) else None
+    if not isinstance(judge, Mapping):
+        return {}
+    out = {}
+    if isinstance(judge.get("identity"), str):
+        out["gradewire.judge_identity"] = judge["identity"]
+    served = [served_name(e) for e in judge.get("served") or () if isinstance(e, Mapping)]
+    if served:
+        out["gradewire.served_model"] = ", ".join(served)[:1000]
+    return out

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire.eval import EvalRun, GraderSummary
+from gradewire.eval.runs._judge_facts import judge_facts
 from gradewire_wandb._run_source import import_wandb
 
 __all__ = ["WandbEvalTracker", "eval_tracker"]
@@ -75,6 +76,8 @@ class WandbEvalTracker:
             "cluster_key": run.cluster_key,
             # What compare checks graders by: the same hash is the same grader.
             "spec_hashes": dict(run.spec_hashes),
+            # Which judge gave each judge grader's verdicts, and which models answered.
+            "judges": judge_facts(run),
         }
         active = self._init(run.name, config)
         try:

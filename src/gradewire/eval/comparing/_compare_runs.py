@@ -37,6 +37,7 @@ from gradewire.eval.comparing._results import (
 from gradewire.eval.comparing._shown_pairs import SHOWN_PAIRS, shown_pairs
 from gradewire.eval.comparing._verdict import verdict
 from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._judge_facts import drift_lines, judge_facts
 from gradewire.eval.runs._records import SampleRecord
 from gradewire.eval.runs._samples import prompt_hash
 
@@ -142,6 +143,8 @@ def compare_runs(
         changed_graders=tuple(changed),
         samples=samples,
         sample_counts=counts,
+        # Which judge and which served model gave each run's verdicts: a change is said.
+        judge_drift=tuple(drift_lines(shared, judge_facts(a), judge_facts(b))),
     )
 
 

@@ -237,6 +237,8 @@ class Comparison:
     note: str = field(default=MULTIPLE_COMPARISONS)
     samples: tuple[PairedSample, ...] = ()
     sample_counts: SampleCounts = field(default_factory=dict)
+    judge_drift: tuple[str, ...] = ()
+    """One sentence per grader judged by another judge or served model in B than in A."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``graders`` holds one object per grader."""
@@ -267,6 +269,7 @@ class Comparison:
                 {"grader": grader, "outcome": outcome, "slice": slice_, "count": count}
                 for (grader, outcome, slice_), count in self.sample_counts.items()
             ],
+            "judge_drift": list(self.judge_drift),
         }
 
     def _lines(self) -> list[GraderLine]:

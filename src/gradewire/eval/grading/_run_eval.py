@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import sys
@@ -31,6 +32,8 @@ from gradewire.eval.runs._folder import (
     claim_run_folder,
     write_json,
 )
+from gradewire.eval.runs._judge_certificate import CertificateError, requirement_problems
+from gradewire.eval.runs._judge_facts import judge_facts, within_run_lines
 from gradewire.eval.runs._samples import (
     DataOptions,
     EvalSample,
@@ -41,6 +44,8 @@ from gradewire.eval.runs._samples import (
 from gradewire.eval.runs._scipy import scipy_stats
 from gradewire.eval.runs._statistics import GraderSummary, cluster_labels
 from gradewire.stats._mean_interval import check_range
+
+logger = logging.getLogger("gradewire")
 
 __all__ = ["EvalResult", "run_eval"]
 
@@ -154,6 +159,7 @@ async def run_eval(
         if problem:
             raise InvalidInputError(f"grader key {key!r} {problem}")
     scipy_stats()  # the summary needs it: fail before grading, not after
+    _check_certificates(graders)  # a judge that must hold a certificate: before spending
     samples, data_info = _samples(data, shape, options)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     with claim_run_folder(folder, force=force) as previous:
@@ -184,6 +190,10 @@ async def run_eval(
         del todo
         run = load_run(folder)
         summaries = run.summaries()
+        # Which judge gave the verdicts and which model answered; a change said out loud.
+        judges = judge_facts(run, {grader.grader_key: _identity(grader) for grader in graders})
+        for line in within_run_lines(judges):
+            logger.warning("gradewire eval: %s", line)
         write_json(
             folder / SUMMARY,
             {
@@ -194,10 +204,34 @@ async def run_eval(
                 "cluster_key": run.cluster_key,
                 "graders": [summary.to_dict() for summary in summaries],
                 "metrics": run.metrics(),
+                "judges": judges,
             },
         )
         report = write_report(run, folder / REPORT, summaries=summaries)
     return EvalResult(run, summaries, outcome, report)
+
+
+def _check_certificates(graders: Sequence[BaseGrader]) -> None:
+    refused = []
+    for grader in graders:
+        requirement, problems = requirement_problems(grader)
+        if requirement is None or not problems:
+            continue
+        if requirement.on_failure == "refuse":
+            refused.extend(problems)
+        else:
+            for problem in problems:
+                logger.warning("gradewire eval: %s", problem)
+    if refused:
+        raise CertificateError(
+            "; ".join(refused) + " (the judge was required to hold its certificate with "
+            "on_failure='refuse'; nothing was graded)"
+        )
+
+
+def _identity(grader: BaseGrader) -> str | None:
+    identity = getattr(grader, "identity", None)
+    return identity if isinstance(identity, str) else None
 
 
 def _samples(
