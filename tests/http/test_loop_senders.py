@@ -1,10 +1,16 @@
-"""LoopSenders: one sender per event loop, closed with it or at aclose, never pickled."""
+"""LoopSenders: one sender per event loop, closed with it or at aclose, never pickled.
+
+The sender factory is patched on the module object `LoopSenders` was imported from, not by
+its dotted name: a test that purges ``gradewire`` from ``sys.modules`` leaves the name
+pointing at a fresh copy of the module, which the class here never reads.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import pickle
 
+from gradewire.http import _loop_senders as loop_senders
 from gradewire.http._fast_http import FastHttpSender
 from gradewire.http._loop_senders import LoopSenders
 from gradewire.openai._embeddings import EmbeddingsClient
@@ -19,7 +25,7 @@ class Recorded(FastHttpSender):
 
 
 def test_each_loop_has_its_own_sender_closed_when_the_loop_shuts_down(monkeypatch):
-    monkeypatch.setattr("gradewire.http._loop_senders.default_sender", lambda url, t: Recorded())
+    monkeypatch.setattr(loop_senders, "default_sender", lambda url, t: Recorded())
     senders = LoopSenders("http://127.0.0.1:1/v1/x", 5.0)
     Recorded.closed = 0
 
@@ -35,7 +41,7 @@ def test_each_loop_has_its_own_sender_closed_when_the_loop_shuts_down(monkeypatc
 
 
 def test_aclose_closes_this_loops_sender_once(monkeypatch):
-    monkeypatch.setattr("gradewire.http._loop_senders.default_sender", lambda url, t: Recorded())
+    monkeypatch.setattr(loop_senders, "default_sender", lambda url, t: Recorded())
     senders = LoopSenders("http://127.0.0.1:1/v1/x", 5.0)
     Recorded.closed = 0
 

@@ -578,13 +578,19 @@ def test_threads_says_where_a_custom_functions_sync_calls_run():
 
 
 @pytest.fixture
-def fresh_modules():
-    """Names imported by a test are forgotten after it (each test uses names of its own)."""
+def fresh_modules(tmp_path):
+    """The test's own modules (files under its tmp_path) are forgotten after it.
+
+    Only those: forgetting a gradewire module first imported during the test would leave a
+    second copy of it for later tests, whose classes and patch targets are not the first's.
+    """
     before = set(sys.modules)
     path = list(sys.path)
     yield
     for name in set(sys.modules) - before:
-        del sys.modules[name]
+        where = getattr(sys.modules[name], "__file__", None) or ""
+        if where.startswith(str(tmp_path)):
+            del sys.modules[name]
     assert sys.path == path  # the grader file's folder is not left on the path
 
 
