@@ -53,6 +53,7 @@ from typing_extensions import Unpack
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from gradewire.core._grader import BaseGrader
+from gradewire.judges._certificate import gate_certificates
 from gradewire.server._hosts import is_loopback
 from gradewire.server._settings import (
     AppOptions,
@@ -101,6 +102,7 @@ def create_app(
         settings, options, takes=AppOptions.__optional_keys__, caller="create_app"
     )
     served = _by_key(graders)
+    gate_certificates(served.values(), where="the reward server")  # before spending
     # After every check: a refused configuration leaves the graders as they were.
     cap, text = checked.max_log_records, checked.max_log_bytes
     for grader in served.values():

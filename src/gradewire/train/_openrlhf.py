@@ -22,6 +22,7 @@ from gradewire.core import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
+from gradewire.judges._certificate import gate_certificates
 from gradewire.train._failure_policy import FailurePolicy, resolve_failure
 from gradewire.train._gold import check_gold_fraction, in_gold_share
 
@@ -107,6 +108,7 @@ class OpenRLHFRewardFunc:
             )
         self.gold = gold
         self.gold_fraction = check_gold_fraction(gold_fraction)
+        gate_certificates([grader, gold], where="openrlhf_reward_func")  # before spending
         self._runner = _LoopThread()
         grader.bound_undrained(
             "OpenRLHF logs only extra_logs; read the grader's full statistics with "

@@ -19,6 +19,7 @@ from gradewire.core import (
 )
 from gradewire.core._batch import thread_batch
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
+from gradewire.judges._certificate import gate_certificates
 from gradewire.sinks import FanOutSink, Sink
 from gradewire.train._distributed import distributed_rank, merge_windows
 from gradewire.train._failure_policy import FailurePolicy, resolve_failure
@@ -185,6 +186,7 @@ class RewardLogger:
                 )
         self.gold = gold
         self.gold_fraction = check_gold_fraction(gold_fraction)
+        gate_certificates([*chosen, gold], where="RewardLogger")  # before spending
         if isinstance(monitor, bool):
             self.monitor: RewardMonitor | None = RewardMonitor() if monitor else None
         elif isinstance(monitor, RewardMonitor):

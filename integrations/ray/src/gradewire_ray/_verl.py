@@ -21,6 +21,7 @@ from gradewire import (
 )
 from gradewire.core._grader import timeout_setting
 from gradewire.core._histogram import DEFAULT_EDGES, check_edges
+from gradewire.judges._certificate import gate_certificates
 from gradewire.train import FailurePolicy, RewardLogger
 from gradewire.train._failure_policy import resolve_failure
 from gradewire.train._gold import check_gold_fraction
@@ -130,6 +131,7 @@ class VerlReward:
                 )
         self.gold = gold
         self.gold_fraction = check_gold_fraction(gold_fraction)
+        gate_certificates([grader, gold], where="verl_compute_score")  # before spending
         self._sender: WindowSender | None = None
         self._loop_thread = _LoopThread()
 

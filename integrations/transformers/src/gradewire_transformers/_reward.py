@@ -15,6 +15,7 @@ from gradewire import (
     StringThread,
 )
 from gradewire.core._grader import timeout_setting
+from gradewire.judges._certificate import gate_certificates
 from gradewire.train import FailurePolicy
 from gradewire.train._failure_policy import resolve_failure
 from gradewire.train._gold import timed_attempts
@@ -73,6 +74,7 @@ class TrlReward:
         self.log_reasoning = log_reasoning
         # Checked here, not at the first step: the same rule as a grader's own timeout.
         self.timeout = timeout_setting(timeout, "timeout")
+        gate_certificates([grader], where="trl_reward")  # before spending
         self.fail_fast = self.failure.fail_fast("trl_reward(...)")
         self._logger: RewardLogger | None = None
         grader.bound_undrained(

@@ -32,7 +32,6 @@ from gradewire.eval.runs._folder import (
     claim_run_folder,
     write_json,
 )
-from gradewire.eval.runs._judge_certificate import CertificateError, requirement_problems
 from gradewire.eval.runs._judge_facts import judge_facts, within_run_lines
 from gradewire.eval.runs._samples import (
     DataOptions,
@@ -43,6 +42,7 @@ from gradewire.eval.runs._samples import (
 )
 from gradewire.eval.runs._scipy import scipy_stats
 from gradewire.eval.runs._statistics import GraderSummary, cluster_labels
+from gradewire.judges._certificate import gate_certificates
 from gradewire.stats._mean_interval import check_range
 
 logger = logging.getLogger("gradewire")
@@ -159,7 +159,7 @@ async def run_eval(
         if problem:
             raise InvalidInputError(f"grader key {key!r} {problem}")
     scipy_stats()  # the summary needs it: fail before grading, not after
-    _check_certificates(graders)  # a judge that must hold a certificate: before spending
+    gate_certificates(graders, where="eval")  # a judge that must hold one: before spending
     samples, data_info = _samples(data, shape, options)
     hashes = {grader.grader_key: spec_hash(grader) for grader in graders}
     with claim_run_folder(folder, force=force) as previous:
@@ -209,24 +209,6 @@ async def run_eval(
         )
         report = write_report(run, folder / REPORT, summaries=summaries)
     return EvalResult(run, summaries, outcome, report)
-
-
-def _check_certificates(graders: Sequence[BaseGrader]) -> None:
-    refused = []
-    for grader in graders:
-        requirement, problems = requirement_problems(grader)
-        if requirement is None or not problems:
-            continue
-        if requirement.on_failure == "refuse":
-            refused.extend(problems)
-        else:
-            for problem in problems:
-                logger.warning("gradewire eval: %s", problem)
-    if refused:
-        raise CertificateError(
-            "; ".join(refused) + " (the judge was required to hold its certificate with "
-            "on_failure='refuse'; nothing was graded)"
-        )
 
 
 def _identity(grader: BaseGrader) -> str | None:
