@@ -54,6 +54,7 @@ VERDICT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "low": st.integers(-5, 4),
     "high": st.integers(6, 20),
     "use_logprobs": st.booleans(),
+    "pass_threshold": st.one_of(st.none(), st.floats(0, 1, allow_subnormal=False)),
     "swap": st.booleans(),
     "seed": st.integers(-(2**40), 2**40),
     "other_key": st.from_regex(r"[a-z_]{1,12}", fullmatch=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, WithJsonSchema, create_model
@@ -67,7 +68,10 @@ class RangeJudgeGrader(JudgeGrader):
     gives a smoother reward. ``info`` keeps ``score`` (the integer written), and, when
     logprobs were used, ``expected_score``, ``distribution`` ({score: probability}) and
     ``probability_mass`` (how much probability the valid integers had before
-    renormalising); ``info["source"]`` says ``"logprobs"`` or ``"parsed"``. Without usable
+    renormalising); ``info["source"]`` says ``"logprobs"`` or ``"parsed"``. With a
+    ``pass_threshold`` the judge also has a pass rule: a value at or above it passes, and
+    ``info["passed"]`` (logged as ``passed``, whose mean is the pass rate) says whether it
+    did; eval reports its pass rate, and `gradewire judge align` calibrates it. Without usable
     logprobs (none returned, or the score split over several tokens) the written integer is
     used; a server that refuses the logprobs parameter (an error naming it, a 4xx or a 5xx)
     is asked again without it, and not asked for logprobs again (`OpenAIChatModel`
@@ -91,6 +95,7 @@ class RangeJudgeGrader(JudgeGrader):
         low: int = 1,
         high: int = 5,
         use_logprobs: bool = True,
+        pass_threshold: float | None = None,
         **settings: Unpack[JudgeSettings],
     ) -> None:
         """Set up the judge.
@@ -102,6 +107,9 @@ class RangeJudgeGrader(JudgeGrader):
             low: The lowest score (the value 0.0).
             high: The highest score (the value 1.0); greater than ``low``.
             use_logprobs: Ask for logprobs and use the expected score when they come back.
+            pass_threshold: The value (on the normalised [0, 1] scale, not the judge's
+                ``low``-``high`` one) at or above which a sample passes; None: no pass
+                rule. A written score ``s`` is the value ``(s - low) / (high - low)``.
             **settings: The judge's `JudgeSettings`.
         """
         super().__init__(
@@ -118,11 +126,23 @@ class RangeJudgeGrader(JudgeGrader):
             raise InvalidInputError(f"low ({low}) must be smaller than high ({high})")
         if not isinstance(use_logprobs, bool):
             raise InvalidTypeError(f"use_logprobs must be a bool, not {use_logprobs!r}")
+        if pass_threshold is not None:
+            if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)):
+                raise InvalidTypeError(
+                    f"pass_threshold must be a number or None, not {pass_threshold!r}"
+                )
+            if not (math.isfinite(pass_threshold) and 0.0 <= pass_threshold <= 1.0):
+                raise InvalidInputError(
+                    f"pass_threshold is on the judge's value, from 0 to 1, not {pass_threshold!r}: "
+                    f"a score s of {low}-{high} is the value (s - {low}) / {high - low}"
+                )
+            pass_threshold = float(pass_threshold)
         self.criteria = criteria
         self.low = low
         self.high = high
         self.score_range = (0.0, 1.0)  # (s - low) / (high - low)
         self.use_logprobs = use_logprobs
+        self.pass_threshold = pass_threshold
         # Learnt from the server: it refused logprobs, so they are no longer asked for.
         self.logprobs_refused = False
 
@@ -163,11 +183,16 @@ class RangeJudgeGrader(JudgeGrader):
                     probability_mass=found.mass,
                 )
         value = min(1.0, max(0.0, (score - self.low) / (self.high - self.low)))
+        if self.pass_threshold is not None:
+            info["passed"] = value >= self.pass_threshold
         return Grade(value, self.grader_key, reasoning, info=info)
 
     def log_fields(self, grade: Grade) -> dict[str, Any]:
-        """The integer the judge wrote, as ``judge_score``."""
-        return {"judge_score": grade.info["score"]}
+        """The integer the judge wrote, as ``judge_score``; ``passed`` with a pass rule."""
+        fields: dict[str, Any] = {"judge_score": grade.info["score"]}
+        if "passed" in grade.info:
+            fields["passed"] = grade.info["passed"]
+        return fields
 
 
 def _refuses_logprobs(exc: ModelCallError) -> bool:

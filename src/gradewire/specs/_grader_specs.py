@@ -393,6 +393,10 @@ class RangeJudgeSpec(_Judge):
     low: int = default_of(RangeJudgeGrader, "low")
     high: int = default_of(RangeJudgeGrader, "high")
     use_logprobs: bool = default_of(RangeJudgeGrader, "use_logprobs")
+    # On the judge's normalised value, 0 to 1 (the constructor says why and checks it).
+    pass_threshold: float | None = Field(
+        default=default_of(RangeJudgeGrader, "pass_threshold"), ge=0.0, le=1.0
+    )
 
 
 class ExternalEndpointSpec(_NoCode):
