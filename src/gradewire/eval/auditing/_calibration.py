@@ -29,7 +29,12 @@ import numpy.typing as npt
 from gradewire.core import InvalidInputError
 from gradewire.eval.runs._scipy import scipy_stats
 
-__all__ = ["ThresholdCalibration", "binary_kappa", "calibrate_threshold"]
+__all__ = [
+    "ThresholdCalibration",
+    "binary_kappa",
+    "calibrate_threshold",
+    "paired_kappa_change_interval",
+]
 
 
 def binary_kappa(truth: npt.NDArray[Any], predicted: npt.NDArray[Any]) -> float:
@@ -154,7 +159,7 @@ def calibrate_threshold(
         InvalidInputError: Labels other than 0/1, too few samples of a class for the
             folds, or bad settings.
     """
-    stats = scipy_stats()
+    scipy_stats()  # the interval needs it: fail before any work
 
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise InvalidInputError(f"folds must be 2 or more, not {folds!r}")
@@ -185,40 +190,10 @@ def calibrate_threshold(
     kappa_before = binary_kappa(truth, before)
     kappa_after = binary_kappa(truth, after)
     change = kappa_after - kappa_before
-    low = high = math.nan
-    method = "paired bootstrap over samples (BCa), fold thresholds fixed"
-    if n_resamples > 0 and math.isfinite(change):
-
-        def statistic(index: npt.NDArray[np.int64], axis: int = -1) -> npt.NDArray[Any]:
-            gain: npt.NDArray[Any] = _kappa_rows(truth[index], after[index], axis) - _kappa_rows(
-                truth[index], before[index], axis
-            )
-            return gain
-
-        index = np.arange(len(y))
-        for kind in ("BCa", "percentile"):
-            # BCa's acceleration is undefined when every jackknife value is equal (the
-            # held-out verdicts equal the judge's own): then the percentile interval.
-            with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                warnings.simplefilter("ignore", getattr(stats, "DegenerateDataWarning", Warning))
-                result = stats.bootstrap(
-                    (index,),
-                    statistic,
-                    vectorized=True,
-                    n_resamples=n_resamples,
-                    confidence_level=confidence,
-                    method=kind,
-                    random_state=np.random.default_rng(seed),
-                )
-            low = float(result.confidence_interval.low)
-            high = float(result.confidence_interval.high)
-            if math.isfinite(low) and math.isfinite(high):
-                break
-            method = (
-                "paired bootstrap over samples (percentile: BCa undefined here), "
-                "fold thresholds fixed"
-            )
+    low, high, method = paired_kappa_change_interval(
+        truth, before, after, confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
+    method += ", fold thresholds fixed"
     improved = math.isfinite(low) and low > 0.0
     overall = _best_threshold(s, truth, threshold)
     return ThresholdCalibration(
@@ -239,6 +214,61 @@ def calibrate_threshold(
         improved=improved,
         held_out={key: int(value) for key, value in zip(ids, after, strict=True)},
     )
+
+
+def paired_kappa_change_interval(
+    truth: npt.NDArray[Any],
+    before: npt.NDArray[Any],
+    after: npt.NDArray[Any],
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> tuple[float, float, str]:
+    """The paired bootstrap interval of κ(truth, after) - κ(truth, before), and its method.
+
+    The samples are resampled with both verdicts of each kept together (paired); BCa,
+    else the percentile interval where BCa is undefined (every jackknife value equal).
+    NaN ends when ``n_resamples`` is 0 or the change is undefined.
+    """
+    stats = scipy_stats()
+    truth = np.asarray(truth, dtype=bool)
+    before = np.asarray(before, dtype=bool)
+    after = np.asarray(after, dtype=bool)
+    method = "paired bootstrap over samples (BCa)"
+    change = binary_kappa(truth, after) - binary_kappa(truth, before)
+    if n_resamples <= 0 or not math.isfinite(change):
+        return math.nan, math.nan, method
+
+    def statistic(index: npt.NDArray[np.int64], axis: int = -1) -> npt.NDArray[Any]:
+        gain: npt.NDArray[Any] = _kappa_rows(truth[index], after[index], axis) - _kappa_rows(
+            truth[index], before[index], axis
+        )
+        return gain
+
+    index = np.arange(len(truth))
+    low = high = math.nan
+    for kind in ("BCa", "percentile"):
+        # BCa's acceleration is undefined when every jackknife value is equal (the
+        # verdicts after equal those before): then the percentile interval.
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", getattr(stats, "DegenerateDataWarning", Warning))
+            result = stats.bootstrap(
+                (index,),
+                statistic,
+                vectorized=True,
+                n_resamples=n_resamples,
+                confidence_level=confidence,
+                method=kind,
+                random_state=np.random.default_rng(seed),
+            )
+        low = float(result.confidence_interval.low)
+        high = float(result.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            break
+        method = "paired bootstrap over samples (percentile: BCa undefined here)"
+    return low, high, method
 
 
 def _kappa_rows(
