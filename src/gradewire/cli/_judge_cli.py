@@ -5,9 +5,13 @@
 still vouches for a judge (of a grader file, or the judge that gave a run's verdicts, as
 before a compare), and whether its agreement interval's lower end reaches
 ``--min-agreement``; it exits 1 when it does not, so a CI step can gate on it.
-``align`` calibrates a score-based judge's pass threshold on labels, with agreement before
-and after on held-out folds (`calibrate_threshold`). ``identity`` prints a judge's
-identity and what it is made of.
+``align`` calibrates a score-based judge's pass threshold on labels from a run's scores,
+with agreement before and after on held-out folds (`calibrate_threshold`); given the
+judge's grader file and the samples, it judges them again and also tries few-shot
+examples chosen from the judge's disagreements with people and, with a proposer model, a
+revised criteria text (`align_judge`), each proven on held-out folds, and writes the
+chosen judge as a spec (``--spec-out``). ``identity`` prints a judge's identity and what
+it is made of.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "intervals, confusion matrix, pass rates, retest flips with the cache bypassed, "
         "position and length audits) and write a certificate bound to its identity. check: "
         "whether a certificate still vouches for a judge or a run's judge (exit 1 if not). "
-        "identity: a judge's identity and its facts.",
+        "align: adjust a judge to labels (threshold, few-shot examples, criteria), proven on "
+        "held-out folds. identity: a judge's identity and its facts.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     certify = actions.add_parser("certify", help="measure a judge against labels")
@@ -67,11 +72,44 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
     align = actions.add_parser(
         "align",
-        help="calibrate a score-based judge's pass threshold on labels, proven held out",
+        help="adjust a judge to labels (threshold, few-shot examples, criteria), proven held out",
+        description="Without --graders: calibrate the pass threshold of a score-based judge "
+        "from the scores in a run folder. With --graders: judge the samples (DATA) with the "
+        "file's judge and try, as candidates, the pass threshold (a score-based judge), "
+        "few-shot examples chosen from its disagreements with people (--shots), and a "
+        "revised criteria text (--propose-criteria or --proposer). Each candidate is made "
+        "from the other folds only and judged on the held-out fold; the change in Cohen's "
+        "kappa gets a paired bootstrap interval (Bonferroni over the candidates), and no "
+        "improvement is claimed whose interval includes 0.",
     )
-    align.add_argument("run", help="a run folder holding the judge's scores")
+    align.add_argument(
+        "run",
+        metavar="RUN_OR_DATA",
+        help="a run folder holding the judge's scores; with --graders, the samples to judge "
+        "(.jsonl, .csv, .parquet, folder)",
+    )
     align.add_argument("--labels", type=Path, required=True, help="pass/fail labels (id, label)")
-    align.add_argument("--grader", required=True, help="the judge's key in the run")
+    align.add_argument(
+        "--graders", type=Path, default=None, help="grader file: judge the samples with its judge"
+    )
+    align.add_argument("--grader", default=None, help="the judge's key (in the run, or the file)")
+    align.add_argument(
+        "--shots", type=int, default=4, help="most few-shot examples to try (0: none; default 4)"
+    )
+    align.add_argument(
+        "--propose-criteria",
+        action="store_true",
+        help="ask the judge's own model for a revised criteria text",
+    )
+    align.add_argument(
+        "--proposer",
+        default=None,
+        help="another model to propose the criteria text: provider/name, or a name served at "
+        "--proposer-base-url",
+    )
+    align.add_argument("--proposer-base-url", default=None, help="the proposer's API root")
+    align.add_argument("--concurrency", type=int, default=8, help="samples in flight")
+    align.add_argument("--limit", type=int, default=None, help="only the first N samples")
     align.add_argument(
         "--threshold",
         type=float,
@@ -267,6 +305,10 @@ def _align(args: argparse.Namespace) -> int:
     from gradewire.eval.auditing._run_agreement import read_labels
     from gradewire.eval.reporting._terminal import terminal_safe
 
+    if args.graders is not None:
+        return _align_judge(args)
+    if args.grader is None:
+        raise GradewireError("give the judge's key in the run: --grader KEY")
     run = load_run(args.run)
     if args.grader not in run.graders:
         raise GradewireError(f"{args.run} has no grader {args.grader!r}: {', '.join(run.graders)}")
@@ -291,13 +333,60 @@ def _align(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     # The judge as a spec, diffable against the old: only a proven threshold changes it.
-    new_spec = None if spec is None else {**spec, "pass_threshold": result.threshold}
+    new_spec = spec
+    if spec is not None and result.improved:
+        new_spec = {**spec, "pass_threshold": result.threshold}
     if args.spec_out is not None:
         args.spec_out.write_text(json.dumps(new_spec, indent=2, ensure_ascii=True) + "\n")
     if args.json:
         print(json.dumps({**result.to_dict(), "spec": new_spec}, indent=2, ensure_ascii=True))
     else:
         print(terminal_safe(str(result), multiline=True))
+    return 0
+
+
+def _align_judge(args: argparse.Namespace) -> int:
+    from gradewire.eval import load_samples
+    from gradewire.eval.auditing._alignment import align_judge
+    from gradewire.eval.auditing._run_agreement import read_labels
+    from gradewire.eval.reporting._terminal import terminal_safe
+    from gradewire.models import get_model
+    from gradewire.models._get_model import qualified_model_name
+
+    if args.concurrency < 1:
+        raise GradewireError(f"--concurrency must be at least 1, not {args.concurrency}")
+    judge = _judge(args)
+    proposer = None
+    if args.proposer is not None:
+        proposer = get_model(qualified_model_name(args.proposer), base_url=args.proposer_base_url)
+    elif args.proposer_base_url is not None:
+        raise GradewireError("--proposer-base-url needs --proposer NAME beside it")
+    elif args.propose_criteria:
+        proposer = judge.model
+    samples = {s.id: s.thread for s in load_samples(Path(args.run), limit=args.limit)}
+    labels = {k: v for k, v in read_labels(args.labels).items() if k in samples}
+    result = asyncio.run(
+        align_judge(
+            judge,
+            samples,
+            labels,
+            folds=args.folds,
+            shots=args.shots,
+            proposer=proposer,
+            threshold=args.threshold,
+            concurrency=args.concurrency,
+            n_resamples=args.resamples,
+            seed=args.seed,
+        )
+    )
+    if args.spec_out is not None:
+        args.spec_out.write_text(json.dumps(result.spec, indent=2, ensure_ascii=True) + "\n")
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=True))
+    else:
+        print(terminal_safe(str(result), multiline=True))
+        if args.spec_out is not None:
+            print(f"spec: {terminal_safe(args.spec_out.resolve())}")
     return 0
 
 
