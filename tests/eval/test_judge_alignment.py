@@ -342,3 +342,25 @@ def test_the_judge_command_aligns_and_writes_the_spec(
     assert answer["candidates"] == []  # no shots, no proposer, a 0/1 judge: nothing to try
     assert answer["chosen"] is None
     assert answer["spec"]["criteria"] == "Is marked good"
+
+
+def test_label_blind_candidates_are_rarely_claimed_better_simulated() -> None:
+    # The null: each candidate is a judge as accurate as the one it would replace, its
+    # verdicts drawn apart (no gain to find). Over many draws, the share in which any of
+    # the two candidates is claimed better (its Bonferroni interval above 0) stays near or
+    # below the family's 5%.
+    from gradewire.eval.auditing._calibration import paired_kappa_change_interval
+
+    rng = np.random.default_rng(7)
+    draws, n, claims = 150, 40, 0
+    for draw in range(draws):
+        truth = rng.random(n) < 0.5
+        before, *after = (np.where(rng.random(n) < 0.75, truth, ~truth) for _ in range(3))
+        claimed = False
+        for verdicts in after:
+            low, _, _ = paired_kappa_change_interval(
+                truth, before, verdicts, confidence=1 - 0.05 / 2, n_resamples=400, seed=draw
+            )
+            claimed |= math.isfinite(low) and low > 0
+        claims += claimed
+    assert claims / draws <= 0.08

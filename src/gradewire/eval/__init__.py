@@ -14,7 +14,8 @@ adjusted pairwise tests, rank intervals and tiers of runs that cannot be told ap
 `certify_judge` binds what they measure against people's labels to the judge's identity
 (`JudgeCertificate`), and `require_certificate` makes `run_eval` warn or refuse when the
 judge no longer holds it; `calibrate_threshold` calibrates a score-based judge's pass
-threshold on labels, proven on held-out folds.
+threshold on labels, proven on held-out folds, and `align_judge` also tries few-shot
+examples from the judge's disagreements with people and a proposed criteria text.
 gradewire writes only into its own run folders (`RunFolderError` otherwise), one eval at a
 time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and grading engines
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from gradewire.core._lazy import attach
 
 if TYPE_CHECKING:
+    from gradewire.eval.auditing._alignment import AlignmentCandidate, JudgeAlignment, align_judge
     from gradewire.eval.auditing._calibration import ThresholdCalibration, calibrate_threshold
     from gradewire.eval.auditing._certificate import certify_judge
     from gradewire.eval.auditing._judge_audits import (
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from gradewire.eval.runs._statistics import GraderSummary
 
 __all__ = [
+    "AlignmentCandidate",
     "BootstrapInterval",
     "CertificateError",
     "ChangedSample",
@@ -89,6 +92,7 @@ __all__ = [
     "GraderSummary",
     "GradingEngine",
     "GradingReport",
+    "JudgeAlignment",
     "JudgeCertificate",
     "JudgedComparison",
     "Leaderboard",
@@ -103,6 +107,7 @@ __all__ = [
     "SampleRecord",
     "SliceComparison",
     "ThresholdCalibration",
+    "align_judge",
     "audit_length",
     "audit_position",
     "audit_retest",
@@ -129,6 +134,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
         {
+            ".auditing._alignment": ["AlignmentCandidate", "JudgeAlignment", "align_judge"],
             ".auditing._calibration": ["ThresholdCalibration", "calibrate_threshold"],
             ".auditing._certificate": ["certify_judge"],
             ".auditing._judge_audits": [

@@ -1,11 +1,14 @@
-"""Threshold calibration of the real 135M judge on programmatic truth (arithmetic right or
-wrong): what a held-out calibration gains on a weak judge, and that it claims nothing more.
+"""Aligning the real 135M judge on programmatic truth (arithmetic right or wrong): what a
+held-out threshold calibration, few-shot examples chosen from its disagreements and a
+criteria text the model itself proposes gain on a weak judge, and that nothing more is
+claimed.
 
 The figures (κ before and after on held-out folds, the interval of the change) are printed
 for the note; the assertions are about the method's promises, which hold whatever this
 model does: an improvement is claimed exactly when the interval excludes 0, and the
-judge's own threshold is kept otherwise. ``$GRADEWIRE_ALIGN_SAMPLES`` sets how many
-samples are judged (default 40: about two minutes on a quiet machine).
+judge is kept as it is otherwise. ``$GRADEWIRE_ALIGN_SAMPLES`` sets how many samples are
+judged (default 40: about two minutes a test on a quiet machine; the few-shot and
+criteria test judges every sample three times).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from real_model_support import within_deadline
 
 import gradewire as gw
 from gradewire.eval import calibrate_threshold
+from gradewire.eval.auditing._alignment import align_judge
 
 N = int(os.environ.get("GRADEWIRE_ALIGN_SAMPLES", "40"))
 
@@ -54,3 +58,35 @@ async def test_threshold_calibration_on_the_real_judge(llama_server: str) -> Non
     assert result.improved == (result.ci_low > 0)
     assert result.threshold == (result.fitted_threshold if result.improved else 0.5)
     assert result.n == len(scores)
+
+
+async def test_few_shot_and_criteria_alignment_on_the_real_judge(llama_server: str) -> None:
+    threads, labels = arithmetic(N)
+    model = gw.OpenAIChatModel("smollm2", base_url=llama_server, attempt_timeout=300.0)
+    judge = gw.BinaryJudgeGrader("correct", model, "The arithmetic in the answer is correct")
+    result = await within_deadline(
+        align_judge(
+            judge,
+            threads,
+            labels,
+            folds=4,
+            shots=2,
+            proposer=model,  # the judge's own model proposes the criteria
+            concurrency=1,
+            n_resamples=2000,
+            seed=0,
+        )
+    )
+    print()
+    print(result)
+    for candidate in result.candidates:
+        if candidate.kind == "criteria":
+            print(f"criteria proposed per fold: {candidate.folds}")
+    assert [c.kind for c in result.candidates] == ["shots", "criteria"]
+    for candidate in result.candidates:
+        assert candidate.improved == (candidate.ci_low > 0)
+    assert (result.chosen is None) == (not any(c.improved for c in result.candidates))
+    if result.chosen is None:
+        assert result.identity_after == result.identity_before
+        assert result.changes == {}
+    assert result.n >= N - 2

@@ -355,7 +355,7 @@ async def align_judge(
     proven = [c for c in candidates if c.improved]
     best = max(proven, key=lambda c: c.change, default=None)
     changes: dict[str, Any] = {}
-    final: BaseGrader[Any] = judge
+    final: Any = judge
     if best is not None:
         everyone = [k for k, w in zip(ids, wrong, strict=True) if w]
         if best.kind == "threshold":
@@ -376,8 +376,8 @@ async def align_judge(
                 final = _variant(judge, criteria=proposal)
     return JudgeAlignment(
         grader=judge.grader_key,
-        identity_before=judge.identity,  # type: ignore[attr-defined]
-        identity_after=final.identity,  # type: ignore[attr-defined]
+        identity_before=_identity(judge),
+        identity_after=_identity(final),
         n=len(ids),
         positives=positives,
         folds=folds,
@@ -504,7 +504,7 @@ async def _propose(
         )
     except GradewireError as exc:  # a proposer that fails leaves the criteria as they are
         return None, f"the proposer did not answer ({type(exc).__name__}: {exc}): criteria kept"
-    text = answer.criteria.strip()  # type: ignore[attr-defined]
+    text = answer.criteria.strip()
     if not text:
         return None, "the proposer gave an empty criteria text: criteria kept"
     return text, None
@@ -522,6 +522,10 @@ def _spec(judge: BaseGrader[Any], changes: Mapping[str, Any]) -> dict[str, Any] 
     if "pass_threshold" in changes:
         out["pass_threshold"] = changes["pass_threshold"]
     return out
+
+
+def _identity(judge: Any) -> str:
+    return str(judge.identity)
 
 
 def _cut(text: str) -> str:
