@@ -258,14 +258,25 @@ async def test_a_range_judge_gets_its_threshold_and_the_spec_keeps_it(
     assert build_grader(result.spec).identity == result.identity_after  # type: ignore[attr-defined]
 
 
-async def test_a_proposer_that_fails_leaves_the_criteria_and_says_so(
-    judge_server: JudgeServer,
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("no JSON here", "did not answer"),
+        (json.dumps({"criteria": "<the revised criterion>"}), "placeholder"),
+        (json.dumps({"criteria": "..."}), "placeholder"),
+        (json.dumps({"criteria": " is marked GOOD "}), "unchanged"),
+    ],
+)
+async def test_a_proposer_that_gives_no_new_text_leaves_the_criteria_and_says_so(
+    judge_server: JudgeServer, reply: str, why: str
 ) -> None:
     reader = ReadingJudge()
 
     def handler(request: Request) -> Reply:
-        if request.json["messages"][-1]["content"].startswith("An LLM judge grades"):
-            return Reply(json=chat_body("no JSON here"))
+        messages = request.json["messages"]
+        # The proposer's call, or its repair (which follows the first call's prompt).
+        if any(m["content"].startswith("An LLM judge grades") for m in messages):
+            return Reply(json=chat_body(reply))
         return reader(request)
 
     judge_server.handler = handler
@@ -281,8 +292,9 @@ async def test_a_proposer_that_fails_leaves_the_criteria_and_says_so(
     assert criteria.kind == "criteria"
     assert criteria.change == 0.0
     assert not criteria.improved
-    assert criteria.notes
-    assert all("criteria kept" in note for note in criteria.notes)
+    assert len(criteria.notes) == 5  # one per fold
+    assert all(why in note and "criteria kept" in note for note in criteria.notes)
+    assert len(reader.judged) == N  # no fold judged again with the same criteria
 
 
 async def test_bad_inputs_are_refused(judge_server: JudgeServer) -> None:

@@ -90,3 +90,19 @@ async def test_few_shot_and_criteria_alignment_on_the_real_judge(llama_server: s
         assert result.identity_after == result.identity_before
         assert result.changes == {}
     assert result.n >= N - 2
+
+
+async def test_threshold_and_criteria_alignment_of_the_real_range_judge(llama_server: str) -> None:
+    threads, labels = arithmetic(N)
+    model = gw.OpenAIChatModel("smollm2", base_url=llama_server, attempt_timeout=300.0)
+    judge = gw.RangeJudgeGrader("correct", model, "The arithmetic in the answer is correct")
+    result = await within_deadline(
+        align_judge(judge, threads, labels, folds=4, proposer=model, concurrency=1, seed=0)
+    )
+    print()
+    print(result)
+    assert [c.kind for c in result.candidates] == ["threshold", "criteria"]
+    for candidate in result.candidates:
+        assert candidate.improved == (candidate.ci_low > 0)
+    assert (result.chosen is None) == (not any(c.improved for c in result.candidates))
+    assert result.n >= N - 2

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,7 +69,8 @@ __all__ = ["AlignmentCandidate", "JudgeAlignment", "align_judge"]
 # How much of a disagreement the proposer is shown (characters per text), and how many.
 _SHOWN_CHARS = 600
 _SHOWN_EXAMPLES = 8
-_KINDS = ("threshold", "shots", "criteria")
+# A reply that is only a placeholder: "<the revised criterion>", "...", "string".
+_PLACEHOLDER = re.compile(r"<[^<>]*>|\.{3}|…|string|criteria|the revised criterion", re.I)
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ class JudgeAlignment:
         lines = [head]
         for c in self.candidates:
             interval = (
-                f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
+                f"[{_signed(c.ci_low)}, {_signed(c.ci_high)}]"
                 if math.isfinite(c.ci_low) and math.isfinite(c.ci_high)
                 else "no interval"
             )
@@ -184,7 +186,7 @@ class JudgeAlignment:
             )
             extra = f", {c.unanswered} unanswered" if c.unanswered else ""
             lines.append(
-                f"  {c.kind}: κ {_f(c.kappa_after)} held out, change {c.change:+.3f} "
+                f"  {c.kind}: κ {_f(c.kappa_after)} held out, change {_signed(c.change)} "
                 f"{interval}: {verdict}{extra}"
             )
             if "percentile" in c.method:
@@ -496,7 +498,7 @@ async def _propose(
         "give people's verdicts. State the rule in general terms (do not quote or name the "
         "examples), keep what the criterion already gets right, and keep it short.\n\n"
         f"<criterion>{judge.criteria}</criterion>\n\n" + "\n".join(shown) + "\n\n"
-        'Answer with JSON: {"criteria": "<the revised criterion>"}'
+        'Give the revised criterion as the value of "criteria".'
     )
     try:
         answer, _ = await complete_structured(
@@ -507,6 +509,11 @@ async def _propose(
     text = answer.criteria.strip()
     if not text:
         return None, "the proposer gave an empty criteria text: criteria kept"
+    if text.casefold() == judge.criteria.strip().casefold():
+        return None, "the proposer gave the criteria back unchanged: criteria kept"
+    if _PLACEHOLDER.fullmatch(text):
+        # A small model copies the shape of the answer it was shown instead of writing one.
+        return None, f"the proposer gave a placeholder ({text[:60]!r}), not a text: criteria kept"
     return text, None
 
 
@@ -530,6 +537,11 @@ def _identity(judge: Any) -> str:
 
 def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + " …"
+
+
+def _signed(value: float) -> str:
+    # Rounded first, so a -1e-17 of float noise does not print as -0.000.
+    return f"{round(value, 3) + 0.0:+.3f}" if math.isfinite(value) else "–"
 
 
 def _f(value: float) -> str:
