@@ -281,9 +281,21 @@ async def align_judge(
         )
     scores = np.array([graded[k].value for k in ids])
     before = scores >= threshold
-    split = _stratified_folds(truth, folds, seed)
-    wrong = before != truth
-
+    state = _Judged(
+        judge=judge,
+        keyed=keyed,
+        labels=labels,
+        graded=graded,
+        ids=ids,
+        truth=truth,
+        scores=scores,
+        before=before,
+        threshold=threshold,
+        shots=shots,
+        proposer=proposer,
+        concurrency=concurrency,
+        rng=random.Random(seed),
+    )
     kinds = []
     if not set(np.unique(scores)) <= {0.0, 1.0}:
         kinds.append("threshold")
@@ -292,58 +304,19 @@ async def align_judge(
     if proposer is not None and isinstance(getattr(judge, "criteria", None), str):
         kinds.append("criteria")
     adjusted = 1.0 - (1.0 - confidence) / max(1, len(kinds))
-    rng = random.Random(seed)
-
+    split = _stratified_folds(truth, folds, seed)
     candidates = []
     for kind in kinds:
-        after = before.copy()
-        unanswered = 0
-        made: list[Any] = []
-        notes: list[str] = []
-        for number, (train, test) in enumerate(split):
-            if kind == "threshold":
-                chosen = _best_threshold(scores[train], truth[train], threshold)
-                made.append(chosen)
-                after[test] = scores[test] >= chosen
-                continue
-            # Only the other folds' disagreements: this fold's labels stay unseen.
-            trained = [ids[i] for i in train if wrong[i]]
-            if kind == "shots":
-                picked = _pick_shots(trained, labels, shots, rng)
-                made.append(picked)
-                if not picked:  # no disagreement to show: the judge as it is
-                    continue
-                variant = _variant(judge, shots=[_shot(keyed[k], labels[k]) for k in picked])
-            else:
-                assert proposer is not None
-                proposal, note = await _propose(
-                    proposer, judge, trained, keyed, labels, graded, threshold
-                )
-                made.append(proposal)
-                if note:
-                    notes.append(f"fold {number + 1}: {note}")
-                if proposal is None:  # the judge as it is
-                    continue
-                variant = _variant(judge, criteria=proposal)
-            fold = {ids[i]: keyed[ids[i]] for i in test}
-            answers = await _grade_all(variant, fold, concurrency)
-            for i in test:
-                grade = answers.get(ids[i])
-                if grade is None or not math.isfinite(grade.value):
-                    unanswered += 1
-                    after[i] = not truth[i]
-                else:
-                    after[i] = grade.value >= threshold
-        kappa_before = binary_kappa(truth, before)
-        kappa_after = binary_kappa(truth, after)
+        after, made, unanswered, notes = await _held_out(kind, state, split)
         low, high, method = paired_kappa_change_interval(
             truth, before, after, confidence=adjusted, n_resamples=n_resamples, seed=seed
         )
+        kappa_after = binary_kappa(truth, after)
         candidates.append(
             AlignmentCandidate(
                 kind=kind,
                 kappa_after=kappa_after,
-                change=kappa_after - kappa_before,
+                change=kappa_after - binary_kappa(truth, before),
                 ci_low=low,
                 ci_high=high,
                 improved=math.isfinite(low) and low > 0.0,
@@ -354,28 +327,11 @@ async def align_judge(
                 method=f"{method}, each fold's candidate fixed",
             )
         )
-    proven = [c for c in candidates if c.improved]
-    best = max(proven, key=lambda c: c.change, default=None)
+    best = max((c for c in candidates if c.improved), key=lambda c: c.change, default=None)
     changes: dict[str, Any] = {}
     final: Any = judge
     if best is not None:
-        everyone = [k for k, w in zip(ids, wrong, strict=True) if w]
-        if best.kind == "threshold":
-            changes["pass_threshold"] = _best_threshold(scores, truth, threshold)
-            final = _variant(judge, pass_threshold=changes["pass_threshold"])
-        elif best.kind == "shots":
-            picked = _pick_shots(everyone, labels, shots, rng)
-            added = [_shot(keyed[k], labels[k]) for k in picked]
-            changes["shots"] = [_shot_dict(s) for s in added]
-            final = _variant(judge, shots=added)
-        else:
-            assert proposer is not None
-            proposal, _ = await _propose(
-                proposer, judge, everyone, keyed, labels, graded, threshold
-            )
-            if proposal is not None:
-                changes["criteria"] = proposal
-                final = _variant(judge, criteria=proposal)
+        changes, final = await _made_from_all(best.kind, state)
     return JudgeAlignment(
         grader=judge.grader_key,
         identity_before=_identity(judge),
@@ -396,6 +352,92 @@ async def align_judge(
         ),
         spec=_spec(judge, changes),
     )
+
+
+@dataclass
+class _Judged:
+    """The judge as it is on the labelled samples: what every candidate is made from."""
+
+    judge: Any
+    keyed: Mapping[str, StringThread]
+    labels: Mapping[str, float | None]
+    graded: Mapping[str, Grade]
+    ids: list[str]
+    truth: np.ndarray[Any, Any]
+    scores: np.ndarray[Any, Any]
+    before: np.ndarray[Any, Any]
+    threshold: float
+    shots: int
+    proposer: ChatModel | None
+    concurrency: int
+    rng: random.Random
+
+    def disagreements(self, among: Sequence[int]) -> list[str]:
+        """The ids, among the positions ``among``, where the judge and people disagree."""
+        return [self.ids[i] for i in among if self.before[i] != self.truth[i]]
+
+
+async def _held_out(
+    kind: str, state: _Judged, split: Sequence[tuple[Any, Any]]
+) -> tuple[np.ndarray[Any, Any], list[Any], int, list[str]]:
+    """Each sample's verdict by the ``kind`` candidate made from the other folds only.
+
+    Returns the verdicts, what each fold's candidate was, the samples it did not judge
+    (counted as disagreements) and notes.
+    """
+    after = state.before.copy()
+    made: list[Any] = []
+    notes: list[str] = []
+    unanswered = 0
+    for number, (train, test) in enumerate(split):
+        if kind == "threshold":
+            chosen = _best_threshold(state.scores[train], state.truth[train], state.threshold)
+            made.append(chosen)
+            after[test] = state.scores[test] >= chosen
+            continue
+        # Only the other folds' disagreements: this fold's labels stay unseen.
+        trained = state.disagreements(train)
+        if kind == "shots":
+            picked = _pick_shots(trained, state.labels, state.shots, state.rng)
+            made.append(picked)
+            if not picked:  # no disagreement to show: the judge as it is
+                continue
+            shown = [_shot(state.keyed[k], state.labels[k]) for k in picked]
+            variant = _variant(state.judge, shots=shown)
+        else:
+            proposal, note = await _propose(state, trained)
+            made.append(proposal)
+            if note:
+                notes.append(f"fold {number + 1}: {note}")
+            if proposal is None:  # the judge as it is
+                continue
+            variant = _variant(state.judge, criteria=proposal)
+        fold = {state.ids[i]: state.keyed[state.ids[i]] for i in test}
+        answers = await _grade_all(variant, fold, state.concurrency)
+        for i in test:
+            grade = answers.get(state.ids[i])
+            if grade is None or not math.isfinite(grade.value):
+                unanswered += 1
+                after[i] = not state.truth[i]
+            else:
+                after[i] = grade.value >= state.threshold
+    return after, made, unanswered, notes
+
+
+async def _made_from_all(kind: str, state: _Judged) -> tuple[dict[str, Any], Any]:
+    """The ``kind`` change made again from every label, and the judge with it."""
+    everyone = state.disagreements(range(len(state.ids)))
+    if kind == "threshold":
+        threshold = _best_threshold(state.scores, state.truth, state.threshold)
+        return {"pass_threshold": threshold}, _variant(state.judge, pass_threshold=threshold)
+    if kind == "shots":
+        picked = _pick_shots(everyone, state.labels, state.shots, state.rng)
+        added = [_shot(state.keyed[k], state.labels[k]) for k in picked]
+        return {"shots": [_shot_dict(s) for s in added]}, _variant(state.judge, shots=added)
+    proposal, _ = await _propose(state, everyone)
+    if proposal is None:
+        return {}, state.judge
+    return {"criteria": proposal}, _variant(state.judge, criteria=proposal)
 
 
 def _variant(
@@ -468,24 +510,18 @@ def _shot_dict(shot: JudgeShot) -> dict[str, Any]:
     }
 
 
-async def _propose(
-    proposer: ChatModel,
-    judge: Any,
-    disagreements: Sequence[str],
-    keyed: Mapping[str, StringThread],
-    labels: Mapping[str, float | None],
-    graded: Mapping[str, Grade],
-    threshold: float,
-) -> tuple[str | None, str | None]:
+async def _propose(state: _Judged, disagreements: Sequence[str]) -> tuple[str | None, str | None]:
     """A revised criteria text from ``disagreements`` (None and why, when there is none)."""
+    judge, proposer = state.judge, state.proposer
+    assert proposer is not None
     if not disagreements:
         return None, "no disagreement to learn from: criteria kept"
     shown = []
     for key in list(disagreements)[:_SHOWN_EXAMPLES]:
-        thread = keyed[key]
-        grade = graded[key]
-        people = "PASS" if labels[key] == 1.0 else "FAIL"
-        judged = "PASS" if grade.value >= threshold else "FAIL"
+        thread = state.keyed[key]
+        grade = state.graded[key]
+        people = "PASS" if state.labels[key] == 1.0 else "FAIL"
+        judged = "PASS" if grade.value >= state.threshold else "FAIL"
         shown.append(
             f"<example>\n<question>{_cut(thread.last_user_content() or '')}</question>\n"
             f"<answer>{_cut(thread.completion() or '')}</answer>\n"
