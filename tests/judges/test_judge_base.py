@@ -257,7 +257,7 @@ def test_common_options_are_checked(make_judge, options, message):
         (
             RangeJudgeGrader,
             ["grader_key", "model", "criteria"],
-            [("low", 1), ("high", 5), ("use_logprobs", True)],
+            [("low", 1), ("high", 5), ("use_logprobs", True), ("pass_threshold", None)],
         ),
         (FaithfulnessGrader, ["grader_key", "model"], [("language", None)]),
         (ContextRelevancyGrader, ["grader_key", "model"], []),
