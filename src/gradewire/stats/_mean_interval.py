@@ -47,7 +47,6 @@ __all__ = [
     "Method",
     "check_range",
     "clopper_pearson",
-    "cluster_robust_stderr",
     "cr2_stderr",
     "mean_interval",
     "wilson",
@@ -160,18 +159,6 @@ def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple
     low = 0.0 if successes <= 0 else float(beta.ppf(tail, successes, n - successes + 1))
     high = 1.0 if successes >= n else float(beta.ppf(1.0 - tail, successes + 1, n - successes))
     return low, high
-
-
-def cluster_robust_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, int]:
-    """Cluster-robust standard error of the mean (G/(G-1) factor), and the number of clusters."""
-    x = np.asarray(values, dtype=np.float64)
-    _, group = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
-    g = int(group.max()) + 1 if x.size else 0
-    if g < 2:
-        return math.nan, g
-    sums = np.bincount(group, weights=x - x.mean(), minlength=g)
-    variance = float(np.dot(sums, sums)) / x.size**2 * g / (g - 1)
-    return math.sqrt(variance), g
 
 
 def cr2_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, float, int]:
