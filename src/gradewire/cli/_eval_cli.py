@@ -393,7 +393,8 @@ def _record_ppi(result: Any, key: str, ppi: Any) -> dict[str, float]:
 
     figures = {key: _finite(value) for key, value in ppi.to_dict().items()}
     figures["method_name"] = (
-        f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), normal interval"
+        f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), "
+        f"{ppi.interval_form} interval"
     )
     metrics = {
         f"{key}/ppi/mean": ppi.estimate,

@@ -49,6 +49,7 @@ __all__ = [
     "clopper_pearson",
     "cr2_stderr",
     "mean_interval",
+    "t_quantile",
     "wilson",
 ]
 
@@ -113,7 +114,8 @@ def _z(confidence: float) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def _t_quantile(confidence: float, df: float) -> float:
+def t_quantile(confidence: float, df: float) -> float:
+    """The two-sided Student t quantile of `confidence` with `df` degrees of freedom."""
     return float(_scipy_stats().t.ppf(0.5 + confidence / 2.0, df))
 
 
@@ -245,7 +247,7 @@ def mean_interval(
     spread = p not in (0.0, 1.0) and variance > 0.0
     effective = p * (1.0 - p) / variance if spread else float(n)
     if df > 0:
-        effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
+        effective *= (_z(confidence) / t_quantile(confidence, df)) ** 2
     else:
         effective = float(n)  # one sample or one cluster: nothing but the range
         alone = "one cluster" if clusters is not None else "one sample"
@@ -273,7 +275,7 @@ def _t(
         method, caveat = "t_clustered", _few_clusters(g, df)
         if g < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one cluster")
-    half = _t_quantile(confidence, df) * se
+    half = t_quantile(confidence, df) * se
     return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)
 
 
