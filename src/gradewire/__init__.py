@@ -30,6 +30,7 @@ from gradewire.core._lazy import HUD_NAMES, attach
 # (type checkers treat any TYPE_CHECKING name as true).
 TYPE_CHECKING = False
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.core import BaseGrader as BaseGrader
     from gradewire.core import CombinedGrader as CombinedGrader

@@ -12,6 +12,7 @@ from gradewire.core._lazy import HUD_NAMES, attach
 # (type checkers treat any TYPE_CHECKING name as true).
 TYPE_CHECKING = False
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.core._combined_grader import CombinedGrader as CombinedGrader
     from gradewire.core._errors import GraderFailingError as GraderFailingError

@@ -24,6 +24,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.eval.auditing._calibration import ThresholdCalibration as ThresholdCalibration
     from gradewire.eval.auditing._calibration import calibrate_threshold as calibrate_threshold

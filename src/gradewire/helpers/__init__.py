@@ -10,6 +10,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.helpers._math import MathParseError as MathParseError
     from gradewire.helpers._math import MathTimeoutError as MathTimeoutError

@@ -10,6 +10,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.http._endpoint_facts import forget_endpoint_facts as forget_endpoint_facts
     from gradewire.http._refusal import ParameterRefusedError as ParameterRefusedError

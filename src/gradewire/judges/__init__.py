@@ -15,6 +15,7 @@ from gradewire.core._lazy import HUD_NAMES, attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.judges._binary_judge import BinaryJudgeGrader as BinaryJudgeGrader
     from gradewire.judges._binary_judge import BinaryJudgeShot as BinaryJudgeShot

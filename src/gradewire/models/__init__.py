@@ -18,6 +18,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.models._anthropic import AnthropicModel as AnthropicModel
     from gradewire.models._chat_model import ChatCompletion as ChatCompletion

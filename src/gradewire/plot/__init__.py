@@ -14,6 +14,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.plot._comparison_plot import plot_comparison as plot_comparison
     from gradewire.plot._histogram_plot import plot_histogram as plot_histogram

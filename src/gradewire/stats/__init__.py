@@ -15,6 +15,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.stats._agreement import agreement as agreement
     from gradewire.stats._agreement_result import Agreement as Agreement

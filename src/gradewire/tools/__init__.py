@@ -9,6 +9,7 @@ from gradewire.core._lazy import HUD_NAMES, attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.tools._command_grader import CommandGrader as CommandGrader
     from gradewire.tools._command_grader import CompletionVia as CompletionVia

@@ -17,6 +17,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.train._distributed import merge_log_states as merge_log_states
     from gradewire.train._distributed import merge_windows as merge_windows

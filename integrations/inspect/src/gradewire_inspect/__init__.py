@@ -18,6 +18,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_inspect._log_source import read_inspect_log as read_inspect_log
     from gradewire_inspect._scorer import ABSTAINED as ABSTAINED

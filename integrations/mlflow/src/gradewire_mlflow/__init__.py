@@ -11,6 +11,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_mlflow._run import default_tracking_uri as default_tracking_uri
     from gradewire_mlflow._sink import DEFAULT_TABLE_POLICY as DEFAULT_TABLE_POLICY

@@ -12,6 +12,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_ray._channel import DEFAULT_CHANNEL as DEFAULT_CHANNEL
     from gradewire_ray._channel import drain_reward_stats as drain_reward_stats

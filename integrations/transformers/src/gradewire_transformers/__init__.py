@@ -16,6 +16,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_transformers._callback import FAMILIES_TAG as FAMILIES_TAG
     from gradewire_transformers._callback import WANDB_STEP_METRIC as WANDB_STEP_METRIC

@@ -15,6 +15,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_verifiers._rubric import MASKED_METRIC as MASKED_METRIC
     from gradewire_verifiers._rubric import RewardMasked as RewardMasked

@@ -11,6 +11,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire_wandb._offline_run import OfflineRun as OfflineRun
     from gradewire_wandb._offline_run import read_offline_run as read_offline_run

@@ -9,6 +9,7 @@ from gradewire.core._lazy import attach
 
 TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
     from gradewire.sinks.background._background_sink import BackgroundSink as BackgroundSink
     from gradewire.sinks.background._report import DeliveryReport as DeliveryReport
