@@ -32,7 +32,8 @@ from typing import Any
 from gradewire.core import InvalidInputError
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
-from gradewire.eval.runs._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._row_shape import canonical_json
+from gradewire.eval.runs._samples import prompt_hash
 from gradewire.eval.runs._sources import GraderKeys
 
 __all__ = ["is_evals_output_items", "read_evals_output_items"]
