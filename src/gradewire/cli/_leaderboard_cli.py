@@ -225,6 +225,8 @@ def _print_board(g: Any, safe: Any) -> None:
                 + (f"\n    ... and {len(separable) - 20} more" if len(separable) > 20 else "")
             )
     print(f"  {safe(g.summary())}")
+    for line in g.judge_drift:
+        print(f"  warning: {safe(line)}")
     if g.missing_runs:
         print(f"  runs without this grader: {_listed(g.missing_runs)}")
     if g.not_scored:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from gradewire.eval.ranking._board_view import standings_table
 from gradewire.eval.ranking._standings import GraderBoard, Leaderboard
 from gradewire.eval.reporting._page import escape, page
 
@@ -175,31 +176,12 @@ def _matrix(board: GraderBoard) -> str:
     return "".join(parts)
 
 
-def _rank(low: int, high: int) -> str:
-    return f"{low}" if low == high else f"{low}–{high}"
-
-
-def _table(board: GraderBoard) -> str:
-    level = f"{board.confidence:.0%}"
-    rows = "".join(
-        f'<tr class="run" data-tier="{r.tier}"><td class="num">{r.tier}</td>'
-        f'<td class="num">{_rank(r.rank_low, r.rank_high)}</td>'
-        f"<td>{escape(r.run)}</td><td class=num>{_n(r.mean)}</td>"
-        f"<td class=num>{_n(r.low)} to {_n(r.high)}</td><td>{escape(r.method)}"
-        f"{'; ' + escape(r.caveat) if r.caveat else ''}</td>"
-        f"<td class=num>{_n(r.pass_rate) if r.pass_rate is not None else ''}</td></tr>"
-        for r in board.runs
-    )
-    return (
-        "<table><thead><tr><th class=num>tier</th><th class=num>rank</th><th>run</th>"
-        f"<th class=num>mean</th><th class=num>{level} interval</th><th>method</th>"
-        f"<th class=num>pass rate</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
 def _section(board: GraderBoard, key: str) -> str:
     label = board.grader + (f" — {board.slice}" if board.slice is not None else "")
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in board.notes)
+    drift = "".join(
+        f'<p class="note drift"><b>warning</b>: {escape(line)}</p>' for line in board.judge_drift
+    )
     missing = (
         f'<p class="note">runs without this grader: {escape(", ".join(board.missing_runs))}</p>'
         if board.missing_runs
@@ -212,7 +194,7 @@ def _section(board: GraderBoard, key: str) -> str:
         else ""
     )
     body = (
-        _table(board)
+        standings_table(board)
         + '<div class="plots"><figure class="plot">'
         + _forest(board)
         + f"<figcaption>means with {board.confidence:.0%} intervals, coloured by tier</figcaption>"
@@ -231,7 +213,7 @@ def _section(board: GraderBoard, key: str) -> str:
     return (
         f'<section class="board" data-board="{escape(key)}"><h2>{escape(label)}</h2>'
         f'<p class="meta">{board.n_samples} samples scored by every run. '
-        f"{escape(board.summary())}</p>{body}{missing}{unscored}{notes}</section>"
+        f"{escape(board.summary())}</p>{drift}{body}{missing}{unscored}{notes}</section>"
     )
 
 
