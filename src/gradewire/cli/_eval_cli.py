@@ -14,6 +14,7 @@ from typing import Any
 
 from gradewire.cli._eval_failures import EXIT_GRADER_FAILED, eval_exit_status, failing_graders
 from gradewire.cli._labels_key import labels_grader_key
+from gradewire.cli._recorded_note import note_recorded_agreement
 from gradewire.core import GradewireError
 
 __all__ = [
@@ -78,8 +79,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument(
         "data",
         type=Path,
-        help="the eval data: .jsonl, .csv, .parquet, a dataset folder, or an Inspect AI "
-        "log (.eval/.json, with gradewire[inspect]) to grade its samples again",
+        help="the eval data: .jsonl, .csv, .parquet, a dataset folder, an Inspect AI "
+        "log (.eval/.json, with gradewire[inspect]) or an OpenAI Evals run's output items "
+        "(.jsonl) to grade their samples again (for output items, a note says how each "
+        "testing criterion agrees with the recorded results)",
     )
     parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
     parser.add_argument(
@@ -289,6 +292,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
+    note_recorded_agreement(args.data, result)
     failing = failing_graders(result, getattr(args, "max_error_rate", None))
     if labels is not None:
         try:
