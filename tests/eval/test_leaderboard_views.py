@@ -18,7 +18,7 @@ from gradewire.cli._main import main
 from gradewire.eval import compare_runs, leaderboard, load_run, render_leaderboard
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._judge_facts import drift_lines, judge_facts, spread_lines
-from support.browser_pages import PAYLOAD
+from support.browser_pages import PAYLOAD, open_page
 from support.eval_helpers import make_run
 from support.terminal_attack import assert_inert
 
@@ -181,3 +181,30 @@ def test_spread_lines_group_runs_and_skip_runs_without_a_judge():
     assert spread_lines(["g"], facts) == ["g: judged by m1 in r1, r5; m2 in r3 and m3 in r4"]
     assert spread_lines(["g"], [facts[0], facts[4]]) == []
     assert spread_lines(["g"], [facts[0], facts[1]]) == []
+
+
+def test_jupyter_shows_the_view_and_chromium_runs_no_name_in_it(tmp_path, browser):
+    from IPython.core.formatters import DisplayFormatter
+
+    board = leaderboard(_runs(tmp_path), by="topic")
+    formats, _ = DisplayFormatter().format(board)
+    assert formats["text/html"] == board._repr_html_()
+    assert formats["text/plain"] == repr(board)
+    path = tmp_path / "view.html"
+    path.write_text(
+        f"<!doctype html><meta charset=utf-8><body>{formats['text/html']}</body>",
+        encoding="utf-8",
+    )
+    page, problems = open_page(browser, path)
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("script").count() == 0
+    whole = board.board("s")
+    rows = page.locator("table").first.locator("tbody tr")
+    assert rows.count() == len(whole.runs)
+    assert [rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())] == [
+        r.run for r in whole.runs
+    ]
+    assert PAYLOAD in page.inner_text("body")  # the slice named with markup, shown as text
+    page.close()
+    assert not problems, problems
