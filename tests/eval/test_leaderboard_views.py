@@ -208,3 +208,36 @@ def test_jupyter_shows_the_view_and_chromium_runs_no_name_in_it(tmp_path, browse
     assert PAYLOAD in page.inner_text("body")  # the slice named with markup, shown as text
     page.close()
     assert not problems, problems
+
+
+def test_a_tracker_gets_the_board_its_page_and_the_runs_and_its_failure_exits_3(
+    tmp_path, monkeypatch, capsys
+):
+    from gradewire.cli import _eval_cli
+
+    given = []
+
+    class Tracker:
+        def __init__(self, fail: bool) -> None:
+            self.fail = fail
+
+        def log_leaderboard(self, board, html, runs):
+            given.append((board, html, runs))
+            if self.fail:
+                raise ConnectionError("tracker down")
+            return ["logged"]
+
+    folders = [str(tmp_path / name) for name in ("top", "twin", PAYLOAD.replace("/", "_"))]
+    _runs(tmp_path)
+    for fail, code in ((False, 0), (True, 3)):
+        monkeypatch.setattr(
+            _eval_cli, "sinks_for", lambda names, folder, fail=fail: ([Tracker(fail)], [])
+        )
+        assert main(["leaderboard", *folders, "--sink", "wandb"]) == code
+        board, html, runs = given[-1]
+        assert [r.folder for r in runs] == [Path(f) for f in folders]
+        assert board.runs == ("top", "twin", PAYLOAD.replace("/", "_"))
+        assert html.startswith("<!doctype html>")
+    captured = capsys.readouterr()
+    assert "logged" in captured.out
+    assert "logging the leaderboard failed: wandb (ConnectionError: tracker down)" in captured.err

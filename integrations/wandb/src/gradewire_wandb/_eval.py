@@ -11,6 +11,7 @@ table holds the first 10,000 samples and the summary says how many were left out
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -213,7 +214,9 @@ class WandbEvalTracker:
             for g in board.graders:
                 if not g.runs:
                     continue
-                means = wandb.Table(columns=["run", "mean"], data=[[r.run, r.mean] for r in g.runs])
+                # A mean that is not a number has no bar (a table cell of None, not NaN).
+                bars = [[r.run, r.mean if math.isfinite(r.mean) else None] for r in g.runs]
+                means = wandb.Table(columns=["run", "mean"], data=bars)
                 logs[f"leaderboard/{g.grader}/means"] = wandb.plot.bar(
                     means, "run", "mean", title=f"{g.grader}: mean per run"
                 )
