@@ -14,7 +14,7 @@ import pytest
 from gradewire.cli._main import main
 from gradewire.eval import leaderboard, load_run, render_leaderboard
 from gradewire.eval.reporting._trackers import LEADERBOARD_COLUMNS
-from gradewire_wandb import find_offline_runs, read_offline_run
+from gradewire_wandb import _eval, find_offline_runs, read_offline_run
 from gradewire_wandb._eval import LEADERBOARD_REPORT_KEY, LEADERBOARD_TABLE_KEY
 from gradewire_wandb._run_records import read_records, run_file
 from support.eval_helpers import make_run
@@ -43,7 +43,15 @@ def _folders(tmp_path: Path) -> list[Path]:
 
 
 def test_a_leaderboard_is_one_run_with_its_table_bar_charts_and_page(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb-dir"))
+    # The tracker the CLI's entry point makes, writing where this test reads (W&B keeps the
+    # folders of its first run in the process, so WANDB_DIR set now would not move it).
+    monkeypatch.setattr(
+        _eval,
+        "eval_tracker",
+        lambda folder: _eval.WandbEvalTracker(
+            folder, project="lb", mode="offline", dir=tmp_path / "wandb-dir"
+        ),
+    )
     (tmp_path / "wandb-dir").mkdir()
     folders = _folders(tmp_path)
     assert main(["leaderboard", *map(str, folders), "--sink", "wandb"]) == 0
