@@ -107,6 +107,9 @@ def test_each_item_is_a_sample_its_row_the_metadata_and_its_last_output_the_comp
     assert first.metadata == {"question": "Capital #1?", "answer": "Rome", "datasource_item_id": 1}
     # Not the output items' own fields: the recorded results are no part of the data.
     assert "results" not in first.metadata
+    # The data options name the fields as for any data; the item is read the same.
+    renamed = load_samples(data, completion_key="output", prompt_key="input")
+    assert [s.thread.to_dict() for s in renamed] == [s.thread.to_dict() for s in samples]
 
 
 def test_an_item_whose_model_call_failed_is_refused_with_the_failure(tmp_path):

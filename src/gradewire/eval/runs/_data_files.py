@@ -112,9 +112,13 @@ def read_samples(
         "parquet": _parquet_rows,
         "hf": _hf_rows,
         "log": _log_rows,
-        "evals_output_items": output_item_rows,
     }
-    rows = _csv_rows(file, shape) if kind == "csv" else readers[kind](file)
+    if kind == "csv":
+        rows = _csv_rows(file, shape)
+    elif kind == "evals_output_items":
+        rows = output_item_rows(file, shape.prompt_key, shape.completion_key)
+    else:
+        rows = readers[kind](file)
     parsed: list[tuple[str | None, StringThread, str]] = []
     problems: list[str] = []
     missing: list[MissingCompletion] = []

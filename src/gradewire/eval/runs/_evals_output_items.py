@@ -153,11 +153,14 @@ def _item_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     return {**fields, "datasource_item_id": item["datasource_item_id"]}
 
 
-def output_item_rows(path: Path) -> Iterator[tuple[dict[str, Any] | DataError, str]]:
+def output_item_rows(
+    path: Path, prompt_key: str = "prompt", completion_key: str = "completion"
+) -> Iterator[tuple[dict[str, Any] | DataError, str]]:
     """Each output item of ``path`` as a data row of gradewire's shape, with where it was.
 
     ``{"id", "prompt" (the input messages; absent when there are none), "completion" (the
-    last output message's text), "metadata" (`_item_fields`)}``. An item whose model call
+    last output message's text), "metadata" (`_item_fields`)}``, the prompt and the
+    completion under the names the data options give (`RowShape`). An item whose model call
     failed has no completion to grade: it is a `DataError` naming the failure, as is a
     line that is not an output item.
     """
@@ -197,15 +200,16 @@ def output_item_rows(path: Path) -> Iterator[tuple[dict[str, Any] | DataError, s
                     where,
                 )
                 continue
+            completion = output[-1]["content"]
             row: dict[str, Any] = {
                 "id": str(item["datasource_item_id"]),
-                "completion": output[-1]["content"],
                 "metadata": _item_fields(item),
             }
             if prompt:
-                row["prompt"] = prompt
+                row[prompt_key] = prompt
+                row[completion_key] = completion
             else:  # graded on the completion alone, as Evals' rows without input are
-                row["messages"] = [{"role": "assistant", "content": row.pop("completion")}]
+                row["messages"] = [{"role": "assistant", "content": completion}]
             yield row, where
 
 
