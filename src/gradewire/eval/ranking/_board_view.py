@@ -43,8 +43,8 @@ class _Standing(Protocol):
     def pass_rate(self) -> float | None: ...
 
 
-class GraderBoard(Protocol):
-    """A grader's board as the view reads it (`gradewire.eval.ranking.GraderBoard`)."""
+class ShownBoard(Protocol):
+    """A grader's board as the view reads it (`gradewire.eval.GraderBoard`)."""
 
     @property
     def grader(self) -> str: ...
@@ -65,17 +65,17 @@ class GraderBoard(Protocol):
     @property
     def judge_drift(self) -> Sequence[str]: ...
     @property
-    def slices(self) -> Sequence[GraderBoard]: ...
+    def slices(self) -> Sequence[ShownBoard]: ...
     def summary(self) -> str: ...
 
 
-class Leaderboard(Protocol):
-    """A leaderboard as the view reads it (`gradewire.eval.ranking.Leaderboard`)."""
+class ShownLeaderboard(Protocol):
+    """A leaderboard as the view reads it (`gradewire.eval.Leaderboard`)."""
 
     @property
     def runs(self) -> Sequence[str]: ...
     @property
-    def graders(self) -> Sequence[GraderBoard]: ...
+    def graders(self) -> Sequence[ShownBoard]: ...
     @property
     def n_shared(self) -> int: ...
     @property
@@ -100,7 +100,7 @@ def rank_text(low: int, high: int) -> str:
     return f"{low}" if low == high else f"{low}–{high}"
 
 
-def standings_table(board: GraderBoard) -> str:
+def standings_table(board: ShownBoard) -> str:
     """The board's runs as an HTML table, best mean first (every name escaped)."""
     level = f"{board.confidence:.0%}"
     rows = "".join(
@@ -123,7 +123,7 @@ _WARN = '<p style="color: #b26a00; margin: 2px 0">⚠ '
 _NOTE = '<p style="color: #555; margin: 2px 0">'
 
 
-def _board_html(board: GraderBoard, label: str) -> str:
+def _board_html(board: ShownBoard, label: str) -> str:
     parts = [
         f'<h4 style="margin: 10px 0 2px">{escape(label)}</h4>',
         f"{_NOTE}{board.n_samples} samples scored by every run. {escape(board.summary())}</p>",
@@ -143,7 +143,7 @@ def _board_html(board: GraderBoard, label: str) -> str:
     return "".join(parts)
 
 
-def render_leaderboard_view(board: Leaderboard) -> str:
+def render_leaderboard_view(board: ShownLeaderboard) -> str:
     """The leaderboard as HTML for a notebook: a table per grader (and slice), escaped."""
     parts = [
         '<div class="gradewire-leaderboard" style="font-family: sans-serif; font-size: 13px">',
