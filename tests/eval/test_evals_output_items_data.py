@@ -162,3 +162,33 @@ def test_which_criteria_are_deterministic():
     assert not is_deterministic(
         {"type": "multi", "graders": {"a": {"type": "python"}, "b": {"type": "score_model"}}}
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"\xff\xfe not text\n", "is not UTF-8"),
+        (b'{"datasource_item_id": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "nested too deep"),
+        (b'{"datasource_item_id": ' + b"9" * 5000 + b"}\n", "cannot be read"),
+        (b"{not json\n", "is not JSON"),
+    ],
+)
+def test_a_hostile_line_is_refused_naming_it_as_data_and_as_a_run(tmp_path, capsys, line, problem):
+    data, graders = _files(tmp_path, [_item(0)])
+    with data.open("ab") as file:
+        file.write(line)
+    where = f"{data}:2"
+    with pytest.raises(DataError, match=problem) as refused:
+        load_samples(data)
+    assert where in str(refused.value)
+    with pytest.raises(DataError, match=problem):
+        read_evals_output_items(data)
+    argv = ["eval", str(data), "--graders", str(graders), "--out", str(tmp_path / "run")]
+    assert main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert where in err
+    assert "Traceback" not in err
+    assert main(["compare", str(data), str(data)]) == 2
+    err = capsys.readouterr().err
+    assert where in err
+    assert problem in err
