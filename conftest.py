@@ -9,6 +9,7 @@ its lanes and its slow tests.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,25 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """
     if nextitem is None or nextitem.path != item.path:
         gc.collect()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail the test that leaves asyncio patched by nest_asyncio, not a later victim.
+
+    Inspect's and MLflow's sync helpers apply nest_asyncio to the whole process when they
+    are called where an event loop runs; on Python 3.11 ``asyncio.run`` then no longer
+    shuts down async generators or closes its loop, and a later test on the same worker
+    fails for no reason of its own.
+    """
+    patched = hasattr(asyncio, "_nest_patched")
+    result = yield
+    if not patched and hasattr(asyncio, "_nest_patched"):
+        raise AssertionError(
+            f"{item.nodeid} left asyncio patched by nest_asyncio (a sync Inspect or MLflow "
+            "helper called on a running event loop): call it off the loop"
+        )
+    return result
 
 
 @pytest.hookimpl(wrapper=True)

@@ -76,25 +76,133 @@ def test_the_root_names_come_from_their_stages():
         assert getattr(gradewire, name) is getattr(stage, name), name
 
 
-def _type_checking_names(path: Path) -> set[str]:
-    """The names an __init__ imports under ``if TYPE_CHECKING:`` (what type checkers see)."""
+INTEGRATIONS = tuple(
+    sorted(path.parent.name for path in PACKAGE.parents[1].glob("integrations/*/src/*/__init__.py"))
+)
+
+
+def _declarations(path: Path) -> tuple[list[str], list[str]]:
+    """The names an __init__ re-exports under ``if TYPE_CHECKING:`` (``Name as Name``, what
+    type checkers take as public), and the imports there that are not in that form."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
+    declared: list[str] = []
+    other: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for stmt in ast.walk(node):
                 if isinstance(stmt, ast.ImportFrom):
-                    names |= {alias.asname or alias.name for alias in stmt.names}
-    return names
+                    for alias in stmt.names:
+                        target = declared if alias.asname == alias.name else other
+                        target.append(alias.name)
+    return declared, other
 
 
-@pytest.mark.parametrize("package", PACKAGES)
-def test_type_checkers_see_the_names_the_package_resolves(package):
+@pytest.mark.parametrize("package", PACKAGES + INTEGRATIONS)
+def test_each_public_name_is_declared_once_where_type_checkers_read_it(package):
     module = importlib.import_module(package)
-    if "__getattr__" not in vars(module):
-        return  # an eager package: its imports are the names
-    seen = _type_checking_names(Path(module.__file__))
-    assert seen == set(module.__all__) - {"__version__"}, package
+    path = Path(module.__file__)
+    declared, other = _declarations(path)
+    assert not other, (
+        f"{path}: declare a public name as `from <module> import {other[0]} as {other[0]}` in "
+        "the TYPE_CHECKING block (gradewire.core._lazy says why)"
+    )
+    assert len(declared) == len(set(declared)), sorted(n for n in declared if declared.count(n) > 1)
+    assert set(declared) == set(module.__all__) - {"__version__"}, package
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    written = [
+        target.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    ]
+    assert "__all__" not in written, f"{path}: __all__ is derived from the declarations"
+
+
+def test_importing_every_package_imports_none_of_their_modules():
+    # Each package's names come when used: importing all of them, the integrations too,
+    # loads only the packages and the lazy-attribute machinery, and reads no source.
+    packages = [*PACKAGES, *INTEGRATIONS]
+    code = (
+        "import importlib, sys\n"
+        f"for package in {packages!r}:\n"
+        "    importlib.import_module(package)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('gradewire')))\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'ast', 'typing', 'wandb', "
+        "'mlflow', 'ray', 'torch', 'transformers', 'trl', 'inspect_ai', 'verifiers', "
+        "'numpy', 'pydantic', 'httpx', 'aiohttp'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules, heavy = (ast.literal_eval(line) for line in out.stdout.splitlines())
+    lazy_machinery = {"gradewire.core._lazy", "gradewire.core._errors"}
+    assert set(modules) == set(packages) | lazy_machinery
+    assert heavy == []
+
+
+def test_all_is_read_from_the_source_on_first_use_only():
+    code = (
+        "import sys, gradewire, gradewire.models\n"
+        "print('ast' in sys.modules)\n"
+        "gradewire.models.__all__, dir(gradewire)\n"
+        "print('ast' in sys.modules, '__all__' in vars(gradewire.models))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('gradewire.models.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after, loaded = out.stdout.splitlines()
+    assert before == "False"
+    assert after == "True True"  # parsed once, then a plain attribute
+    assert loaded == "[]"  # listing the names imports none of them
+
+
+def test_a_new_package_declares_a_name_in_one_line(tmp_path, monkeypatch):
+    # The format as a new package (or a new name) would use it, outside gradewire's tree.
+    package = tmp_path / "newpkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "_things.py").write_text("class Thing:\n    pass\n\ndef helper():\n    pass\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "_deep.py").write_text("VALUE = 3\n")
+    (package / "__init__.py").write_text(
+        '"""A package."""\n'
+        "import typing\n"
+        "from gradewire.core._lazy import attach\n"
+        "__version__ = '1.0'\n"
+        "if typing.TYPE_CHECKING:\n"
+        "    from collections.abc import Callable\n"
+        "    from newpkg._things import Thing as Thing, helper\n"
+        "    from .sub._deep import VALUE as VALUE\n"
+        "    from ._things import helper as helper\n"
+        "if not typing.TYPE_CHECKING:\n"
+        "    __getattr__, __dir__ = attach(__name__, moved={'Old': 'use Thing'})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.startswith("newpkg")]:
+        monkeypatch.delitem(sys.modules, name)
+    newpkg = importlib.import_module("newpkg")
+    assert "newpkg._things" not in sys.modules
+    assert newpkg.__all__ == ["Thing", "VALUE", "__version__", "helper"]
+    assert "newpkg._things" not in sys.modules
+    assert {n for n in dir(newpkg) if not n.startswith("_")} == {"Thing", "VALUE", "helper"}
+    assert newpkg.VALUE == 3
+    assert newpkg.Thing is importlib.import_module("newpkg._things").Thing
+    assert "Callable" not in newpkg.__all__  # a plain import there is for annotations only
+    with pytest.raises(AttributeError, match="no attribute 'Callable'"):
+        newpkg.Callable  # noqa: B018
+    with pytest.raises(ImportError, match="use Thing"):
+        exec("from newpkg import Old", {})
+    namespace: dict[str, object] = {}
+    exec("from newpkg import *", namespace)
+    assert set(namespace) - {"__builtins__"} == {"Thing", "VALUE", "__version__", "helper"}
+
+
+def test_a_package_that_declares_nothing_says_how_to_declare(tmp_path, monkeypatch):
+    (tmp_path / "emptypkg").mkdir()
+    (tmp_path / "emptypkg" / "__init__.py").write_text(
+        "from gradewire.core._lazy import attach\n__getattr__, __dir__ = attach(__name__)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    emptypkg = importlib.import_module("emptypkg")
+    with pytest.raises(gradewire.GradewireError, match="Name> as <Name>"):
+        emptypkg.anything  # noqa: B018
 
 
 def test_import_gradewire_is_light():

@@ -30,131 +30,71 @@ from gradewire.core._lazy import HUD_NAMES, attach
 # (type checkers treat any TYPE_CHECKING name as true).
 TYPE_CHECKING = False
 
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
 if TYPE_CHECKING:
-    from gradewire.core import (
-        BaseGrader,
-        CombinedGrader,
-        Grade,
-        GraderFailingError,
-        GradeTimeoutError,
-        GradewireError,
-        GradingError,
-        Histogram,
-        IgnoreGradeException,
-        InvalidInputError,
-        InvalidTypeError,
-        LogState,
-        MissingDependencyError,
-        ModelCallError,
-        OutputParserException,
-        SinkError,
-        StringThread,
-        Table,
-        run_sync,
-    )
-    from gradewire.eval import compare_runs, load_run, run_eval
-    from gradewire.helpers import (
-        MathGrader,
-        contains,
-        contains_all,
-        contains_any,
-        exact_match,
-        f1_score,
-        math_match,
-        normalize,
-        numeric_match,
-        pydantic_parse,
-        render_schema,
-    )
-    from gradewire.judges import (
-        AnswerRelevancyGrader,
-        BinaryJudgeGrader,
-        BinaryJudgeShot,
-        ContextRelevancyGrader,
-        FailedJudgeLog,
-        FaithfulnessGrader,
-        JudgePanel,
-        JudgeShot,
-        PairwiseJudgeGrader,
-        RangeJudgeGrader,
-        RubricJudgeGrader,
-        SuccessJudgeLog,
-    )
-    from gradewire.models import OpenAIChatModel
-    from gradewire.openai import openai_grader
-    from gradewire.server import serve
-    from gradewire.sinks import BackgroundSink, ConsoleSink, FanOutSink, JsonlSink, MemorySink
-    from gradewire.specs import build_grader, grader_config, load_graders
-    from gradewire.stats import agreement
-    from gradewire.tools import CommandGrader, EndpointGrader
-    from gradewire.train import RewardLogger, openrlhf_reward_func
+    from gradewire.core import BaseGrader as BaseGrader
+    from gradewire.core import CombinedGrader as CombinedGrader
+    from gradewire.core import Grade as Grade
+    from gradewire.core import GraderFailingError as GraderFailingError
+    from gradewire.core import GradeTimeoutError as GradeTimeoutError
+    from gradewire.core import GradewireError as GradewireError
+    from gradewire.core import GradingError as GradingError
+    from gradewire.core import Histogram as Histogram
+    from gradewire.core import IgnoreGradeException as IgnoreGradeException
+    from gradewire.core import InvalidInputError as InvalidInputError
+    from gradewire.core import InvalidTypeError as InvalidTypeError
+    from gradewire.core import LogState as LogState
+    from gradewire.core import MissingDependencyError as MissingDependencyError
+    from gradewire.core import ModelCallError as ModelCallError
+    from gradewire.core import OutputParserException as OutputParserException
+    from gradewire.core import SinkError as SinkError
+    from gradewire.core import StringThread as StringThread
+    from gradewire.core import Table as Table
+    from gradewire.core import run_sync as run_sync
+    from gradewire.eval import compare_runs as compare_runs
+    from gradewire.eval import load_run as load_run
+    from gradewire.eval import run_eval as run_eval
+    from gradewire.helpers import MathGrader as MathGrader
+    from gradewire.helpers import contains as contains
+    from gradewire.helpers import contains_all as contains_all
+    from gradewire.helpers import contains_any as contains_any
+    from gradewire.helpers import exact_match as exact_match
+    from gradewire.helpers import f1_score as f1_score
+    from gradewire.helpers import math_match as math_match
+    from gradewire.helpers import normalize as normalize
+    from gradewire.helpers import numeric_match as numeric_match
+    from gradewire.helpers import pydantic_parse as pydantic_parse
+    from gradewire.helpers import render_schema as render_schema
+    from gradewire.judges import AnswerRelevancyGrader as AnswerRelevancyGrader
+    from gradewire.judges import BinaryJudgeGrader as BinaryJudgeGrader
+    from gradewire.judges import BinaryJudgeShot as BinaryJudgeShot
+    from gradewire.judges import ContextRelevancyGrader as ContextRelevancyGrader
+    from gradewire.judges import FailedJudgeLog as FailedJudgeLog
+    from gradewire.judges import FaithfulnessGrader as FaithfulnessGrader
+    from gradewire.judges import JudgePanel as JudgePanel
+    from gradewire.judges import JudgeShot as JudgeShot
+    from gradewire.judges import PairwiseJudgeGrader as PairwiseJudgeGrader
+    from gradewire.judges import RangeJudgeGrader as RangeJudgeGrader
+    from gradewire.judges import RubricJudgeGrader as RubricJudgeGrader
+    from gradewire.judges import SuccessJudgeLog as SuccessJudgeLog
+    from gradewire.models import OpenAIChatModel as OpenAIChatModel
+    from gradewire.openai import openai_grader as openai_grader
+    from gradewire.server import serve as serve
+    from gradewire.sinks import BackgroundSink as BackgroundSink
+    from gradewire.sinks import ConsoleSink as ConsoleSink
+    from gradewire.sinks import FanOutSink as FanOutSink
+    from gradewire.sinks import JsonlSink as JsonlSink
+    from gradewire.sinks import MemorySink as MemorySink
+    from gradewire.specs import build_grader as build_grader
+    from gradewire.specs import grader_config as grader_config
+    from gradewire.specs import load_graders as load_graders
+    from gradewire.stats import agreement as agreement
+    from gradewire.tools import CommandGrader as CommandGrader
+    from gradewire.tools import EndpointGrader as EndpointGrader
+    from gradewire.train import RewardLogger as RewardLogger
+    from gradewire.train import openrlhf_reward_func as openrlhf_reward_func
 
 __version__ = "0.1.0"
-
-__all__ = [
-    "AnswerRelevancyGrader",
-    "BackgroundSink",
-    "BaseGrader",
-    "BinaryJudgeGrader",
-    "BinaryJudgeShot",
-    "CombinedGrader",
-    "CommandGrader",
-    "ConsoleSink",
-    "ContextRelevancyGrader",
-    "EndpointGrader",
-    "FailedJudgeLog",
-    "FaithfulnessGrader",
-    "FanOutSink",
-    "Grade",
-    "GradeTimeoutError",
-    "GraderFailingError",
-    "GradewireError",
-    "GradingError",
-    "Histogram",
-    "IgnoreGradeException",
-    "InvalidInputError",
-    "InvalidTypeError",
-    "JsonlSink",
-    "JudgePanel",
-    "JudgeShot",
-    "LogState",
-    "MathGrader",
-    "MemorySink",
-    "MissingDependencyError",
-    "ModelCallError",
-    "OpenAIChatModel",
-    "OutputParserException",
-    "PairwiseJudgeGrader",
-    "RangeJudgeGrader",
-    "RewardLogger",
-    "RubricJudgeGrader",
-    "SinkError",
-    "StringThread",
-    "SuccessJudgeLog",
-    "Table",
-    "__version__",
-    "agreement",
-    "build_grader",
-    "compare_runs",
-    "contains",
-    "contains_all",
-    "contains_any",
-    "exact_match",
-    "f1_score",
-    "grader_config",
-    "load_graders",
-    "load_run",
-    "math_match",
-    "normalize",
-    "numeric_match",
-    "openai_grader",
-    "openrlhf_reward_func",
-    "pydantic_parse",
-    "render_schema",
-    "run_eval",
-    "run_sync",
-    "serve",
-]
 
 # The stage packages, reachable as attributes (gw.models.ChatCompletion) without an import.
 _STAGES = (
@@ -191,73 +131,4 @@ def _moved(name: str) -> str | None:
 
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "gradewire.core": [
-                "BaseGrader",
-                "CombinedGrader",
-                "Grade",
-                "GradeTimeoutError",
-                "GraderFailingError",
-                "GradewireError",
-                "GradingError",
-                "Histogram",
-                "IgnoreGradeException",
-                "InvalidInputError",
-                "InvalidTypeError",
-                "LogState",
-                "MissingDependencyError",
-                "ModelCallError",
-                "OutputParserException",
-                "SinkError",
-                "StringThread",
-                "Table",
-                "run_sync",
-            ],
-            "gradewire.eval": ["compare_runs", "load_run", "run_eval"],
-            "gradewire.helpers": [
-                "contains",
-                "contains_all",
-                "contains_any",
-                "MathGrader",
-                "exact_match",
-                "f1_score",
-                "math_match",
-                "normalize",
-                "numeric_match",
-                "pydantic_parse",
-                "render_schema",
-            ],
-            "gradewire.judges": [
-                "AnswerRelevancyGrader",
-                "BinaryJudgeGrader",
-                "BinaryJudgeShot",
-                "ContextRelevancyGrader",
-                "FailedJudgeLog",
-                "FaithfulnessGrader",
-                "JudgePanel",
-                "JudgeShot",
-                "PairwiseJudgeGrader",
-                "RangeJudgeGrader",
-                "RubricJudgeGrader",
-                "SuccessJudgeLog",
-            ],
-            "gradewire.models": ["OpenAIChatModel"],
-            "gradewire.openai": ["openai_grader"],
-            "gradewire.server": ["serve"],
-            "gradewire.sinks": [
-                "BackgroundSink",
-                "ConsoleSink",
-                "FanOutSink",
-                "JsonlSink",
-                "MemorySink",
-            ],
-            "gradewire.specs": ["build_grader", "grader_config", "load_graders"],
-            "gradewire.stats": ["agreement"],
-            "gradewire.tools": ["CommandGrader", "EndpointGrader"],
-            "gradewire.train": ["RewardLogger", "openrlhf_reward_func"],
-        },
-        moved=_moved,
-        submodules=_STAGES,
-    )
+    __getattr__, __dir__ = attach(__name__, moved=_moved, submodules=_STAGES)

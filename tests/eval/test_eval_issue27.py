@@ -203,13 +203,13 @@ def test_a_grader_that_failed_on_every_sample_exits_4_with_one_line(tmp_path, ca
 def test_max_error_rate_fails_a_grader_over_it_and_not_under(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from gradewire.cli._eval_cli import _failing_graders
+    from gradewire.cli._eval_failures import failing_graders
 
     run = make_run(tmp_path, {"acc": [1, 0, None, 1, 1], "ok": [1, 1, 1, 1, 1]})
     result = SimpleNamespace(summaries=run.summaries(), run=run)
-    assert _failing_graders(result, None) == []
-    assert _failing_graders(result, 0.25) == []
-    assert _failing_graders(result, 0.1) == ["acc"]
+    assert failing_graders(result, None) == []
+    assert failing_graders(result, 0.25) == []
+    assert failing_graders(result, 0.1) == ["acc"]
     err = capsys.readouterr().err
     assert "grader 'acc' failed on 1 of 5 sample(s) (error 1)" in err
     assert "more than --max-error-rate 0.1 allows" in err

@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from ppi_py import ppi_mean_ci
 
 from gradewire.cli import main
 from gradewire.stats._text import format_number
 from support.eval_helpers import make_run
 from support.judge_scripts import last_user, sections
+from support.ppi_reference import ppi_interval
 
 A = ["Paris", "Lyon", "Paris", "Nice", "Lyon", "Paris", "Nice", "Lyon"]
 B = ["Paris!", "Paris", "Lyon", "Paris", "Nice", "Paris is it", "Paris.", "Paris"]
@@ -88,8 +88,9 @@ def test_compare_with_labels_of_both_runs_gives_paired_ppi(tmp_path, capsys):
     assert main([*argv, *labels, "--json"]) == 0
     paired = json.loads(capsys.readouterr().out)["paired_ppi"]
     d_y, d_f = y_b - y_a, f_b - f_a
-    low, high = ppi_mean_ci(d_y[labelled], d_f[labelled], d_f[20:], alpha=0.05)
-    assert paired["ci"] == pytest.approx([float(low[0]), float(high[0])], abs=1e-9)
+    low, high = ppi_interval(d_y[labelled], d_f[labelled], d_f[20:], alpha=0.05)
+    assert paired["ci"] == pytest.approx([low, high], abs=1e-9)
+    assert paired["interval_form"] == "Student t, 19 df"
     assert paired["n_labels"] == 20
     assert paired["grader"] == "g"
     assert main([*argv, *labels]) == 0
@@ -117,9 +118,9 @@ def test_eval_with_labels_prints_ppi_beside_the_judge_only_interval(tmp_path, ca
     assert main([*argv, "--labels", str(labels)]) == 0
     text = capsys.readouterr().out
     unlabelled = np.setdiff1d(np.arange(n), labelled)
-    low, high = ppi_mean_ci(y[labelled], f[labelled], f[unlabelled], alpha=0.05)
+    low, high = ppi_interval(y[labelled], f[labelled], f[unlabelled], alpha=0.05)
     assert "brevity, corrected by 20 human labels:" in text
-    shown = f"[{format_number(float(low[0]))}, {format_number(float(high[0]))}]"
+    shown = f"[{format_number(low)}, {format_number(high)}]"
     assert shown in text.split("judge only")[0]  # the PPI row, before the judge-only one
     assert "judge only" in text
     bad = tmp_path / "bad.csv"

@@ -1,10 +1,7 @@
-import math
-
 import numpy as np
 import pytest
 from scipy import stats
 
-from gradewire.eval.runs._statistics import clustered_stderr, t_interval
 from support.eval_helpers import make_run
 
 
@@ -21,19 +18,6 @@ def test_summary_mean_stderr_and_t_interval(tmp_path):
     assert (summary.ci_low, summary.ci_high) == (pytest.approx(low), pytest.approx(high))
 
 
-def test_clustered_stderr_is_the_cluster_robust_formula():
-    rng = np.random.default_rng(0)
-    groups = np.repeat(np.arange(10), 5).astype(str)
-    x = rng.normal(size=50) + np.repeat(rng.normal(size=10), 5)
-    se, g = clustered_stderr(x, groups)
-    sums = np.array([np.sum(x[groups == c] - x.mean()) for c in np.unique(groups)])
-    expected = math.sqrt(np.sum(sums**2) / 50**2 * 10 / 9)
-    assert g == 10
-    assert se == pytest.approx(expected)
-    # Grouped questions that move together: the naive error is too small.
-    assert se > stats.sem(x)
-
-
 def test_summary_clusters_by_metadata(tmp_path):
     run = make_run(tmp_path, {"g": [1, 1, 0, 0, 1, 0]}, topics=list("aabbcc"))
     (summary,) = run.summaries(cluster_key="topic")
@@ -41,10 +25,6 @@ def test_summary_clusters_by_metadata(tmp_path):
     assert summary.naive_stderr == pytest.approx(stats.sem([1, 1, 0, 0, 1, 0]))
     with pytest.raises(ValueError, match="have no such field"):
         run.summaries(cluster_key="nope")
-
-
-def test_t_interval_needs_a_degree_of_freedom():
-    assert all(math.isnan(v) for v in t_interval(1.0, 0.1, 0))
 
 
 def test_metrics_use_get_logs_names(tmp_path):

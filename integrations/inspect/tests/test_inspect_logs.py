@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import EvalLog, read_eval_log, read_eval_log_async
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import Score, Target, match, mean
 from inspect_ai.scorer import scorer as inspect_scorer
@@ -319,17 +319,24 @@ def test_what_is_not_a_log_is_refused_by_name(
 
 
 async def test_eval_grades_an_inspect_logs_samples_again(
-    inspect_source: None, two_logs: tuple[Path, Path], tmp_path: Path
+    inspect_source: None, two_logs: tuple[Path, Path], tmp_path: Path, monkeypatch
 ) -> None:
     log_a, _ = two_logs
+    # Inspect's sync reader, called on a running loop, would patch asyncio for the whole
+    # process (nest_asyncio): asyncio.run would then stop closing its loops.
+    import nest_asyncio2
+
+    patched: list[object] = []
+    monkeypatch.setattr(nest_asyncio2, "apply", lambda *a, **k: patched.append(a))
 
     def exact(sample: gw.StringThread) -> float:
         return gw.exact_match(sample.completion() or "", sample.metadata["target"])
 
     result = await run_eval(log_a, [gw.BaseGrader.from_function("match", exact)], tmp_path / "out")
     assert result.run.config["data"]["format"] == "log"
+    assert patched == []
     run_again = load_run(tmp_path / "out")
-    inspect_log = read_eval_log(str(log_a))
+    inspect_log = await read_eval_log_async(str(log_a))
     assert inspect_log.samples is not None
     outputs = {str(s.id): s.output.completion for s in inspect_log.samples}
     records = {record.id: record for record in run_again.records}

@@ -9,8 +9,10 @@ import gradewire_mlflow
 
 
 def test_all_lists_the_public_names() -> None:
-    public = {name for name in vars(gradewire_mlflow) if not name.startswith("_")}
+    # dir(): the names are imported when first used, so the namespace holds them only then.
+    public = {name for name in dir(gradewire_mlflow) if not name.startswith("_")}
     assert set(gradewire_mlflow.__all__) - {"__version__"} == public
+    assert all(getattr(gradewire_mlflow, name) is not None for name in public)
 
 
 def test_importing_does_not_import_mlflow() -> None:

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trl import GRPOConfig, GRPOTrainer
 
 from gradewire import BaseGrader, MemorySink, StringThread
 from gradewire.train import FailurePolicy, RewardHealthError
 from gradewire_transformers import GradewireCallback, trl_reward
-from trl_support import standard_dataset, tiny_model
+from trl_support import tiny_grpo
 
 
 def pays_for_length(sample: StringThread) -> float:
@@ -35,26 +34,7 @@ def flaky(sample: StringThread) -> float:
 
 
 def run(tmp_path: Path, callback: GradewireCallback, rewards: list[Any], steps: int) -> Any:
-    model, tokenizer = tiny_model()
-    trainer = GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        reward_funcs=rewards,
-        args=GRPOConfig(
-            output_dir=str(tmp_path / "out"),
-            use_cpu=True,
-            per_device_train_batch_size=4,
-            num_generations=2,
-            max_completion_length=8,
-            max_steps=steps,
-            logging_steps=1,
-            report_to=[],
-            save_strategy="no",
-            seed=0,
-        ),
-        train_dataset=standard_dataset(),
-        callbacks=[callback],
-    )
+    trainer = tiny_grpo(tmp_path, rewards, [callback], steps=steps)
     trainer.train()
     return trainer
 

@@ -13,14 +13,12 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from trl import GRPOConfig, GRPOTrainer
-
 import gradewire as gw
 from fault_support import HashedFaults, hashed_judge
 from gradewire import MemorySink
 from gradewire.train import FailurePolicy
 from gradewire_transformers import GradewireCallback, trl_reward
-from trl_support import standard_dataset, tiny_model
+from trl_support import tiny_grpo
 
 STEPS = 4
 TIMEOUT = 1.0
@@ -43,26 +41,7 @@ def test_a_grpo_run_against_a_faulty_judge_finishes_and_masks_every_failure(tmp_
 
         sink = MemorySink()
         callback = GradewireCallback(reward, sinks=sink, monitor=False)
-        policy, tokenizer = tiny_model()
-        trainer = GRPOTrainer(
-            model=policy,
-            processing_class=tokenizer,
-            reward_funcs=[judge],
-            args=GRPOConfig(
-                output_dir=str(tmp_path / "out"),
-                use_cpu=True,
-                per_device_train_batch_size=8,
-                num_generations=2,
-                max_completion_length=8,
-                max_steps=STEPS,
-                logging_steps=1,
-                report_to=[],
-                save_strategy="no",
-                seed=0,
-            ),
-            train_dataset=standard_dataset(),
-            callbacks=[callback],
-        )
+        trainer = tiny_grpo(tmp_path, [judge], [callback], steps=STEPS, batch=8)
         trainer.train()
 
     assert trainer.state.global_step == STEPS  # no step hung

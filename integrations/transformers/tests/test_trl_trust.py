@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import get_callable_name
 
 from gradewire import (
@@ -27,7 +26,7 @@ from gradewire import (
 from gradewire.core import _logging_core
 from gradewire.train import FailurePolicy
 from gradewire_transformers import GradewireCallback, trl_reward
-from trl_support import standard_dataset, tiny_model
+from trl_support import tiny_grpo
 
 GUARD = 60.0
 
@@ -37,29 +36,8 @@ def typo(sample: StringThread) -> float:
     return float(sample.metadata["anwser"] in (sample.completion() or ""))
 
 
-def grpo(tmp_path: Path, rewards: list[Any], callbacks: list[Any] | None = None) -> GRPOTrainer:
-    model, tokenizer = tiny_model()
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"),
-        use_cpu=True,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=4,
-        max_steps=3,
-        logging_steps=1,
-        report_to=[],
-        save_strategy="no",
-        disable_tqdm=True,
-        seed=0,
-    )
-    return GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        reward_funcs=rewards,
-        args=args,
-        train_dataset=standard_dataset(),
-        callbacks=callbacks or [],
-    )
+def grpo(tmp_path: Path, rewards: list[Any], callbacks: list[Any] | None = None) -> Any:
+    return tiny_grpo(tmp_path, rewards, callbacks or (), completion_length=4)
 
 
 def test_grpo_stops_at_the_first_all_error_step_with_the_graders_error(tmp_path):

@@ -6,6 +6,7 @@ tokenizer is `ByT5Tokenizer` (bytes, no files). Training steps take about a seco
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import torch
 from datasets import Dataset
 from transformers import ByT5Tokenizer, Qwen2Config, Qwen2ForCausalLM
 
-__all__ = ["Completions", "conversational_dataset", "standard_dataset", "tiny_model"]
+__all__ = ["Completions", "conversational_dataset", "standard_dataset", "tiny_grpo", "tiny_model"]
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
@@ -101,3 +102,40 @@ class Completions:
 
     def at(self, step: int) -> pd.DataFrame:
         return self.frames[step]
+
+
+def tiny_grpo(
+    tmp_path: Path,
+    rewards: Sequence[Any],
+    callbacks: Sequence[Any] = (),
+    *,
+    steps: int = 3,
+    batch: int = 4,
+    completion_length: int = 8,
+) -> Any:
+    """A `GRPOTrainer` of the tiny model on the standard dataset: 2 generations a prompt,
+    a log at every step, nothing reported or saved, seed 0."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    model, tokenizer = tiny_model()
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        use_cpu=True,
+        per_device_train_batch_size=batch,
+        num_generations=2,
+        max_completion_length=completion_length,
+        max_steps=steps,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+    )
+    return GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=list(rewards),
+        args=args,
+        train_dataset=standard_dataset(),
+        callbacks=list(callbacks),
+    )

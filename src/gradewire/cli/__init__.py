@@ -3,6 +3,13 @@
 The top layer: it may import every other folder, and nothing imports it.
 """
 
-from gradewire.cli._main import main
+from gradewire.core._lazy import attach
 
-__all__ = ["main"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.cli._main import main as main
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gradewire.cli._eval_failures import EXIT_GRADER_FAILED, eval_exit_status, failing_graders
 from gradewire.cli._labels_key import labels_grader_key
+from gradewire.cli._recorded_note import note_recorded_agreement
 from gradewire.core import GradewireError
 
 __all__ = [
@@ -26,14 +28,6 @@ __all__ = [
 ]
 
 SINKS = ("mlflow", "wandb", "jsonl", "console")
-
-EXIT_GRADER_FAILED = 4
-"""The exit status when a grader scored no sample, or failed on more than --max-error-rate.
-
-The others: 0 done; 1 more samples with an error than --fail-on-error allows; 2 bad
-arguments, data, grader file or run folder (nothing graded); 3 logging to a tracker
-failed (the run folder is complete); 130 interrupted (Ctrl-C).
-"""
 
 
 def parse_rate(text: str) -> float:
@@ -85,8 +79,10 @@ def add_eval_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument(
         "data",
         type=Path,
-        help="the eval data: .jsonl, .csv, .parquet, a dataset folder, or an Inspect AI "
-        "log (.eval/.json, with gradewire[inspect]) to grade its samples again",
+        help="the eval data: .jsonl, .csv, .parquet, a dataset folder, an Inspect AI "
+        "log (.eval/.json, with gradewire[inspect]) or an OpenAI Evals run's output items "
+        "(.jsonl) to grade their samples again (for output items, a note says how each "
+        "testing criterion agrees with the recorded results)",
     )
     parser.add_argument("--graders", type=Path, required=True, help="grader file (.toml or .json)")
     parser.add_argument(
@@ -296,7 +292,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if display is not None:
         print(file=sys.stderr)
     _print_summary(result)
-    failing = _failing_graders(result, getattr(args, "max_error_rate", None))
+    note_recorded_agreement(args.data, result)
+    failing = failing_graders(result, getattr(args, "max_error_rate", None))
     if labels is not None:
         try:
             added = _print_ppi(result, *labels)
@@ -328,24 +325,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print(terminal_safe(line))
     report = terminal_safe(result.report.resolve())
     print(f"report: {report} (open it in a browser; it needs no network)")
-    if failed:
-        print(
-            f"gradewire eval: logging the run failed: {terminal_safe('; '.join(failed))}. The "
-            f"run folder {terminal_safe(out)} is complete (results, summary, report); run the "
-            "same command again to log it (nothing is graded again)",
-            file=sys.stderr,
-        )
-        return EXIT_GRADER_FAILED if failing else 3
-    if failing:
-        return EXIT_GRADER_FAILED
-    if result.outcome.interrupted:
-        print(
-            f"interrupted: {result.outcome.graded} sample(s) graded and kept; run the same "
-            "command again to resume",
-            file=sys.stderr,
-        )
-        return 130
-    return _gate(args.fail_on_error, result.error_samples, len(result.run.records))
+    return eval_exit_status(
+        result, failing=failing, failed_logging=failed, fail_on_error=args.fail_on_error, out=out
+    )
 
 
 def _labels(args: argparse.Namespace, graders: Sequence[Any]) -> tuple[str, Any] | None:
@@ -393,7 +375,8 @@ def _record_ppi(result: Any, key: str, ppi: Any) -> dict[str, float]:
 
     figures = {key: _finite(value) for key, value in ppi.to_dict().items()}
     figures["method_name"] = (
-        f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), normal interval"
+        f"prediction-powered inference ({ppi.method}, Angelopoulos et al. 2023), "
+        f"{ppi.interval_form} interval"
     )
     metrics = {
         f"{key}/ppi/mean": ppi.estimate,
@@ -428,22 +411,6 @@ def _engine(args: argparse.Namespace) -> Any:
         return None
     options = {"address": args.ray_address} if args.engine == "ray" else {}
     return eval_engine(args.engine, **options)
-
-
-def _gate(threshold: tuple[str, float] | None, errors: int, total: int) -> int:
-    if threshold is None or errors == 0:
-        return 0
-    kind, limit = threshold
-    over = errors > limit if kind == "count" else errors / max(total, 1) > limit
-    if over:
-        allowed = f"{int(limit)} sample(s)" if kind == "count" else f"{limit:.2%} of the samples"
-        print(
-            f"gradewire eval: {errors} of {total} sample(s) had a grader error, more than "
-            f"--fail-on-error allows ({allowed})",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
 
 
 def _log_handler(display: Any, *, traceback: bool = False) -> logging.Handler:
@@ -481,62 +448,6 @@ class _OneLineFormatter(logging.Formatter):
         if record.exc_info:
             text += " (--traceback prints its traceback)"
         return terminal_safe(text, multiline=True)
-
-
-def _failing_graders(result: Any, max_error_rate: float | None) -> list[str]:
-    """Print one line per grader that failed on some sample; return those that fail the run.
-
-    A grader fails the run when it scored no sample although it graded some (every one an
-    error or an abstention), or when its errors exceed ``max_error_rate`` of the samples
-    it graded.
-    """
-    from gradewire.eval.reporting._terminal import terminal_safe
-
-    failing: list[str] = []
-    for s in result.summaries:
-        graded = s.n + s.errors + s.abstained
-        if graded == 0 or (s.errors == 0 and s.n > 0):
-            continue
-        none_scored = s.n == 0
-        over = max_error_rate is not None and s.errors / graded > max_error_rate
-        kinds = ", ".join(f"{kind} {count}" for kind, count in s.error_kinds.items())
-        parts = []
-        if s.errors:
-            parts.append(f"failed on {s.errors} of {graded} sample(s) ({kinds})")
-        if s.abstained:
-            parts.append(f"abstained on {s.abstained}")
-        first = s.first_error or _first_abstention(result.run, s.grader) or ""
-        first = first.strip().splitlines()[0][:300] if first.strip() else ""
-        verdict = ""
-        if none_scored:
-            verdict = "; it scored no sample"
-        elif over:
-            verdict = f"; more than --max-error-rate {max_error_rate:g} allows"
-        print(
-            f"gradewire eval: grader {terminal_safe(repr(s.grader))} "
-            + " and ".join(parts)
-            + verdict
-            + (f"; first: {terminal_safe(first)}" if first else ""),
-            file=sys.stderr,
-        )
-        if none_scored or over:
-            failing.append(s.grader)
-    if failing:
-        print(
-            f"gradewire eval: exit {EXIT_GRADER_FAILED}: {len(failing)} grader(s) failed "
-            f"({terminal_safe(', '.join(failing))}); the run folder is kept as it is: fix the "
-            "cause and run the same command again (--retry-errors grades the errors again)",
-            file=sys.stderr,
-        )
-    return failing
-
-
-def _first_abstention(run: Any, key: str) -> str | None:
-    for record in run.records:
-        outcome = run.outcome(record, key)
-        if outcome is not None and outcome.status == "abstained":
-            return f"abstained: {outcome.message or ''}"
-    return None
 
 
 def _print_summary(result: Any) -> None:

@@ -80,7 +80,9 @@ def add_leaderboard_parser(commands: argparse._SubParsersAction[argparse.Argumen
         choices=("mlflow", "wandb"),
         default=[],
         help="also log the leaderboard to this tracker (repeatable): a run with each run's "
-        "mean, interval, ranks and tier per grader as metrics, and the page",
+        "mean, interval, ranks and tier per grader as metrics, a table and the page (W&B: "
+        "bar charts of the means with their intervals; MLflow: each MLflow run ranked is "
+        "tagged with its rank interval and tier). Exit 3 if logging fails",
     )
     parser.add_argument(
         "--allow-mismatched-prompts",
@@ -107,7 +109,7 @@ def run_leaderboard_command(args: argparse.Namespace) -> int:
     from gradewire.cli._eval_cli import sinks_for
     from gradewire.eval import open_run
     from gradewire.eval.ranking._leaderboard import leaderboard
-    from gradewire.eval.reporting._leaderboard_page import leaderboard_metrics, render_leaderboard
+    from gradewire.eval.reporting._leaderboard_page import render_leaderboard
     from gradewire.eval.reporting._terminal import terminal_safe
 
     try:
@@ -134,22 +136,43 @@ def run_leaderboard_command(args: argparse.Namespace) -> int:
         print_leaderboard(board)
         if args.html is not None:
             print(f"report: {terminal_safe(args.html.resolve())}")
-    notes = []
-    for tracker in trackers:
+    notes: list[str] = []
+    failed: list[str] = []
+    for name, tracker in zip(dict.fromkeys(args.sink), trackers, strict=True):
         assert html is not None
-        notes.extend(
-            tracker.log_report(
-                "leaderboard",
-                f"leaderboard of {len(board.runs)} runs",
-                leaderboard_metrics(board),
-                [g.grader for g in board.graders],
-                html,
-                board.to_dict(),
-            )
-        )
+        try:
+            notes.extend(_log(tracker, board, html, runs))
+        except Exception as exc:  # any tracker failure: reported, never a traceback
+            failed.append(f"{name} ({type(exc).__name__}: {exc})")
     for line in notes:
         print(terminal_safe(line), file=sys.stderr if args.json else sys.stdout)
+    if failed:
+        print(
+            f"gradewire leaderboard: logging the leaderboard failed: "
+            f"{terminal_safe('; '.join(failed))}",
+            file=sys.stderr,
+        )
+        return 3
     return 0
+
+
+def _log(tracker: Any, board: Any, html: str, runs: Sequence[Any]) -> list[str]:
+    """The leaderboard to one tracker: its own view, else as a report (an older tracker)."""
+    from gradewire.eval.reporting._leaderboard_page import leaderboard_metrics
+
+    log_leaderboard = getattr(tracker, "log_leaderboard", None)
+    if log_leaderboard is not None:
+        return list(log_leaderboard(board, html, runs))
+    return list(
+        tracker.log_report(
+            "leaderboard",
+            f"leaderboard of {len(board.runs)} runs",
+            leaderboard_metrics(board),
+            [g.grader for g in board.graders],
+            html,
+            board.to_dict(),
+        )
+    )
 
 
 def _f(value: float, digits: int = 4) -> str:
@@ -225,6 +248,8 @@ def _print_board(g: Any, safe: Any) -> None:
                 + (f"\n    ... and {len(separable) - 20} more" if len(separable) > 20 else "")
             )
     print(f"  {safe(g.summary())}")
+    for line in g.judge_drift:
+        print(f"  warning: {safe(line)}")
     if g.missing_runs:
         print(f"  runs without this grader: {_listed(g.missing_runs)}")
     if g.not_scored:

@@ -21,162 +21,65 @@ time. Imports `core`, `stats`, `sinks`, `judges` and `specs`; trackers and gradi
 (`eval_engine`: Ray) plug in through entry points. Each name is imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.eval.auditing._alignment import AlignmentCandidate, JudgeAlignment, align_judge
-    from gradewire.eval.auditing._calibration import ThresholdCalibration, calibrate_threshold
-    from gradewire.eval.auditing._certificate import certify_judge
-    from gradewire.eval.auditing._judge_audits import (
-        LengthAudit,
-        PositionAudit,
-        RetestAudit,
-        audit_length,
-        audit_position,
-        audit_retest,
-    )
-    from gradewire.eval.comparing._bootstrap import BootstrapInterval, paired_bootstrap
-    from gradewire.eval.comparing._compare_runs import MismatchedRunsError, compare_runs
-    from gradewire.eval.comparing._judged_pairs import JudgedComparison, judge_runs
-    from gradewire.eval.comparing._results import (
-        ChangedSample,
-        Comparison,
-        GraderComparison,
-        SliceComparison,
-    )
-    from gradewire.eval.grading._display import RichDisplay
-    from gradewire.eval.grading._engines import GradingEngine, eval_engine
-    from gradewire.eval.grading._grading_loop import EvalDisplay, GradingReport
-    from gradewire.eval.grading._run_eval import EvalResult, run_eval
-    from gradewire.eval.ranking._leaderboard import leaderboard
-    from gradewire.eval.ranking._standings import (
-        GraderBoard,
-        Leaderboard,
-        PairResult,
-        RunStanding,
-    )
-    from gradewire.eval.reporting._compare_page import render_comparison
-    from gradewire.eval.reporting._eval_report import render_report, write_report
-    from gradewire.eval.reporting._leaderboard_page import render_leaderboard
-    from gradewire.eval.runs._data_files import load_samples
-    from gradewire.eval.runs._eval_run import EvalRun, load_run
-    from gradewire.eval.runs._folder import RunFolderError
-    from gradewire.eval.runs._judge_certificate import (
-        CertificateError,
-        JudgeCertificate,
-        check_certificate,
-        require_certificate,
-    )
-    from gradewire.eval.runs._open_run import open_run
-    from gradewire.eval.runs._records import GradeOutcome, SampleRecord
-    from gradewire.eval.runs._samples import DataError, DataOptions, EvalSample
-    from gradewire.eval.runs._statistics import GraderSummary
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "AlignmentCandidate",
-    "BootstrapInterval",
-    "CertificateError",
-    "ChangedSample",
-    "Comparison",
-    "DataError",
-    "DataOptions",
-    "EvalDisplay",
-    "EvalResult",
-    "EvalRun",
-    "EvalSample",
-    "GradeOutcome",
-    "GraderBoard",
-    "GraderComparison",
-    "GraderSummary",
-    "GradingEngine",
-    "GradingReport",
-    "JudgeAlignment",
-    "JudgeCertificate",
-    "JudgedComparison",
-    "Leaderboard",
-    "LengthAudit",
-    "MismatchedRunsError",
-    "PairResult",
-    "PositionAudit",
-    "RetestAudit",
-    "RichDisplay",
-    "RunFolderError",
-    "RunStanding",
-    "SampleRecord",
-    "SliceComparison",
-    "ThresholdCalibration",
-    "align_judge",
-    "audit_length",
-    "audit_position",
-    "audit_retest",
-    "calibrate_threshold",
-    "certify_judge",
-    "check_certificate",
-    "compare_runs",
-    "eval_engine",
-    "judge_runs",
-    "leaderboard",
-    "load_run",
-    "load_samples",
-    "open_run",
-    "paired_bootstrap",
-    "render_comparison",
-    "render_leaderboard",
-    "render_report",
-    "require_certificate",
-    "run_eval",
-    "write_report",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.eval.auditing._alignment import AlignmentCandidate as AlignmentCandidate
+    from gradewire.eval.auditing._alignment import JudgeAlignment as JudgeAlignment
+    from gradewire.eval.auditing._alignment import align_judge as align_judge
+    from gradewire.eval.auditing._calibration import ThresholdCalibration as ThresholdCalibration
+    from gradewire.eval.auditing._calibration import calibrate_threshold as calibrate_threshold
+    from gradewire.eval.auditing._certificate import certify_judge as certify_judge
+    from gradewire.eval.auditing._judge_audits import LengthAudit as LengthAudit
+    from gradewire.eval.auditing._judge_audits import PositionAudit as PositionAudit
+    from gradewire.eval.auditing._judge_audits import RetestAudit as RetestAudit
+    from gradewire.eval.auditing._judge_audits import audit_length as audit_length
+    from gradewire.eval.auditing._judge_audits import audit_position as audit_position
+    from gradewire.eval.auditing._judge_audits import audit_retest as audit_retest
+    from gradewire.eval.comparing._bootstrap import BootstrapInterval as BootstrapInterval
+    from gradewire.eval.comparing._bootstrap import paired_bootstrap as paired_bootstrap
+    from gradewire.eval.comparing._compare_runs import MismatchedRunsError as MismatchedRunsError
+    from gradewire.eval.comparing._compare_runs import compare_runs as compare_runs
+    from gradewire.eval.comparing._judged_pairs import JudgedComparison as JudgedComparison
+    from gradewire.eval.comparing._judged_pairs import judge_runs as judge_runs
+    from gradewire.eval.comparing._results import ChangedSample as ChangedSample
+    from gradewire.eval.comparing._results import Comparison as Comparison
+    from gradewire.eval.comparing._results import GraderComparison as GraderComparison
+    from gradewire.eval.comparing._results import SliceComparison as SliceComparison
+    from gradewire.eval.grading._display import RichDisplay as RichDisplay
+    from gradewire.eval.grading._engines import GradingEngine as GradingEngine
+    from gradewire.eval.grading._engines import eval_engine as eval_engine
+    from gradewire.eval.grading._grading_loop import EvalDisplay as EvalDisplay
+    from gradewire.eval.grading._grading_loop import GradingReport as GradingReport
+    from gradewire.eval.grading._run_eval import EvalResult as EvalResult
+    from gradewire.eval.grading._run_eval import run_eval as run_eval
+    from gradewire.eval.ranking._leaderboard import leaderboard as leaderboard
+    from gradewire.eval.ranking._standings import GraderBoard as GraderBoard
+    from gradewire.eval.ranking._standings import Leaderboard as Leaderboard
+    from gradewire.eval.ranking._standings import PairResult as PairResult
+    from gradewire.eval.ranking._standings import RunStanding as RunStanding
+    from gradewire.eval.reporting._compare_page import render_comparison as render_comparison
+    from gradewire.eval.reporting._eval_report import render_report as render_report
+    from gradewire.eval.reporting._eval_report import write_report as write_report
+    from gradewire.eval.reporting._leaderboard_page import render_leaderboard as render_leaderboard
+    from gradewire.eval.runs._data_files import load_samples as load_samples
+    from gradewire.eval.runs._eval_run import EvalRun as EvalRun
+    from gradewire.eval.runs._eval_run import load_run as load_run
+    from gradewire.eval.runs._folder import RunFolderError as RunFolderError
+    from gradewire.eval.runs._open_run import open_run as open_run
+    from gradewire.eval.runs._records import GradeOutcome as GradeOutcome
+    from gradewire.eval.runs._records import SampleRecord as SampleRecord
+    from gradewire.eval.runs._samples import DataError as DataError
+    from gradewire.eval.runs._samples import DataOptions as DataOptions
+    from gradewire.eval.runs._samples import EvalSample as EvalSample
+    from gradewire.eval.runs._statistics import GraderSummary as GraderSummary
+    from gradewire.judges._certificate import CertificateError as CertificateError
+    from gradewire.judges._certificate import JudgeCertificate as JudgeCertificate
+    from gradewire.judges._certificate import check_certificate as check_certificate
+    from gradewire.judges._certificate import require_certificate as require_certificate
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            ".auditing._alignment": ["AlignmentCandidate", "JudgeAlignment", "align_judge"],
-            ".auditing._calibration": ["ThresholdCalibration", "calibrate_threshold"],
-            ".auditing._certificate": ["certify_judge"],
-            ".auditing._judge_audits": [
-                "Leaderboard",
-                "LengthAudit",
-                "PairResult",
-                "PositionAudit",
-                "RetestAudit",
-                "audit_length",
-                "audit_position",
-                "audit_retest",
-            ],
-            ".comparing._bootstrap": ["BootstrapInterval", "paired_bootstrap"],
-            ".comparing._compare_runs": ["MismatchedRunsError", "compare_runs"],
-            ".reporting._compare_page": ["render_comparison"],
-            ".ranking._leaderboard": ["leaderboard"],
-            ".ranking._standings": ["GraderBoard", "Leaderboard", "PairResult", "RunStanding"],
-            ".reporting._leaderboard_page": ["render_leaderboard"],
-            ".comparing._results": [
-                "ChangedSample",
-                "Comparison",
-                "GraderComparison",
-                "SliceComparison",
-            ],
-            ".runs._data_files": ["load_samples"],
-            ".grading._display": ["RichDisplay"],
-            ".grading._engines": ["GradingEngine", "eval_engine"],
-            ".grading._run_eval": ["EvalResult", "run_eval"],
-            ".comparing._judged_pairs": ["JudgedComparison", "judge_runs"],
-            ".runs._open_run": ["open_run"],
-            ".runs._records": ["GradeOutcome", "SampleRecord"],
-            ".reporting._eval_report": ["render_report", "write_report"],
-            ".runs._eval_run": ["EvalRun", "load_run"],
-            ".runs._folder": ["RunFolderError"],
-            ".runs._judge_certificate": [
-                "CertificateError",
-                "JudgeCertificate",
-                "check_certificate",
-                "require_certificate",
-            ],
-            ".grading._grading_loop": ["EvalDisplay", "GradingReport"],
-            ".runs._samples": ["DataError", "DataOptions", "EvalSample"],
-            ".runs._statistics": ["GraderSummary"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

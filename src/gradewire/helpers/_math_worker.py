@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import sys
 from multiprocessing.connection import Connection
-from typing import Any
 
 
 def check(answer: str, expected: str) -> tuple[str, bool]:
@@ -41,24 +40,12 @@ def serve(conn: Connection) -> None:
         conn.send((False, f"{type(exc).__name__}: {exc}"))
         return
     conn.send((True, None))
-    while True:
-        try:
-            args = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            result: tuple[bool, Any] = (True, check(*args))
-        except BaseException as exc:  # the caller decides what a failure means
-            result = (False, (type(exc).__name__, str(exc)[:2000]))
-        try:
-            conn.send(result)
-        except OSError:
-            return
+    answer_calls(conn, check)
 
 
 if __name__ == "__main__":
     # This script's folder is first on sys.path: no gradewire import needed.
-    from _worker_life import die_with_parent  # type: ignore[import-not-found]
+    from _worker_life import answer_calls, die_with_parent  # type: ignore[import-not-found]
 
     die_with_parent(int(sys.argv[2]), int(sys.argv[1]))
     serve(Connection(int(sys.argv[1])))

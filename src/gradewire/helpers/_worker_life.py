@@ -1,4 +1,6 @@
-"""How a pool worker process dies with the process that started it (standard library only).
+"""A pool worker's life (standard library only): it answers calls, and dies with its parent.
+
+A worker answers the calls on its socket until the socket closes (`answer_calls`).
 
 A worker busy in a long check never reads its socket, so it cannot see its caller go
 away there. Two guards, called first thing in the worker (`die_with_parent`):
@@ -22,8 +24,11 @@ import select
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
 
-__all__ = ["die_with_parent"]
+__all__ = ["answer_calls", "die_with_parent"]
 
 _PR_SET_PDEATHSIG = 1
 # How often the watchdog checks its parent when the socket stays quiet.
@@ -52,3 +57,24 @@ def _watch(parent: int, socket_fd: int) -> None:
         events = poller.poll(_CHECK_S * 1000)
         if events or os.getppid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def answer_calls(conn: Connection, call: Callable[..., Any]) -> None:
+    """Answer each call's arguments on ``conn`` with ``(True, result)`` or ``(False, error)``.
+
+    An error is ``(type name, message)``, cut to 2,000 characters: the caller decides what
+    a failure means. Returns when the socket closes, from either end.
+    """
+    while True:
+        try:
+            args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            result: tuple[bool, Any] = (True, call(*args))
+        except BaseException as exc:
+            result = (False, (type(exc).__name__, str(exc)[:2000]))
+        try:
+            conn.send(result)
+        except OSError:
+            return

@@ -6,8 +6,16 @@ name a parameter (`ParameterRefusedError`, never retried), what was learnt about
 endpoint, and connections closed with their event loop. Imports `core` only.
 """
 
-from gradewire.http._endpoint_facts import forget_endpoint_facts
-from gradewire.http._refusal import ParameterRefusedError
-from gradewire.http._retry import ModelHTTPError, RetryPolicy
+from gradewire.core._lazy import attach
 
-__all__ = ["ModelHTTPError", "ParameterRefusedError", "RetryPolicy", "forget_endpoint_facts"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.http._endpoint_facts import forget_endpoint_facts as forget_endpoint_facts
+    from gradewire.http._refusal import ParameterRefusedError as ParameterRefusedError
+    from gradewire.http._retry import ModelHTTPError as ModelHTTPError
+    from gradewire.http._retry import RetryPolicy as RetryPolicy
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

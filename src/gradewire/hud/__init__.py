@@ -54,62 +54,28 @@ Where this module deliberately differs from HUD (hud 0.6.21), and why:
   so two unnamed graders stay told apart in one `combine`.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.helpers._numeric import numeric_match
-    from gradewire.helpers._text import (
-        contains,
-        contains_all,
-        contains_any,
-        exact_match,
-        f1_score,
-        normalize,
-    )
-    from gradewire.hud._bash import BashGrader
-    from gradewire.hud._combine import _combine_subscores, combine, combine_all, combine_any
-    from gradewire.hud._grader import Grader
-    from gradewire.hud._judge import LLMJudgeGrader
-    from gradewire.hud._results import EvaluationResult, SubScore
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "BashGrader",
-    "EvaluationResult",
-    "Grader",
-    "LLMJudgeGrader",
-    "SubScore",
-    "_combine_subscores",
-    "combine",
-    "combine_all",
-    "combine_any",
-    "contains",
-    "contains_all",
-    "contains_any",
-    "exact_match",
-    "f1_score",
-    "normalize",
-    "numeric_match",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.helpers._numeric import numeric_match as numeric_match
+    from gradewire.helpers._text import contains as contains
+    from gradewire.helpers._text import contains_all as contains_all
+    from gradewire.helpers._text import contains_any as contains_any
+    from gradewire.helpers._text import exact_match as exact_match
+    from gradewire.helpers._text import f1_score as f1_score
+    from gradewire.helpers._text import normalize as normalize
+    from gradewire.hud._bash import BashGrader as BashGrader
+    from gradewire.hud._combine import _combine_subscores as _combine_subscores
+    from gradewire.hud._combine import combine as combine
+    from gradewire.hud._combine import combine_all as combine_all
+    from gradewire.hud._combine import combine_any as combine_any
+    from gradewire.hud._grader import Grader as Grader
+    from gradewire.hud._judge import LLMJudgeGrader as LLMJudgeGrader
+    from gradewire.hud._results import EvaluationResult as EvaluationResult
+    from gradewire.hud._results import SubScore as SubScore
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "gradewire.helpers._numeric": ["numeric_match"],
-            "gradewire.helpers._text": [
-                "contains",
-                "contains_all",
-                "contains_any",
-                "exact_match",
-                "f1_score",
-                "normalize",
-            ],
-            "._bash": ["BashGrader"],
-            "._combine": ["_combine_subscores", "combine", "combine_all", "combine_any"],
-            "._grader": ["Grader"],
-            "._judge": ["LLMJudgeGrader"],
-            "._results": ["EvaluationResult", "SubScore"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

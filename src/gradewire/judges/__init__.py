@@ -11,46 +11,29 @@ has an ``identity``: one stable string for everything that decides its verdicts
 when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import HUD_NAMES, attach
 
-if TYPE_CHECKING:
-    from gradewire.judges._binary_judge import BinaryJudgeGrader, BinaryJudgeShot, JudgeShot
-    from gradewire.judges._identity import identity_facts
-    from gradewire.judges._judge_base import JudgeGrader
-    from gradewire.judges._judge_context import JudgedSample
-    from gradewire.judges._judge_logs import FailedJudgeLog, SuccessJudgeLog
-    from gradewire.judges._judge_panel import JudgePanel
-    from gradewire.judges._judge_settings import JudgeSettings
-    from gradewire.judges._pairwise_judge import PairwiseJudgeGrader, pair
-    from gradewire.judges._rag_judges import (
-        AnswerRelevancyGrader,
-        ContextRelevancyGrader,
-        FaithfulnessGrader,
-    )
-    from gradewire.judges._range_judge import RangeJudgeGrader
-    from gradewire.judges._rubric_judge import RubricJudgeGrader
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "AnswerRelevancyGrader",
-    "BinaryJudgeGrader",
-    "BinaryJudgeShot",
-    "ContextRelevancyGrader",
-    "FailedJudgeLog",
-    "FaithfulnessGrader",
-    "JudgeGrader",
-    "JudgePanel",
-    "JudgeSettings",
-    "JudgeShot",
-    "JudgedSample",
-    "PairwiseJudgeGrader",
-    "RangeJudgeGrader",
-    "RubricJudgeGrader",
-    "SuccessJudgeLog",
-    "identity_facts",
-    "pair",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.judges._binary_judge import BinaryJudgeGrader as BinaryJudgeGrader
+    from gradewire.judges._binary_judge import BinaryJudgeShot as BinaryJudgeShot
+    from gradewire.judges._binary_judge import JudgeShot as JudgeShot
+    from gradewire.judges._identity import identity_facts as identity_facts
+    from gradewire.judges._judge_base import JudgeGrader as JudgeGrader
+    from gradewire.judges._judge_context import JudgedSample as JudgedSample
+    from gradewire.judges._judge_logs import FailedJudgeLog as FailedJudgeLog
+    from gradewire.judges._judge_logs import SuccessJudgeLog as SuccessJudgeLog
+    from gradewire.judges._judge_panel import JudgePanel as JudgePanel
+    from gradewire.judges._judge_settings import JudgeSettings as JudgeSettings
+    from gradewire.judges._pairwise_judge import PairwiseJudgeGrader as PairwiseJudgeGrader
+    from gradewire.judges._pairwise_judge import pair as pair
+    from gradewire.judges._rag_judges import AnswerRelevancyGrader as AnswerRelevancyGrader
+    from gradewire.judges._rag_judges import ContextRelevancyGrader as ContextRelevancyGrader
+    from gradewire.judges._rag_judges import FaithfulnessGrader as FaithfulnessGrader
+    from gradewire.judges._range_judge import RangeJudgeGrader as RangeJudgeGrader
+    from gradewire.judges._rubric_judge import RubricJudgeGrader as RubricJudgeGrader
 
 _TO_MODELS = (
     "ChatCompletion",
@@ -67,23 +50,6 @@ _TO_MODELS = (
 if not TYPE_CHECKING:
     __getattr__, __dir__ = attach(
         __name__,
-        {
-            "._binary_judge": ["BinaryJudgeGrader", "BinaryJudgeShot", "JudgeShot"],
-            "._identity": ["identity_facts"],
-            "._judge_base": ["JudgeGrader"],
-            "._judge_context": ["JudgedSample"],
-            "._judge_logs": ["FailedJudgeLog", "SuccessJudgeLog"],
-            "._judge_panel": ["JudgePanel"],
-            "._judge_settings": ["JudgeSettings"],
-            "._pairwise_judge": ["PairwiseJudgeGrader", "pair"],
-            "._rag_judges": [
-                "AnswerRelevancyGrader",
-                "ContextRelevancyGrader",
-                "FaithfulnessGrader",
-            ],
-            "._range_judge": ["RangeJudgeGrader"],
-            "._rubric_judge": ["RubricJudgeGrader"],
-        },
         moved={
             "LLMJudgeGrader": HUD_NAMES["LLMJudgeGrader"],
             "render_schema": "it is a helper: from gradewire.helpers import render_schema",

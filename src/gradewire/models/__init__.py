@@ -14,63 +14,29 @@ structured-output dialects, negotiated and remembered per endpoint; logprobs; se
 name is imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.models._anthropic import AnthropicModel
-    from gradewire.models._chat_model import (
-        ChatCompletion,
-        ChatMessage,
-        ChatModel,
-        TokenLogprob,
-        Usage,
-    )
-    from gradewire.models._client import ModelClient
-    from gradewire.models._get_model import get_model
-    from gradewire.models._judge_cache import JudgeCache
-    from gradewire.models._model_settings import ModelSettings, StructuredSettings
-    from gradewire.models._model_usage import ModelUsage, ServedModel
-    from gradewire.models._openai_chat import OpenAIChatModel
-    from gradewire.models._profile import ModelProfile
-    from gradewire.models._structured_call import complete_structured
-    from gradewire.models._truncated import TruncatedOutputError
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "AnthropicModel",
-    "ChatCompletion",
-    "ChatMessage",
-    "ChatModel",
-    "JudgeCache",
-    "ModelClient",
-    "ModelProfile",
-    "ModelSettings",
-    "ModelUsage",
-    "OpenAIChatModel",
-    "ServedModel",
-    "StructuredSettings",
-    "TokenLogprob",
-    "TruncatedOutputError",
-    "Usage",
-    "complete_structured",
-    "get_model",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.models._anthropic import AnthropicModel as AnthropicModel
+    from gradewire.models._chat_model import ChatCompletion as ChatCompletion
+    from gradewire.models._chat_model import ChatMessage as ChatMessage
+    from gradewire.models._chat_model import ChatModel as ChatModel
+    from gradewire.models._chat_model import TokenLogprob as TokenLogprob
+    from gradewire.models._chat_model import Usage as Usage
+    from gradewire.models._client import ModelClient as ModelClient
+    from gradewire.models._get_model import get_model as get_model
+    from gradewire.models._judge_cache import JudgeCache as JudgeCache
+    from gradewire.models._model_settings import ModelSettings as ModelSettings
+    from gradewire.models._model_settings import StructuredSettings as StructuredSettings
+    from gradewire.models._model_usage import ModelUsage as ModelUsage
+    from gradewire.models._model_usage import ServedModel as ServedModel
+    from gradewire.models._openai_chat import OpenAIChatModel as OpenAIChatModel
+    from gradewire.models._profile import ModelProfile as ModelProfile
+    from gradewire.models._structured_call import complete_structured as complete_structured
+    from gradewire.models._truncated import TruncatedOutputError as TruncatedOutputError
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "._anthropic": ["AnthropicModel"],
-            "._chat_model": ["ChatCompletion", "ChatMessage", "ChatModel", "TokenLogprob", "Usage"],
-            "._client": ["ModelClient"],
-            "._get_model": ["get_model"],
-            "._judge_cache": ["JudgeCache"],
-            "._model_settings": ["ModelSettings", "StructuredSettings"],
-            "._model_usage": ["ModelUsage", "ServedModel"],
-            "._openai_chat": ["OpenAIChatModel"],
-            "._profile": ["ModelProfile"],
-            "._structured_call": ["complete_structured"],
-            "._truncated": ["TruncatedOutputError"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

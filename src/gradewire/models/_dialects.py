@@ -22,7 +22,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError
 from gradewire.models._response_format import ReadOnlyDict, canonical_json, read_only
@@ -30,25 +30,14 @@ from gradewire.models._response_format import ReadOnlyDict, canonical_json, read
 __all__ = [
     "AUTO_ORDER",
     "OPENAI_DIALECTS",
-    "STRUCTURED_OUTPUTS",
     "Dialects",
-    "StructuredOutput",
     "apply_dialect",
     "dialect_parameters",
     "next_dialect",
     "strict_response_format",
-    "structured_output_setting",
     "without_keywords",
 ]
 
-StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided_json", "prompt"]
-STRUCTURED_OUTPUTS: tuple[str, ...] = (
-    "auto",
-    "json_schema",
-    "json_object_schema",
-    "guided_json",
-    "prompt",
-)
 # Strongest first: the order "auto" tries them in.
 AUTO_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "guided_json", "prompt")
 
@@ -117,16 +106,6 @@ OPENAI_DIALECTS = Dialects(
     prompted=frozenset({"guided_json", "prompt"}),
 )
 """The dialects of OpenAI's chat completions format (see the module docstring)."""
-
-
-def structured_output_setting(value: object) -> str:
-    """``value`` checked as a ``structured_output=`` setting of an OpenAI-compatible model."""
-    if isinstance(value, str) and value not in STRUCTURED_OUTPUTS:
-        raise InvalidInputError(
-            f"structured_output={value!r} is not a dialect gradewire knows; use one of "
-            f"{list(STRUCTURED_OUTPUTS)} ('auto' finds the one the server takes)"
-        )
-    return OPENAI_DIALECTS.setting(value)
 
 
 def dialect_parameters(dialect: str) -> tuple[str, ...]:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from typing_extensions import Unpack
-
-from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES
-from gradewire.http._retry import RetryPolicy
 from gradewire.models._client import ModelClient
-from gradewire.models._dialects import StructuredOutput, structured_output_setting
-from gradewire.models._judge_cache import JudgeCache
-from gradewire.models._model_settings import ModelSettings
 from gradewire.models._openai_wire import OpenAIProvider
 from gradewire.models._provider import Provider
 
 __all__ = ["OpenAIChatModel"]
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 
 class OpenAIChatModel(ModelClient):
@@ -90,42 +81,3 @@ class OpenAIChatModel(ModelClient):
     """
 
     provider: ClassVar[Provider] = OpenAIProvider()
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        attempt_timeout: float | None = None,
-        max_concurrency: int = 64,
-        max_attempts: int | None = None,
-        retry: RetryPolicy | None = None,
-        cache: JudgeCache | str | os.PathLike[str] | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        structured_output: StructuredOutput = "auto",
-        json_schema: bool | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        timeout: float | None = None,
-        **settings: Unpack[ModelSettings],
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            attempt_timeout=attempt_timeout,
-            max_concurrency=max_concurrency,
-            max_attempts=max_attempts,
-            retry=retry,
-            cache=cache,
-            extra_body=extra_body,
-            headers=headers,
-            structured_output=structured_output_setting(structured_output),
-            json_schema=json_schema,
-            http_client=http_client,
-            max_response_bytes=max_response_bytes,
-            timeout=timeout,
-            **settings,
-        )

@@ -7,52 +7,22 @@ OpenAI's kind (`ErrorKind`) as ``score/<kind>_count``. Imports `core`, `models`,
 and `tools`; each name is imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.openai._base import OpenAIGrader
-    from gradewire.openai._errors import (
-        ErrorKind,
-        FormulaError,
-        OpenAIGraderError,
-        PythonGraderRuntimeError,
-        SampleParseError,
-        TemplateVariableError,
-        UnresponsiveRewardError,
-    )
-    from gradewire.openai._openai_grader import openai_grader
-    from gradewire.openai._settings import OpenAIGraderSettings
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "ErrorKind",
-    "FormulaError",
-    "OpenAIGrader",
-    "OpenAIGraderError",
-    "OpenAIGraderSettings",
-    "PythonGraderRuntimeError",
-    "SampleParseError",
-    "TemplateVariableError",
-    "UnresponsiveRewardError",
-    "openai_grader",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.openai._base import OpenAIGrader as OpenAIGrader
+    from gradewire.openai._errors import ErrorKind as ErrorKind
+    from gradewire.openai._errors import FormulaError as FormulaError
+    from gradewire.openai._errors import OpenAIGraderError as OpenAIGraderError
+    from gradewire.openai._errors import PythonGraderRuntimeError as PythonGraderRuntimeError
+    from gradewire.openai._errors import SampleParseError as SampleParseError
+    from gradewire.openai._errors import TemplateVariableError as TemplateVariableError
+    from gradewire.openai._errors import UnresponsiveRewardError as UnresponsiveRewardError
+    from gradewire.openai._openai_grader import openai_grader as openai_grader
+    from gradewire.openai._settings import OpenAIGraderSettings as OpenAIGraderSettings
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "._base": ["OpenAIGrader"],
-            "._errors": [
-                "ErrorKind",
-                "FormulaError",
-                "OpenAIGraderError",
-                "PythonGraderRuntimeError",
-                "SampleParseError",
-                "TemplateVariableError",
-                "UnresponsiveRewardError",
-            ],
-            "._openai_grader": ["openai_grader"],
-            "._settings": ["OpenAIGraderSettings"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

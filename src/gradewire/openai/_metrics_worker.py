@@ -10,27 +10,15 @@ from __future__ import annotations
 
 import sys
 from multiprocessing.connection import Connection
-from typing import Any
 
 
 def serve(conn: Connection) -> None:
     """Answer metric calls until the socket closes."""
+    from gradewire.helpers._worker_life import answer_calls
     from gradewire.openai._metrics import compute_metric
 
     conn.send((True, None))
-    while True:
-        try:
-            metric, text, reference = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            result: tuple[bool, Any] = (True, compute_metric(metric, text, reference))
-        except BaseException as exc:  # the caller decides what a failure means
-            result = (False, (type(exc).__name__, str(exc)[:2000]))
-        try:
-            conn.send(result)
-        except OSError:
-            return
+    answer_calls(conn, compute_metric)
 
 
 if __name__ == "__main__":

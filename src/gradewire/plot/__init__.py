@@ -10,23 +10,15 @@ This folder draws what the stages below it hold: logged steps (`gradewire.sinks`
 and comparisons (`gradewire.eval`). Each name is imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.plot._comparison_plot import plot_comparison
-    from gradewire.plot._histogram_plot import plot_histogram
-    from gradewire.plot._steps_plot import plot_steps
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = ["plot_comparison", "plot_histogram", "plot_steps"]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.plot._comparison_plot import plot_comparison as plot_comparison
+    from gradewire.plot._histogram_plot import plot_histogram as plot_histogram
+    from gradewire.plot._steps_plot import plot_steps as plot_steps
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "._comparison_plot": ["plot_comparison"],
-            "._histogram_plot": ["plot_histogram"],
-            "._steps_plot": ["plot_steps"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

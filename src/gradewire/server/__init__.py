@@ -6,7 +6,15 @@ timeouts and access rules. aiohttp is imported only when a server is built (extr
 ``serve``). Imports `core` and `specs`.
 """
 
-from gradewire.server._server import create_app, serve
-from gradewire.server._settings import ServerSettings
+from gradewire.core._lazy import attach
 
-__all__ = ["ServerSettings", "create_app", "serve"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.server._server import create_app as create_app
+    from gradewire.server._server import serve as serve
+    from gradewire.server._settings import ServerSettings as ServerSettings
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

@@ -11,16 +11,18 @@ does the same for the difference of two runs on the same samples.
 This folder imports only `gradewire.core` and numpy.
 """
 
-from gradewire.stats._agreement import agreement
-from gradewire.stats._agreement_result import Agreement
-from gradewire.stats._ppi import ppi_mean_difference, ppi_mean_interval
-from gradewire.stats._ppi_result import MeanInterval, PPIInterval
+from gradewire.core._lazy import attach
 
-__all__ = [
-    "Agreement",
-    "MeanInterval",
-    "PPIInterval",
-    "agreement",
-    "ppi_mean_difference",
-    "ppi_mean_interval",
-]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.stats._agreement import agreement as agreement
+    from gradewire.stats._agreement_result import Agreement as Agreement
+    from gradewire.stats._ppi import ppi_mean_difference as ppi_mean_difference
+    from gradewire.stats._ppi import ppi_mean_interval as ppi_mean_interval
+    from gradewire.stats._ppi_result import MeanInterval as MeanInterval
+    from gradewire.stats._ppi_result import PPIInterval as PPIInterval
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

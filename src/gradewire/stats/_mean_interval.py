@@ -47,9 +47,9 @@ __all__ = [
     "Method",
     "check_range",
     "clopper_pearson",
-    "cluster_robust_stderr",
     "cr2_stderr",
     "mean_interval",
+    "t_quantile",
     "wilson",
 ]
 
@@ -114,7 +114,8 @@ def _z(confidence: float) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def _t_quantile(confidence: float, df: float) -> float:
+def t_quantile(confidence: float, df: float) -> float:
+    """The two-sided Student t quantile of `confidence` with `df` degrees of freedom."""
     return float(_scipy_stats().t.ppf(0.5 + confidence / 2.0, df))
 
 
@@ -160,18 +161,6 @@ def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple
     low = 0.0 if successes <= 0 else float(beta.ppf(tail, successes, n - successes + 1))
     high = 1.0 if successes >= n else float(beta.ppf(1.0 - tail, successes + 1, n - successes))
     return low, high
-
-
-def cluster_robust_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, int]:
-    """Cluster-robust standard error of the mean (G/(G-1) factor), and the number of clusters."""
-    x = np.asarray(values, dtype=np.float64)
-    _, group = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
-    g = int(group.max()) + 1 if x.size else 0
-    if g < 2:
-        return math.nan, g
-    sums = np.bincount(group, weights=x - x.mean(), minlength=g)
-    variance = float(np.dot(sums, sums)) / x.size**2 * g / (g - 1)
-    return math.sqrt(variance), g
 
 
 def cr2_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, float, int]:
@@ -258,7 +247,7 @@ def mean_interval(
     spread = p not in (0.0, 1.0) and variance > 0.0
     effective = p * (1.0 - p) / variance if spread else float(n)
     if df > 0:
-        effective *= (_z(confidence) / _t_quantile(confidence, df)) ** 2
+        effective *= (_z(confidence) / t_quantile(confidence, df)) ** 2
     else:
         effective = float(n)  # one sample or one cluster: nothing but the range
         alone = "one cluster" if clusters is not None else "one sample"
@@ -286,7 +275,7 @@ def _t(
         method, caveat = "t_clustered", _few_clusters(g, df)
         if g < 2:
             return MeanEstimate(mean, math.nan, math.nan, "none", caveat="one cluster")
-    half = _t_quantile(confidence, df) * se
+    half = t_quantile(confidence, df) * se
     return MeanEstimate(mean, mean - half, mean + half, method, caveat=caveat)
 
 

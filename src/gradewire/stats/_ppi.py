@@ -19,9 +19,15 @@ and the tuned λ is ``cov(y, f) / ((1 + n / N) · var(f))`` with ``var`` over ev
 score (dividing by count - 1).
 
 The labelled samples must be a uniform random subset of the judged ones: PPI's guarantee
-rests on it, and nothing in the numbers can check it. The interval is asymptotic: with
-tens of labels it is too narrow (the more so when the judge's errors are rare, and PPI++
-tunes λ on the same labels), which `PPIInterval.describe` says below 100 labels.
+rests on it, and nothing in the numbers can check it. The normal interval is asymptotic:
+with tens of labels it is too narrow (the more so when the judge's errors are rare, and
+PPI++ tunes λ on the same labels; 79% of nominal-95% intervals covered the truth from 5
+labels, 91% from 20, in the simulations of ``tests/stats/test_ppi.py``). Below
+`SMALL_SAMPLE` labels the interval is therefore Student's t with n - 1 degrees of freedom
+over unbiased (n - 1) variances, the small-sample form of the same interval: in the same
+simulations it covered 94% or more from 20 labels on, and about 90% from 10.
+`PPIInterval.describe` says which form was used, and that below 30 labels even this one is
+approximate. The labels-only interval beside it takes the same form, so the two compare.
 """
 
 from __future__ import annotations
@@ -35,12 +41,16 @@ import numpy.typing as npt
 
 from gradewire.core import InvalidInputError, InvalidTypeError
 from gradewire.stats._keyed import LabelSource, read_scores
+from gradewire.stats._mean_interval import t_quantile
 from gradewire.stats._ppi_result import MeanInterval, PPIInterval
 from gradewire.stats._text import format_id, format_number
 
-__all__ = ["ppi_mean_difference", "ppi_mean_interval"]
+__all__ = ["SMALL_SAMPLE", "ppi_mean_difference", "ppi_mean_interval"]
 
 _Array = npt.NDArray[np.float64]
+
+SMALL_SAMPLE = 100
+"""Below this many labels the interval is Student's t (n - 1 df), not ppi_py's normal one."""
 
 
 def ppi_mean_interval(
@@ -217,16 +227,24 @@ def _ppi(
     big_n = unlabelled.size
     rectifier = y - weight * f
     _refuse_no_spread(y, rectifier, weight, estimand)
+    if unlabelled.size < 2:
+        raise InvalidInputError(
+            "only one judged sample has no human label, so the spread of the judge's scores "
+            "there cannot be estimated: judge more samples than are labelled"
+        )
     estimate = float(weight * unlabelled.mean() + rectifier.mean())
-    standard_error = math.sqrt(
-        float(np.var(weight * unlabelled)) / big_n + float(np.var(rectifier)) / n
-    )
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    # ppi_py's normal interval from SMALL_SAMPLE labels on; below, its small-sample form.
+    ddof, quantile = (0, z) if n >= SMALL_SAMPLE else (1, t_quantile(confidence, n - 1))
+    standard_error = math.sqrt(
+        float(np.var(weight * unlabelled, ddof=ddof)) / big_n
+        + float(np.var(rectifier, ddof=ddof)) / n
+    )
     judged = np.concatenate([f, unlabelled])
     return PPIInterval(
         estimate=estimate,
-        low=estimate - z * standard_error,
-        high=estimate + z * standard_error,
+        low=estimate - quantile * standard_error,
+        high=estimate + quantile * standard_error,
         standard_error=standard_error,
         confidence=confidence,
         lam=weight,
@@ -237,7 +255,8 @@ def _ppi(
         n_unscored=n_unscored,
         judge_bias=float(np.mean(f - y)),
         judge_only=_classical(judged, z),
-        human_only=_classical(y, z),
+        human_only=_classical(y, z) if ddof == 0 else _classical(y, quantile, ddof=1),
+        interval_form="normal" if ddof == 0 else f"Student t, {n - 1} df",
     )
 
 
@@ -276,13 +295,13 @@ def _tuned_lambda(y: _Array, f: _Array, unlabelled: _Array) -> float:
     return min(1.0, max(0.0, tuned))
 
 
-def _classical(values: _Array, z: float) -> MeanInterval:
+def _classical(values: _Array, quantile: float, *, ddof: int = 0) -> MeanInterval:
     mean = float(values.mean())
-    standard_error = float(values.std()) / math.sqrt(values.size)
+    standard_error = float(values.std(ddof=ddof)) / math.sqrt(values.size)
     return MeanInterval(
         estimate=mean,
-        low=mean - z * standard_error,
-        high=mean + z * standard_error,
+        low=mean - quantile * standard_error,
+        high=mean + quantile * standard_error,
         standard_error=standard_error,
         n=int(values.size),
     )

@@ -10,9 +10,9 @@ from gradewire.stats._text import cell_html, format_number
 
 __all__ = ["MeanInterval", "PPIInterval"]
 
-# Below this many labels the CLT interval is flagged as approximate: in simulations of a
-# lenient binary judge, 95% intervals from 30 labels covered about 87%, from 100 about 93.5%.
-_FEW_LABELS = 100
+# Below this many labels even the small-sample (t) interval is flagged as approximate: in
+# the simulations of tests/stats/test_ppi.py it covered about 90% from 10 labels.
+_FEW_LABELS = 30
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,10 @@ class PPIInterval:
         lam: The weight λ given to the judge: 1 is the original PPI, 0 ignores the judge
             (the labels' mean), between them PPI++'s power tuning.
         method: ``"PPI++"`` (λ tuned from the data), or ``"PPI"`` (λ given).
+        interval_form: How the interval's half-width is made: ``"normal"`` (``ppi_py``'s,
+            from 100 labels on) or, below 100, its small-sample form such as
+            ``"Student t, 19 df"`` (n - 1 degrees of freedom, variances that divide by
+            n - 1); ``human_only`` takes the same form.
         estimand: What is estimated: ``"mean"``, or ``"mean difference b - a"``.
         n_labels: Samples with a human label (and a judge score).
         n_judged: Samples with a judge score, labelled or not.
@@ -85,6 +89,7 @@ class PPIInterval:
     judge_bias: float
     judge_only: MeanInterval
     human_only: MeanInterval
+    interval_form: str = "normal"
 
     @property
     def width(self) -> float:
@@ -106,6 +111,7 @@ class PPIInterval:
         return {
             "estimand": self.estimand,
             "method": self.method,
+            "interval_form": self.interval_form,
             "estimate": self.estimate,
             "ci": [self.low, self.high],
             "standard_error": self.standard_error,
@@ -142,11 +148,17 @@ class PPIInterval:
             "judge-only one, which leaves the judge's error out, and "
             f"{_ratio(self.width, self.human_only.width)} the labels-only one{worth}.",
         ]
+        if self.interval_form != "normal":
+            lines.append(
+                f"With {self.n_labels} labels (fewer than 100) the interval is the small-sample "
+                f"form, {self.interval_form}, as the labels-only one."
+            )
         if self.n_labels < _FEW_LABELS:
             lines.append(
-                f"With fewer than {_FEW_LABELS} labels this normal interval is approximate and "
-                "tends to be too narrow, more so when the judge's errors are rare: label more "
-                "samples before relying on its ends."
+                f"With fewer than {_FEW_LABELS} labels even that is approximate (in "
+                "simulations about 90% of 95% intervals from 10 labels held the truth), the "
+                "more so when the judge's errors are rare: label more samples before relying "
+                "on its ends."
             )
         return "\n".join(lines)
 

@@ -5,22 +5,15 @@ shell code; `EndpointGrader` posts the sample to a reward service. Imports `core
 and `http`; each name is imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import HUD_NAMES, attach
 
-if TYPE_CHECKING:
-    from gradewire.tools._command_grader import CommandGrader, CompletionVia
-    from gradewire.tools._endpoint_grader import EndpointGrader
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = ["CommandGrader", "CompletionVia", "EndpointGrader"]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.tools._command_grader import CommandGrader as CommandGrader
+    from gradewire.tools._command_grader import CompletionVia as CompletionVia
+    from gradewire.tools._endpoint_grader import EndpointGrader as EndpointGrader
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "._command_grader": ["CommandGrader", "CompletionVia"],
-            "._endpoint_grader": ["EndpointGrader"],
-        },
-        moved={"BashGrader": HUD_NAMES["BashGrader"]},
-    )
+    __getattr__, __dir__ = attach(__name__, moved={"BashGrader": HUD_NAMES["BashGrader"]})

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import warnings
-import weakref
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,9 +14,8 @@ from gradewire.core._grader import BaseGrader
 from gradewire.core._settings import check_positive_seconds
 from gradewire.core._thread import StringThread
 from gradewire.http._fast_http import DEFAULT_MAX_RESPONSE_BYTES, max_response_bytes_setting
-from gradewire.http._loop_closer import close_with_loop, forget
+from gradewire.http._loop_senders import LoopSenders
 from gradewire.http._retry import RetryPolicy
-from gradewire.http._senders import Sender, default_sender
 from gradewire.http._settings import check_headers
 from gradewire.tools._endpoint_wire import (
     PAYLOADS,
@@ -183,14 +180,12 @@ class EndpointGrader(BaseGrader):
             self._headers.update(headers)
         check_headers(self._headers)
         self._what = f"reward endpoint of grader {grader_key!r}"
-        self._senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sender] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._senders = LoopSenders(self.url, self.attempt_timeout)
 
     async def grade(self, sample: StringThread) -> Grade:
         """POST the sample and read its grade (retrying what is worth retrying)."""
         body = encode_request(sample, self.payload, self.remote_grader)
-        sender = await self._sender()
+        sender = await self._senders.sender()
         attempts = 0
 
         async def attempt() -> Any:
@@ -217,37 +212,15 @@ class EndpointGrader(BaseGrader):
         self.add_log(log)
         return grade
 
-    async def _sender(self) -> Sender:
-        loop = asyncio.get_running_loop()
-        sender = self._senders.get(loop)
-        if sender is None:
-            sender = self._senders[loop] = default_sender(self.url, self.attempt_timeout)
-            # Closed by aclose(), or else when the loop shuts down (asyncio.run, run_sync...).
-            await close_with_loop(sender)
-        return sender
-
     async def aclose(self) -> None:
         """Close this event loop's connections (those of other loops close with them)."""
-        sender = self._senders.pop(asyncio.get_running_loop(), None)
-        if sender is not None:
-            forget(sender)
-            await sender.aclose()
+        await self._senders.aclose()
 
     async def __aenter__(self) -> EndpointGrader:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Connections belong to this process's loops: a copy (a Ray worker...) opens its own.
-        state = dict(self.__dict__)
-        state["_senders"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._senders = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return (

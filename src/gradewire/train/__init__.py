@@ -13,43 +13,23 @@ torch (the distributed helpers find torch.distributed in `sys.modules`). Each na
 imported when first used.
 """
 
-from typing import TYPE_CHECKING
-
 from gradewire.core._lazy import attach
 
-if TYPE_CHECKING:
-    from gradewire.train._distributed import merge_log_states, merge_windows
-    from gradewire.train._failure_policy import FailurePolicy
-    from gradewire.train._health_window import HealthSeries
-    from gradewire.train._monitor import Alert, RewardHealthError, RewardMonitor
-    from gradewire.train._openrlhf import OpenRLHFRewardFunc, openrlhf_reward_func
-    from gradewire.train._reward_logger import RewardLogger
-    from gradewire.train._window import StepWindow
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
 
-__all__ = [
-    "Alert",
-    "FailurePolicy",
-    "HealthSeries",
-    "OpenRLHFRewardFunc",
-    "RewardHealthError",
-    "RewardLogger",
-    "RewardMonitor",
-    "StepWindow",
-    "merge_log_states",
-    "merge_windows",
-    "openrlhf_reward_func",
-]
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire.train._distributed import merge_log_states as merge_log_states
+    from gradewire.train._distributed import merge_windows as merge_windows
+    from gradewire.train._failure_policy import FailurePolicy as FailurePolicy
+    from gradewire.train._health_window import HealthSeries as HealthSeries
+    from gradewire.train._monitor import Alert as Alert
+    from gradewire.train._monitor import RewardHealthError as RewardHealthError
+    from gradewire.train._monitor import RewardMonitor as RewardMonitor
+    from gradewire.train._openrlhf import OpenRLHFRewardFunc as OpenRLHFRewardFunc
+    from gradewire.train._openrlhf import openrlhf_reward_func as openrlhf_reward_func
+    from gradewire.train._reward_logger import RewardLogger as RewardLogger
+    from gradewire.train._window import StepWindow as StepWindow
 
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = attach(
-        __name__,
-        {
-            "._distributed": ["merge_log_states", "merge_windows"],
-            "._failure_policy": ["FailurePolicy"],
-            "._health_window": ["HealthSeries"],
-            "._monitor": ["Alert", "RewardHealthError", "RewardMonitor"],
-            "._openrlhf": ["OpenRLHFRewardFunc", "openrlhf_reward_func"],
-            "._reward_logger": ["RewardLogger"],
-            "._window": ["StepWindow"],
-        },
-    )
+    __getattr__, __dir__ = attach(__name__)

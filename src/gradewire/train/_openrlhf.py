@@ -60,15 +60,70 @@ class _LoopThread:
 
 
 class OpenRLHFRewardFunc:
-    """OpenRLHF's ``reward_func(queries, prompts, labels)``; see `openrlhf_reward_func`."""
+    """OpenRLHF's ``reward_func``, for its ``--reward.remote_url path/to/reward.py`` mode.
+
+    Put ``reward_func = openrlhf_reward_func(grader, label_key="answer")`` at module
+    level in the file. OpenRLHF (0.11.2) calls it once per sample, from a worker thread,
+    as ``reward_func([query], [prompt], [label])``, where the query is the prompt plus the
+    response, decoded with special tokens; the label comes from ``--data.label_key``.
+    Each sample becomes ``[("user", prompt), ("assistant", response)]`` with the label in
+    ``metadata[label_key]``. All calls grade on one background event loop, so they run
+    concurrently and the grader's logs stay consistent.
+
+    The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``, one value
+    per sample. OpenRLHF has no "no reward" for a sample: an exception in
+    ``reward_func`` is logged at INFO and the sample's reward becomes None, which breaks
+    the step later. So where the grader abstains or fails:
+
+    - with ``failure_value=None`` (`FailurePolicy`'s default) the call raises `GradingError`, logged
+      at ERROR here first: a failing grader stops the run instead of training on a
+      reward nobody chose;
+    - with a number, the sample gets that reward, and ``extra_logs`` flags it.
+
+    ``extra_logs`` always holds, per sample, ``<key>/abstained_count`` and
+    ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
+    and ``<key>/prompt_not_in_query``.
+
+    Fail fast, for when ``failure_value`` lets failures through: once at least
+    ``max_error_rate`` of the last ``error_window`` samples failed (by default, all of the
+    last 64; OpenRLHF sends one sample a call, so the window is checked once full), every
+    call raises `GraderFailingError` (logged at ERROR), with the grader's
+    first error of the window chained and its traceback in the message. Abstentions are
+    not failures. OpenRLHF reads only ``extra_logs``, so a grader with no
+    ``max_log_records`` of its own keeps at most 10,000 log records.
+
+    Args:
+        grader: The grader.
+        label_key: The metadata key the label goes under (e.g. ``"answer"``).
+        stop_texts: Special tokens cut from the end of each response.
+        max_concurrency: How many samples of one call are graded at once.
+        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
+            of its own (a timed-out sample is a failure, counted as a timeout).
+        failure: What a sample with no grade gets, and the fail-fast bound
+            (`FailurePolicy`; default ``FailurePolicy()``: such a sample raises, and all of
+            the last 64 failing stops the run).
+        gold: A trusted grader graded beside the reward on ``gold_fraction`` of the
+            samples, concurrently and under the same timeout and fail-fast policy. Its
+            statistics: ``reward_func.gold.get_logs(clear=True)``. Per sample,
+            ``extra_logs`` gets ``<key>/gold_pair`` (1.0 where both graded), and, 0.0
+            outside the pairs, ``<key>/gold_value`` and ``<key>/gold_gap`` (reward minus
+            gold): OpenRLHF logs means over all samples, so the gold's mean over the pairs
+            is ``train/<key>/gold_value / train/<key>/gold_pair``, and the mean gap
+            likewise.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (its ``metadata["id"]``, else its conversation): the same on every rank
+            and in a restarted run.
+        **deprecated: ``failure_reward=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
+    """
 
     def __init__(
         self,
         grader: BaseGrader,
         *,
-        label_key: str,
-        stop_texts: Sequence[str],
-        max_concurrency: int,
+        label_key: str = "label",
+        stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
+        max_concurrency: int = 64,
         timeout: float | None = None,
         failure: FailurePolicy | None = None,
         gold: BaseGrader | None = None,
@@ -81,9 +136,7 @@ class OpenRLHFRewardFunc:
             )
         if not isinstance(label_key, str) or not label_key:
             raise InvalidInputError(f"label_key must be a non-empty str, not {label_key!r}")
-        self.failure = resolve_failure(
-            failure, deprecated, where="openrlhf_reward_func", stacklevel=4
-        )
+        self.failure = resolve_failure(failure, deprecated, where="openrlhf_reward_func")
         self.grader = grader
         self.label_key = label_key
         self.failure_value = self.failure.failure_value
@@ -249,82 +302,5 @@ class OpenRLHFRewardFunc:
         return {"rewards": rewards, "scores": list(rewards), "extra_logs": extra_logs}
 
 
-def openrlhf_reward_func(
-    grader: BaseGrader,
-    *,
-    label_key: str = "label",
-    stop_texts: Sequence[str] = DEFAULT_STOP_TEXTS,
-    max_concurrency: int = 64,
-    timeout: float | None = None,
-    failure: FailurePolicy | None = None,
-    gold: BaseGrader | None = None,
-    gold_fraction: float = 0.25,
-    **deprecated: Any,
-) -> OpenRLHFRewardFunc:
-    """A ``reward_func`` for OpenRLHF's ``--reward.remote_url path/to/reward.py`` mode.
-
-    Put ``reward_func = openrlhf_reward_func(grader, label_key="answer")`` at module
-    level in the file. OpenRLHF (0.11.2) calls it once per sample, from a worker thread,
-    as ``reward_func([query], [prompt], [label])``, where the query is the prompt plus the
-    response, decoded with special tokens; the label comes from ``--data.label_key``.
-    Each sample becomes ``[("user", prompt), ("assistant", response)]`` with the label in
-    ``metadata[label_key]``. All calls grade on one background event loop, so they run
-    concurrently and the grader's logs stay consistent.
-
-    The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``, one value
-    per sample. OpenRLHF has no "no reward" for a sample: an exception in
-    ``reward_func`` is logged at INFO and the sample's reward becomes None, which breaks
-    the step later. So where the grader abstains or fails:
-
-    - with ``failure_value=None`` (`FailurePolicy`'s default) the call raises `GradingError`, logged
-      at ERROR here first: a failing grader stops the run instead of training on a
-      reward nobody chose;
-    - with a number, the sample gets that reward, and ``extra_logs`` flags it.
-
-    ``extra_logs`` always holds, per sample, ``<key>/abstained_count`` and
-    ``<key>/error_count`` (1.0 or 0.0; OpenRLHF logs their mean, the share of samples)
-    and ``<key>/prompt_not_in_query``.
-
-    Fail fast, for when ``failure_value`` lets failures through: once at least
-    ``max_error_rate`` of the last ``error_window`` samples failed (by default, all of the
-    last 64; OpenRLHF sends one sample a call, so the window is checked once full), every
-    call raises `GraderFailingError` (logged at ERROR), with the grader's
-    first error of the window chained and its traceback in the message. Abstentions are
-    not failures. OpenRLHF reads only ``extra_logs``, so a grader with no
-    ``max_log_records`` of its own keeps at most 10,000 log records.
-
-    Args:
-        grader: The grader.
-        label_key: The metadata key the label goes under (e.g. ``"answer"``).
-        stop_texts: Special tokens cut from the end of each response.
-        max_concurrency: How many samples of one call are graded at once.
-        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
-            of its own (a timed-out sample is a failure, counted as a timeout).
-        failure: What a sample with no grade gets, and the fail-fast bound
-            (`FailurePolicy`; default ``FailurePolicy()``: such a sample raises, and all of
-            the last 64 failing stops the run).
-        gold: A trusted grader graded beside the reward on ``gold_fraction`` of the
-            samples, concurrently and under the same timeout and fail-fast policy. Its
-            statistics: ``reward_func.gold.get_logs(clear=True)``. Per sample,
-            ``extra_logs`` gets ``<key>/gold_pair`` (1.0 where both graded), and, 0.0
-            outside the pairs, ``<key>/gold_value`` and ``<key>/gold_gap`` (reward minus
-            gold): OpenRLHF logs means over all samples, so the gold's mean over the pairs
-            is ``train/<key>/gold_value / train/<key>/gold_pair``, and the mean gap
-            likewise.
-        gold_fraction: The share of samples the gold grades, picked by a hash of each
-            sample (its ``metadata["id"]``, else its conversation): the same on every rank
-            and in a restarted run.
-        **deprecated: ``failure_reward=``, ``max_error_rate=``, ``error_window=``: warn,
-            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
-    """
-    return OpenRLHFRewardFunc(
-        grader,
-        label_key=label_key,
-        stop_texts=stop_texts,
-        max_concurrency=max_concurrency,
-        timeout=timeout,
-        failure=failure,
-        gold=gold,
-        gold_fraction=gold_fraction,
-        **deprecated,
-    )
+openrlhf_reward_func = OpenRLHFRewardFunc
+"""The name OpenRLHF's reward files use: `OpenRLHFRewardFunc` itself, not a wrapper."""

@@ -14,8 +14,16 @@ Example:
     >>> Task(dataset=..., solver=generate(), scorer=scorer(grader))  # doctest: +SKIP
 """
 
-from gradewire_inspect._log_source import read_inspect_log
-from gradewire_inspect._scorer import ABSTAINED, scorer
-from gradewire_inspect._thread import state_thread
+from gradewire.core._lazy import attach
 
-__all__ = ["ABSTAINED", "read_inspect_log", "scorer", "state_thread"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire_inspect._log_source import read_inspect_log as read_inspect_log
+    from gradewire_inspect._scorer import ABSTAINED as ABSTAINED
+    from gradewire_inspect._scorer import scorer as scorer
+    from gradewire_inspect._thread import state_thread as state_thread
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

@@ -22,12 +22,14 @@ refused unless allowed.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import math
 import os
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +79,28 @@ def read_inspect_log(ref: str | os.PathLike[str]) -> EvalRun | None:
             "inspect-ai", extra="inspect", purpose=f"read the Inspect AI log {path}"
         ) from None
     try:
-        log = read_eval_log(str(path))
+        log = _off_the_running_loop(read_eval_log, str(path))
     except (ValueError, OSError, KeyError, zipfile.BadZipFile) as exc:
         # pydantic's ValidationError is a ValueError: a JSON file of another shape.
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidInputError(f"{path} is not an Inspect AI eval log ({first}); {_FIX}") from None
     return _run(path, log)
+
+
+def _off_the_running_loop(read: Callable[[str], Any], path: str) -> Any:
+    """``read(path)``, on a thread of its own when this thread runs an event loop.
+
+    Inspect's sync readers, called where a loop is running (`run_eval` reads an Inspect log
+    as its data from inside one), apply nest_asyncio to the whole process, for good: from
+    then on ``asyncio.run`` neither shuts down async generators nor closes its loop (Python
+    3.11), in the user's code as in ours. On a thread with no loop they run one of their own.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return read(path)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gradewire-inspect") as pool:
+        return pool.submit(read, path).result()
 
 
 def _spec_hash(spec: Mapping[str, Any]) -> str:

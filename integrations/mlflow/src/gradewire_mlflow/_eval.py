@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import html
 import json
+import math
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gradewire import MissingDependencyError
-from gradewire.eval import EvalRun, GraderSummary, SampleRecord
+from gradewire.eval import EvalRun, GraderSummary, Leaderboard, SampleRecord
 from gradewire.eval.runs._folder import write_json
 from gradewire.eval.runs._judge_facts import judge_facts
 from gradewire.eval.runs._records import plain
@@ -268,6 +269,119 @@ class MlflowEvalTracker:
             self._experiment(MlflowClient(self.tracking_uri))
             return _log_report(self, kind, name, metrics, graders, html, data)
 
+    def log_leaderboard(self, board: Leaderboard, html: str, runs: Sequence[EvalRun]) -> list[str]:
+        """Log a leaderboard as an MLflow run, and tag each MLflow run it ranks.
+
+        The leaderboard's run holds ``leaderboard/<grader>/<run>/mean``, ``/ci_low``,
+        ``/ci_high``, ``/rank_low``, ``/rank_high``, ``/tier`` (and ``/pass_rate``) as
+        metrics, the page (``gradewire/leaderboard.html``), its JSON and the standings as a
+        table (``gradewire/standings.json``). Each ranked run that is an MLflow run of this
+        tracking store gets the tags ``gradewire.leaderboard.run_id`` (the leaderboard's
+        run), and per grader ``gradewire.leaderboard.<grader>.rank_interval`` (``1-3``),
+        ``.tier`` and ``.mean``: a later leaderboard of it writes over them.
+        """
+        from mlflow import MlflowClient
+
+        with _fluent(self.tracking_uri):
+            self._experiment(MlflowClient(self.tracking_uri))
+            return self._log_leaderboard(board, html, runs)
+
+    def _log_leaderboard(self, board: Leaderboard, html: str, runs: Sequence[EvalRun]) -> list[str]:
+        import mlflow
+
+        from gradewire.eval.reporting._trackers import LEADERBOARD_COLUMNS, leaderboard_rows
+
+        clean_grader, clean_run = KeyCleaner("grader"), KeyCleaner("run name")
+        metrics: dict[str, float] = {}
+        for g in board.graders:
+            for r in g.runs:
+                head = f"leaderboard/{clean_grader(g.grader)}/{clean_run(r.run)}"
+                figures = {
+                    "mean": r.mean,
+                    "ci_low": r.low,
+                    "ci_high": r.high,
+                    "rank_low": float(r.rank_low),
+                    "rank_high": float(r.rank_high),
+                    "tier": float(r.tier),
+                }
+                if r.pass_rate is not None:
+                    figures["pass_rate"] = r.pass_rate
+                metrics.update({f"{head}/{k}": v for k, v in figures.items() if math.isfinite(v)})
+            metrics[f"leaderboard/{clean_grader(g.grader)}/separable_from_leader"] = float(
+                len(g.separable_from_leader())
+            )
+        with mlflow.start_run(run_name=f"leaderboard of {len(board.runs)} runs") as active:
+            leaderboard_id = active.info.run_id
+            mlflow.set_tags(
+                {
+                    "gradewire.report": "leaderboard",
+                    "gradewire.leaderboard.runs": ", ".join(board.runs)[:5000],
+                    NOTE_TAG: _leaderboard_note(board),
+                }
+            )
+            items = list(metrics.items())
+            for start in range(0, len(items), 1000):  # MLflow takes 1000 metrics a batch
+                mlflow.log_metrics(dict(items[start : start + 1000]))
+            mlflow.log_text(html, "gradewire/leaderboard.html")
+            mlflow.log_dict(board.to_dict(), "gradewire/leaderboard.json")
+            table = "gradewire/standings.json"
+            mlflow.log_dict(
+                {"columns": list(LEADERBOARD_COLUMNS), "data": leaderboard_rows(board)}, table
+            )
+            mlflow.set_tag(LOGGED_ARTIFACTS, json.dumps([{"path": table, "type": "table"}]))
+        notes = [f"MLflow: leaderboard logged as run {leaderboard_id} at {self.tracking_uri}"]
+        notes += self._tag_ranked_runs(board, runs, leaderboard_id, clean_grader)
+        return notes
+
+    def _tag_ranked_runs(
+        self,
+        board: Leaderboard,
+        runs: Sequence[EvalRun],
+        leaderboard_id: str,
+        clean_grader: KeyCleaner,
+    ) -> list[str]:
+        """Each ranked MLflow run of this store tagged with its standing per grader."""
+        from mlflow import MlflowClient
+        from mlflow.entities import RunTag
+
+        client = MlflowClient(self.tracking_uri)
+        tagged: list[str] = []
+        elsewhere: list[str] = []
+        for name, run in zip(board.runs, runs, strict=True):
+            run_id = run.config.get("mlflow_run_id")
+            if not isinstance(run_id, str):
+                continue  # not an MLflow run: a folder, a log, a file
+            store = run.config.get("mlflow_tracking_uri")
+            if store is not None and store != self.tracking_uri:
+                elsewhere.append(name)
+                continue
+            tags = {"gradewire.leaderboard.run_id": leaderboard_id}
+            for g in board.graders:
+                for r in g.runs:
+                    if r.run != name:
+                        continue
+                    head = f"gradewire.leaderboard.{clean_grader(g.grader)}"
+                    tags[f"{head}.rank_interval"] = (
+                        f"{r.rank_low}"
+                        if r.rank_low == r.rank_high
+                        else f"{r.rank_low}-{r.rank_high}"
+                    )
+                    tags[f"{head}.tier"] = str(r.tier)
+                    tags[f"{head}.mean"] = f"{r.mean:.6g}"
+            entries = [RunTag(key, value) for key, value in tags.items()]
+            for start in range(0, len(entries), 100):  # MLflow takes 100 tags a batch
+                client.log_batch(run_id, tags=entries[start : start + 100])
+            tagged.append(name)
+        notes = []
+        if tagged:
+            notes.append(
+                f"MLflow: {len(tagged)} ranked run(s) tagged with their rank interval and tier "
+                "(gradewire.leaderboard.*)"
+            )
+        if elsewhere:
+            notes.append(f"MLflow: not tagged, in another tracking store: {', '.join(elsewhere)}")
+        return notes
+
     def _log_comparison(self, comparison: Any, html: str) -> list[str]:
         import mlflow
 
@@ -322,6 +436,19 @@ def _verdict_note(comparison: Any) -> str:
         "",
     ]
     lines += [f"- {_markdown_text(g.verdict)}" for g in comparison.graders]
+    return "\n".join(lines)[:5000]
+
+
+def _leaderboard_note(board: Leaderboard) -> str:
+    """Each grader's sentence and warnings as a Markdown list, escaped (names are untrusted)."""
+    lines = [
+        f"Leaderboard of {len(board.runs)} runs on {board.n_shared} shared samples; the page "
+        "is the artifact gradewire/leaderboard.html.",
+        "",
+    ]
+    for g in board.graders:
+        lines.append(f"- **{_markdown_text(g.grader)}**: {_markdown_text(g.summary())}")
+        lines += [f"  - warning: {_markdown_text(line)}" for line in g.judge_drift]
     return "\n".join(lines)[:5000]
 
 

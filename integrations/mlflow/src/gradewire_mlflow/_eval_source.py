@@ -153,7 +153,8 @@ def read_mlflow_run(ref: str) -> EvalRun | None:
         name=f"{name} ({run_id[:8]})",
         records=records,
         spec_hashes=specs,
-        config={**config, "mlflow_run_id": run_id},
+        # Which store the run is of: a leaderboard tags it there, and only there.
+        config={**config, "mlflow_run_id": run_id, "mlflow_tracking_uri": uri},
         cluster_key=config.get("cluster_key")
         if isinstance(config.get("cluster_key"), str)
         else None,

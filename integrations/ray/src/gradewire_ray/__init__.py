@@ -8,18 +8,20 @@
 - ``gradewire eval DATA --engine ray`` grades an eval data set on Ray.
 """
 
-from gradewire_ray._channel import DEFAULT_CHANNEL, drain_reward_stats
-from gradewire_ray._dataset import GradedDataset, grade_dataset
-from gradewire_ray._verl import VAL_SPLITS, VerlReward, verl_compute_score
-from gradewire_ray._verl_tracking import install_verl_hook
+from gradewire.core._lazy import attach
 
-__all__ = [
-    "DEFAULT_CHANNEL",
-    "VAL_SPLITS",
-    "GradedDataset",
-    "VerlReward",
-    "drain_reward_stats",
-    "grade_dataset",
-    "install_verl_hook",
-    "verl_compute_score",
-]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire_ray._channel import DEFAULT_CHANNEL as DEFAULT_CHANNEL
+    from gradewire_ray._channel import drain_reward_stats as drain_reward_stats
+    from gradewire_ray._dataset import GradedDataset as GradedDataset
+    from gradewire_ray._dataset import grade_dataset as grade_dataset
+    from gradewire_ray._verl import VAL_SPLITS as VAL_SPLITS
+    from gradewire_ray._verl import VerlReward as VerlReward
+    from gradewire_ray._verl import verl_compute_score as verl_compute_score
+    from gradewire_ray._verl_tracking import install_verl_hook as install_verl_hook
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

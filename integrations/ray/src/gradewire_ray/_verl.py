@@ -8,7 +8,7 @@ import math
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, ParamSpec
 
 from gradewire import (
     BaseGrader,
@@ -30,6 +30,8 @@ from gradewire_ray._ray import import_ray, pickle, unpickle
 from gradewire_ray._sender import WindowSender
 
 __all__ = ["VAL_SPLITS", "VerlReward", "verl_compute_score"]
+
+P = ParamSpec("P")
 
 VAL_SPLITS = ("test", "val", "valid", "validation")
 """``extra_info["split"]`` values whose samples count as validation (``val-rewards/``)."""
@@ -63,21 +65,75 @@ class _LoopThread:
 
 
 class VerlReward:
-    """The state behind a `verl_compute_score` function (one per reward-worker process).
+    """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
 
-    It pickles as its settings and grader, so veRL's ``remote`` reward manager can ship
-    the function to its own actors; each process then builds its own loggers and sender.
+    Put ``compute_score = verl_compute_score(grader)`` in the file the config's
+    ``reward.custom_reward_function.path`` names. veRL (0.9.1) calls it once per sample
+    in its reward-loop actors as ``compute_score(data_source=, solution_str=,
+    ground_truth=, extra_info=, **reward_kwargs)``; the default is an ``async def``,
+    which veRL awaits on the worker's loop, so a worker's samples grade concurrently.
+    ``sync=True`` gives a plain function (for the ``remote`` reward manager, which takes
+    sync functions only): it grades on one loop per process, whatever thread calls it.
+
+    Every call returns a dict with the same keys, as veRL requires (it reads the keys of
+    the first sample): ``score`` (the reward), ``error`` and ``abstained`` (1.0 or 0.0),
+    ``reasoning``, ``error_message``, and for a `CombinedGrader` each sub-grader's value
+    under its key (None where it has none). Where the grader fails, abstains or returns a
+    non-finite score, ``score`` is the policy's ``failure_value`` and the flags say why:
+    the reward is
+    chosen, never a silent 0. veRL averages the numeric keys into its validation metrics
+    and writes them all to its rollout dumps.
+
+    Each sample's statistics go to the channel actor (`drain_reward_stats`, the veRL
+    hook of `gradewire_ray.verl_plugin`) before the call returns, so a training step's
+    figures are complete when the trainer logs it. Samples whose ``extra_info["split"]``
+    is in ``val_splits`` are counted under ``val-rewards/``, the others under
+    ``rewards/``. Pass ``channel=None`` to send nothing. (veRL's batch path,
+    ``compute_rm_score``, pads a batch to a multiple of ``reward.num_workers`` with copies
+    of its first samples and scores those too: they count in the statistics, so keep the
+    batch a multiple of the workers. Its agent loop, the default, sends each sample once.)
+
+    The object pickles as its settings and grader, so veRL's ``remote`` reward manager can
+    ship the function to its own actors; each process then builds its own loggers and
+    sender. `verl_compute_score` builds one and returns its `compute_score` function.
+
+    Args:
+        grader: Any gradewire grader (it is pickled into veRL's workers).
+        sync: Return a sync function instead of an async one.
+        label_key: The metadata key the ground truth goes under.
+        prompt_key: The ``extra_info`` field that holds the prompt, if any.
+        channel: The channel actor's name (None: no statistics sent).
+        histogram_edges: Bin edges of the score histograms.
+        val_splits: ``extra_info["split"]`` values that mark validation samples.
+        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
+            of its own (a timed-out sample scores ``failure_value``, flagged as an error).
+        failure: The `FailurePolicy` (default ``FailurePolicy(failure_value=0.0)``: veRL
+            needs a number, so a sample with no score gets 0.0 and ``error=1.0``). Fail
+            fast: once at least ``max_error_rate`` of the last ``error_window`` samples of
+            a worker failed (by default all of the last 64; veRL sends one a call), the
+            call raises `GraderFailingError`, with the first error chained.
+        gold: A trusted grader (a stronger judge, a held-out verifier) graded beside the
+            reward on ``gold_fraction`` of the samples, concurrently and under the same
+            timeout and fail-fast policy; its statistics (under its key) and the pairs
+            (``<key>/health/gold/...``: both means and standard deviations, their
+            correlation) go through the channel with the reward's. Needs a channel.
+        gold_fraction: The share of samples the gold grades, picked by a hash of each
+            sample (``extra_info`` ``id`` if set, else its conversation), so every worker
+            and a restarted run pick the same ones.
+        **deprecated: ``failure_score=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
     """
 
     def __init__(
         self,
         grader: BaseGrader,
         *,
-        label_key: str,
-        prompt_key: str,
-        channel: str | None,
-        histogram_edges: Sequence[float],
-        val_splits: Sequence[str],
+        sync: bool = False,
+        label_key: str = "ground_truth",
+        prompt_key: str = "question",
+        channel: str | None = DEFAULT_CHANNEL,
+        histogram_edges: Sequence[float] = DEFAULT_EDGES,
+        val_splits: Sequence[str] = VAL_SPLITS,
         timeout: float | None = None,
         failure: FailurePolicy | None = None,
         gold: BaseGrader | None = None,
@@ -104,6 +160,7 @@ class VerlReward:
         if channel is not None:
             import_ray("send reward statistics across veRL's Ray actors")
         self.grader = grader
+        self.sync = bool(sync)
         self.failure_value: float = self.failure.failure_value
         self.label_key = label_key
         self.prompt_key = prompt_key
@@ -141,6 +198,7 @@ class VerlReward:
 
     def _settings(self) -> dict[str, Any]:
         return {
+            "sync": self.sync,
             "label_key": self.label_key,
             "prompt_key": self.prompt_key,
             "channel": self.channel,
@@ -151,6 +209,36 @@ class VerlReward:
             "gold": self.gold,
             "gold_fraction": self.gold_fraction,
         }
+
+    def compute_score(self) -> Callable[..., Any]:
+        """The function veRL calls: ``async def`` unless ``sync``; ``.reward`` is this object."""
+        if self.sync:
+
+            def compute_score_sync(
+                data_source: Any = None,
+                solution_str: Any = "",
+                ground_truth: Any = None,
+                extra_info: Any = None,
+                **reward_kwargs: Any,
+            ) -> dict[str, Any]:
+                return self.run_sync(
+                    self.score(data_source, solution_str, ground_truth, extra_info)
+                )
+
+            compute_score_sync.reward = self  # type: ignore[attr-defined]
+            return compute_score_sync
+
+        async def compute_score(
+            data_source: Any = None,
+            solution_str: Any = "",
+            ground_truth: Any = None,
+            extra_info: Any = None,
+            **reward_kwargs: Any,
+        ) -> dict[str, Any]:
+            return await self.score(data_source, solution_str, ground_truth, extra_info)
+
+        compute_score.reward = self  # type: ignore[attr-defined]
+        return compute_score
 
     def keys(self) -> list[str]:
         """The keys of every dict the function returns, in order (the same for each sample)."""
@@ -281,112 +369,17 @@ def _sub_keys(grader: BaseGrader) -> list[str]:
     return keys
 
 
-def verl_compute_score(
-    grader: BaseGrader,
-    *,
-    sync: bool = False,
-    label_key: str = "ground_truth",
-    prompt_key: str = "question",
-    channel: str | None = DEFAULT_CHANNEL,
-    histogram_edges: Sequence[float] = DEFAULT_EDGES,
-    val_splits: Sequence[str] = VAL_SPLITS,
-    timeout: float | None = None,
-    failure: FailurePolicy | None = None,
-    gold: BaseGrader | None = None,
-    gold_fraction: float = 0.25,
-    **deprecated: Any,
-) -> Callable[..., Any]:
-    """A ``compute_score`` for veRL's ``reward.custom_reward_function``, from any grader.
+def _compute_score_of(make: Callable[P, VerlReward]) -> Callable[P, Callable[..., Any]]:
+    def verl_compute_score(*args: P.args, **kwargs: P.kwargs) -> Callable[..., Any]:
+        return make(*args, **kwargs).compute_score()
 
-    Put ``compute_score = verl_compute_score(grader)`` in the file the config's
-    ``reward.custom_reward_function.path`` names. veRL (0.9.1) calls it once per sample
-    in its reward-loop actors as ``compute_score(data_source=, solution_str=,
-    ground_truth=, extra_info=, **reward_kwargs)``; the default is an ``async def``,
-    which veRL awaits on the worker's loop, so a worker's samples grade concurrently.
-    ``sync=True`` gives a plain function (for the ``remote`` reward manager, which takes
-    sync functions only): it grades on one loop per process, whatever thread calls it.
-
-    Every call returns a dict with the same keys, as veRL requires (it reads the keys of
-    the first sample): ``score`` (the reward), ``error`` and ``abstained`` (1.0 or 0.0),
-    ``reasoning``, ``error_message``, and for a `CombinedGrader` each sub-grader's value
-    under its key (None where it has none). Where the grader fails, abstains or returns a
-    non-finite score, ``score`` is the policy's ``failure_value`` and the flags say why:
-    the reward is
-    chosen, never a silent 0. veRL averages the numeric keys into its validation metrics
-    and writes them all to its rollout dumps.
-
-    Each sample's statistics go to the channel actor (`drain_reward_stats`, the veRL
-    hook of `gradewire_ray.verl_plugin`) before the call returns, so a training step's
-    figures are complete when the trainer logs it. Samples whose ``extra_info["split"]``
-    is in ``val_splits`` are counted under ``val-rewards/``, the others under
-    ``rewards/``. Pass ``channel=None`` to send nothing. (veRL's batch path,
-    ``compute_rm_score``, pads a batch to a multiple of ``reward.num_workers`` with copies
-    of its first samples and scores those too: they count in the statistics, so keep the
-    batch a multiple of the workers. Its agent loop, the default, sends each sample once.)
-
-    Args:
-        grader: Any gradewire grader (it is pickled into veRL's workers).
-        sync: Return a sync function instead of an async one.
-        label_key: The metadata key the ground truth goes under.
-        prompt_key: The ``extra_info`` field that holds the prompt, if any.
-        channel: The channel actor's name (None: no statistics sent).
-        histogram_edges: Bin edges of the score histograms.
-        val_splits: ``extra_info["split"]`` values that mark validation samples.
-        timeout: Seconds one sample's grade may take, when the grader sets no `timeout`
-            of its own (a timed-out sample scores ``failure_value``, flagged as an error).
-        failure: The `FailurePolicy` (default ``FailurePolicy(failure_value=0.0)``: veRL
-            needs a number, so a sample with no score gets 0.0 and ``error=1.0``). Fail
-            fast: once at least ``max_error_rate`` of the last ``error_window`` samples of
-            a worker failed (by default all of the last 64; veRL sends one a call), the
-            call raises `GraderFailingError`, with the first error chained.
-        gold: A trusted grader (a stronger judge, a held-out verifier) graded beside the
-            reward on ``gold_fraction`` of the samples, concurrently and under the same
-            timeout and fail-fast policy; its statistics (under its key) and the pairs
-            (``<key>/health/gold/...``: both means and standard deviations, their
-            correlation) go through the channel with the reward's. Needs a channel.
-        gold_fraction: The share of samples the gold grades, picked by a hash of each
-            sample (``extra_info`` ``id`` if set, else its conversation), so every worker
-            and a restarted run pick the same ones.
-        **deprecated: ``failure_score=``, ``max_error_rate=``, ``error_window=``: warn,
-            and mean ``FailurePolicy(failure_value=..., max_error_rate=..., ...)``.
-    """
-    reward = VerlReward(
-        grader,
-        label_key=label_key,
-        prompt_key=prompt_key,
-        channel=channel,
-        histogram_edges=histogram_edges,
-        val_splits=val_splits,
-        timeout=timeout,
-        failure=failure,
-        gold=gold,
-        gold_fraction=gold_fraction,
-        **deprecated,
+    verl_compute_score.__doc__ = (
+        "A ``compute_score`` for veRL's ``reward.custom_reward_function``: "
+        "``VerlReward(...).compute_score()``, with `VerlReward`'s arguments."
     )
-    if sync:
+    verl_compute_score.__wrapped__ = make  # type: ignore[attr-defined]  # help() shows them
+    return verl_compute_score
 
-        def compute_score_sync(
-            data_source: Any = None,
-            solution_str: Any = "",
-            ground_truth: Any = None,
-            extra_info: Any = None,
-            **reward_kwargs: Any,
-        ) -> dict[str, Any]:
-            return reward.run_sync(
-                reward.score(data_source, solution_str, ground_truth, extra_info)
-            )
 
-        compute_score_sync.reward = reward  # type: ignore[attr-defined]
-        return compute_score_sync
-
-    async def compute_score(
-        data_source: Any = None,
-        solution_str: Any = "",
-        ground_truth: Any = None,
-        extra_info: Any = None,
-        **reward_kwargs: Any,
-    ) -> dict[str, Any]:
-        return await reward.score(data_source, solution_str, ground_truth, extra_info)
-
-    compute_score.reward = reward  # type: ignore[attr-defined]
-    return compute_score
+verl_compute_score = _compute_score_of(VerlReward)
+"""``compute_score = verl_compute_score(grader, ...)``: `VerlReward`'s arguments, its function."""

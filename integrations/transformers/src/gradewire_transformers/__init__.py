@@ -12,7 +12,17 @@ Example:
     >>> GRPOTrainer(..., reward_funcs=[reward], callbacks=[callback])  # doctest: +SKIP
 """
 
-from gradewire_transformers._callback import FAMILIES_TAG, WANDB_STEP_METRIC, GradewireCallback
-from gradewire_transformers._reward import TrlReward, trl_reward
+from gradewire.core._lazy import attach
 
-__all__ = ["FAMILIES_TAG", "WANDB_STEP_METRIC", "GradewireCallback", "TrlReward", "trl_reward"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire_transformers._callback import FAMILIES_TAG as FAMILIES_TAG
+    from gradewire_transformers._callback import WANDB_STEP_METRIC as WANDB_STEP_METRIC
+    from gradewire_transformers._callback import GradewireCallback as GradewireCallback
+    from gradewire_transformers._reward import TrlReward as TrlReward
+    from gradewire_transformers._reward import trl_reward as trl_reward
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

@@ -40,12 +40,54 @@ def _thread(prompt: object, completion: object, metadata: Mapping[str, Any]) -> 
 
 
 class TrlReward:
-    """A grader as a TRL reward function; build it with `trl_reward`.
+    """A grader as a reward function for TRL's ``GRPOTrainer`` / ``RLOOTrainer``.
+
+    Each completion becomes a `StringThread` (``[user prompt, assistant completion]`` for
+    standard datasets, the messages for conversational ones) whose ``metadata`` holds that
+    row's dataset columns (``answer``, ``documents``...), and the batch is graded
+    concurrently (judges included). The function returns one float per completion and
+    None where the grader abstained or failed: TRL then leaves this function out for that
+    completion (a NaN in its logs), rather than training on an invented 0. Pass
+    ``failure=FailurePolicy(failure_value=...)`` to give such completions a reward
+    instead. Where TRL offers
+    ``log_extra``, each grade's reasoning goes in its completions table as
+    ``<name>/reasoning``.
+
+    Fail fast: when at least ``max_error_rate`` of a grader's window of completions
+    failed (`FailurePolicy`; by default every one of a batch, as a typo in a column name
+    does, or of the last 64), the call raises
+    `GraderFailingError` and training stops at that step, with the grader's first error
+    chained and its traceback in the message. Abstentions are not failures.
+
+    Without a `GradewireCallback` attached, nothing drains the grader's logs, so a grader
+    with no ``max_log_records`` of its own keeps at most 10,000 records (figures stay
+    exact; see `BaseGrader.max_log_records`) and warns once when it reaches them.
 
     TRL awaits it (its ``__call__`` is async) with the batch's prompts, completions,
     completion ids and dataset columns. Its ``__name__`` is the grader key, so TRL logs
     ``rewards/<grader_key>/mean``. Attributes: ``grader``, ``failure`` (the
     `FailurePolicy`), ``failure_value`` (its value), ``timeout``, ``fail_fast``.
+
+    Args:
+        grader: Any gradewire grader, sync or async work (sync functions run in worker
+            threads, up to ``max_concurrency`` at once).
+        name: The function's ``__name__``, which TRL uses in metric names (default: the
+            grader key).
+        max_concurrency: How many completions are graded at once.
+        log_reasoning: Add the reasoning column to TRL's completions table.
+        timeout: Seconds one completion's grade may take, when the grader sets no
+            `timeout` of its own; a timed-out completion gets no reward and counts in
+            ``score/timeout_count``. A call (a step's batch of n completions) then takes at
+            most ``ceil(n / max_concurrency) * timeout``: a worker that waits on a judge
+            that never answers holds its slot for ``timeout``, never longer.
+        failure: What a completion with no grade gets, and the fail-fast bound
+            (`FailurePolicy`; default ``FailurePolicy()``: None, masked by TRL).
+        **deprecated: ``failure_value=``, ``max_error_rate=``, ``error_window=``: warn,
+            and mean the `FailurePolicy` fields of the same names.
+
+    Example:
+        >>> reward = trl_reward(BaseGrader.from_function("exact", check))  # doctest: +SKIP
+        >>> GRPOTrainer(model, reward_funcs=[reward], ...)  # doctest: +SKIP
     """
 
     def __init__(
@@ -64,7 +106,7 @@ class TrlReward:
                 f"trl_reward takes a gradewire grader, not {type(grader).__name__}; wrap a "
                 "function with BaseGrader.from_function(key, fn)"
             )
-        self.failure = resolve_failure(failure, deprecated, where="trl_reward", stacklevel=4)
+        self.failure = resolve_failure(failure, deprecated, where="trl_reward")
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise InvalidInputError(f"max_concurrency must be an int >= 1, not {max_concurrency!r}")
         self.grader = grader
@@ -144,66 +186,5 @@ class TrlReward:
         return f"trl_reward({self.grader!r}, name={self.__name__!r})"
 
 
-def trl_reward(
-    grader: BaseGrader,
-    *,
-    name: str | None = None,
-    max_concurrency: int = 64,
-    log_reasoning: bool = True,
-    timeout: float | None = None,
-    failure: FailurePolicy | None = None,
-    **deprecated: Any,
-) -> TrlReward:
-    """Turn a grader into a reward function for TRL's ``GRPOTrainer`` / ``RLOOTrainer``.
-
-    Each completion becomes a `StringThread` (``[user prompt, assistant completion]`` for
-    standard datasets, the messages for conversational ones) whose ``metadata`` holds that
-    row's dataset columns (``answer``, ``documents``...), and the batch is graded
-    concurrently (judges included). The function returns one float per completion and
-    None where the grader abstained or failed: TRL then leaves this function out for that
-    completion (a NaN in its logs), rather than training on an invented 0. Pass
-    ``failure=FailurePolicy(failure_value=...)`` to give such completions a reward
-    instead. Where TRL offers
-    ``log_extra``, each grade's reasoning goes in its completions table as
-    ``<name>/reasoning``.
-
-    Fail fast: when at least ``max_error_rate`` of a grader's window of completions
-    failed (`FailurePolicy`; by default every one of a batch, as a typo in a column name
-    does, or of the last 64), the call raises
-    `GraderFailingError` and training stops at that step, with the grader's first error
-    chained and its traceback in the message. Abstentions are not failures.
-
-    Without a `GradewireCallback` attached, nothing drains the grader's logs, so a grader
-    with no ``max_log_records`` of its own keeps at most 10,000 records (figures stay
-    exact; see `BaseGrader.max_log_records`) and warns once when it reaches them.
-
-    Args:
-        grader: Any gradewire grader, sync or async work (sync functions run in worker
-            threads, up to ``max_concurrency`` at once).
-        name: The function's ``__name__``, which TRL uses in metric names (default: the
-            grader key).
-        max_concurrency: How many completions are graded at once.
-        log_reasoning: Add the reasoning column to TRL's completions table.
-        timeout: Seconds one completion's grade may take, when the grader sets no
-            `timeout` of its own; a timed-out completion gets no reward and counts in
-            ``score/timeout_count``. A call (a step's batch of n completions) then takes at
-            most ``ceil(n / max_concurrency) * timeout``: a worker that waits on a judge
-            that never answers holds its slot for ``timeout``, never longer.
-        failure: What a completion with no grade gets, and the fail-fast bound
-            (`FailurePolicy`; default ``FailurePolicy()``: None, masked by TRL).
-        **deprecated: ``failure_value=``, ``max_error_rate=``, ``error_window=``: warn,
-            and mean the `FailurePolicy` fields of the same names.
-
-    Example:
-        >>> reward = trl_reward(BaseGrader.from_function("exact", check))  # doctest: +SKIP
-        >>> GRPOTrainer(model, reward_funcs=[reward], ...)  # doctest: +SKIP
-    """
-    return TrlReward(
-        grader,
-        name=name,
-        max_concurrency=max_concurrency,
-        log_reasoning=log_reasoning,
-        timeout=timeout,
-        failure=failure,
-        **deprecated,
-    )
+trl_reward = TrlReward
+"""The name TRL reward functions are made with: `TrlReward` itself, not a wrapper."""

@@ -11,7 +11,16 @@ Example:
     >>> env = vf.SingleTurnEnv(dataset=data, rubric=rubric)  # doctest: +SKIP
 """
 
-from gradewire_verifiers._rubric import MASKED_METRIC, RewardMasked, Rubric
-from gradewire_verifiers._thread import rollout_thread
+from gradewire.core._lazy import attach
 
-__all__ = ["MASKED_METRIC", "RewardMasked", "Rubric", "rollout_thread"]
+TYPE_CHECKING = False  # typing's, without importing typing: type checkers take it as true
+
+# The public names, one line each: from <module> import <Name> as <Name> (gradewire.core._lazy).
+if TYPE_CHECKING:
+    from gradewire_verifiers._rubric import MASKED_METRIC as MASKED_METRIC
+    from gradewire_verifiers._rubric import RewardMasked as RewardMasked
+    from gradewire_verifiers._rubric import Rubric as Rubric
+    from gradewire_verifiers._thread import rollout_thread as rollout_thread
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = attach(__name__)

@@ -11,12 +11,13 @@ table holds the first 10,000 samples and the summary says how many were left out
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradewire.eval import EvalRun, GraderSummary
+from gradewire.eval import EvalRun, GraderSummary, Leaderboard
 from gradewire.eval.runs._judge_facts import judge_facts
 from gradewire_wandb._run_source import import_wandb
 
@@ -26,6 +27,8 @@ TABLE_KEY = "eval/samples"
 REPORT_KEY = "eval/report"
 VERDICTS_KEY = "compare/verdicts"
 SLICES_KEY = "compare/slices"
+LEADERBOARD_TABLE_KEY = "leaderboard/standings"
+LEADERBOARD_REPORT_KEY = "leaderboard/report"
 DEFAULT_PROJECT = "gradewire-eval"
 
 
@@ -171,6 +174,61 @@ class WandbEvalTracker:
         finally:
             active.finish()
         return [f"W&B: {kind} logged to run {active.id}"]
+
+    def log_leaderboard(self, board: Leaderboard, html: str, runs: Sequence[EvalRun]) -> list[str]:
+        """Log a leaderboard as one W&B run: its standings table, bar charts and page.
+
+        - ``leaderboard/standings``: a table with a row per run and grader (run, grader,
+          mean, low, high, rank_low, rank_high, tier, method).
+        - ``leaderboard/<grader>/means``: W&B's bar chart of each run's mean (a native
+          panel; W&B's built-in charts draw no error bars, and a chart of one's own needs
+          a Vega spec saved on the W&B server, which an offline run cannot do);
+        - ``leaderboard/<grader>/intervals``: the same bars with each mean's interval as
+          an error bar and the tiers' colours, drawn as SVG in an HTML panel;
+        - ``leaderboard/report``: the leaderboard page; the summary holds
+          ``<grader>/<run>/mean``, ``/ci_low``, ``/ci_high``, ``/rank_low``, ... .
+        """
+        from gradewire.eval.reporting._leaderboard_page import leaderboard_metrics, mean_bars
+        from gradewire.eval.reporting._page import page
+        from gradewire.eval.reporting._trackers import LEADERBOARD_COLUMNS, leaderboard_rows
+
+        del runs  # a W&B run is not a source a leaderboard reads: nothing to mark
+        wandb = self._wandb
+        active = self._init(
+            f"leaderboard of {len(board.runs)} runs",
+            {
+                "report": "leaderboard",
+                "runs": list(board.runs),
+                "adjustment": board.adjustment,
+                "confidence": board.confidence,
+                "cluster_key": board.cluster_key,
+            },
+        )
+        try:
+            logs: dict[str, Any] = {
+                LEADERBOARD_TABLE_KEY: wandb.Table(
+                    columns=list(LEADERBOARD_COLUMNS), data=leaderboard_rows(board)
+                ),
+                LEADERBOARD_REPORT_KEY: wandb.Html(html, inject=False),
+            }
+            for g in board.graders:
+                if not g.runs:
+                    continue
+                # A mean that is not a number has no bar (a table cell of None, not NaN).
+                bars = [[r.run, r.mean if math.isfinite(r.mean) else None] for r in g.runs]
+                means = wandb.Table(columns=["run", "mean"], data=bars)
+                logs[f"leaderboard/{g.grader}/means"] = wandb.plot.bar(
+                    means, "run", "mean", title=f"{g.grader}: mean per run"
+                )
+                chart = page(f"{g.grader}: means with intervals", mean_bars(g))
+                logs[f"leaderboard/{g.grader}/intervals"] = wandb.Html(chart, inject=False)
+            active.log(logs)
+            summary: dict[str, Any] = dict(leaderboard_metrics(board))
+            summary.update({f"{g.grader}/summary": g.summary() for g in board.graders})
+            active.summary.update(summary)
+        finally:
+            active.finish()
+        return [f"W&B: leaderboard logged to run {active.id}"]
 
 
 def eval_tracker(folder: Path) -> WandbEvalTracker:

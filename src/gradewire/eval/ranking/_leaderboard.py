@@ -5,7 +5,9 @@ are counted and listed per run (`Leaderboard.unshared`), never dropped silently;
 id whose prompt differs between runs, or a grader whose spec differs, is refused as
 compare refuses it, unless allowed. Each grader's board is then made from the samples
 every run with that grader scored (`rank_board`: means with intervals, every pair's
-difference with an adjusted p-value, rank intervals and tiers).
+difference with an adjusted p-value, rank intervals and tiers). A grader whose verdicts
+came from different judges or served models in different runs says so on its board, in
+compare's sentences (`spread_lines`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from gradewire.eval.comparing._compare_runs import (
 from gradewire.eval.ranking._ranks import ADJUSTMENTS, Adjustment, rank_board
 from gradewire.eval.ranking._standings import GraderBoard, Leaderboard
 from gradewire.eval.runs._eval_run import EvalRun
+from gradewire.eval.runs._judge_facts import judge_facts, spread_lines
 from gradewire.eval.runs._records import SampleRecord
 
 __all__ = ["leaderboard", "run_names"]
@@ -148,8 +151,13 @@ def leaderboard(
     records = [[ids[sample] for ids in by_id] for sample in shared]
     labels = _cluster_labels(records, cluster_key) if cluster_key else None
     slices = [_slice_value(group, by) for group in records] if by else None
+    facts = [judge_facts(run) for run in runs]
     boards = [
-        _board(key, runs, names, records, labels, slices, confidence, adjust) for key in graders
+        replace(
+            _board(key, runs, names, records, labels, slices, confidence, adjust),
+            judge_drift=tuple(spread_lines([key], list(zip(names, facts, strict=True)))),
+        )
+        for key in graders
     ]
     return Leaderboard(
         runs=tuple(names),

@@ -129,6 +129,9 @@ class GraderBoard:
         slice: The ``by`` field's value this board is of (None: every shared sample).
         notes: What the reader should know about the board as a whole.
         slices: The board per value of the ``by`` field.
+        judge_drift: One sentence per way the runs' verdicts came from different judges
+            or served models (compare's sentences, over many runs): their scores may
+            differ because the judge did, not the runs.
     """
 
     grader: str
@@ -144,6 +147,7 @@ class GraderBoard:
     slice: str | None = None
     notes: tuple[str, ...] = ()
     slices: tuple[GraderBoard, ...] = ()
+    judge_drift: tuple[str, ...] = ()
 
     @property
     def leader(self) -> RunStanding | None:
@@ -199,6 +203,7 @@ class GraderBoard:
             "missing_runs": list(self.missing_runs),
             "n_clusters": self.n_clusters,
             "notes": list(self.notes),
+            "judge_drift": list(self.judge_drift),
         }
         if self.slice is not None:
             out["slice"] = self.slice
@@ -246,6 +251,24 @@ class Leaderboard:
             if board.grader == grader:
                 return board
         raise KeyError(grader)
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print every pair of every board.
+        leaders = "; ".join(
+            f"{repr(g.grader)[1:-1]}: {repr(g.leader.run)[1:-1]}"
+            for g in self.graders[:8]
+            if g.leader is not None
+        )
+        more = f"; ... {len(self.graders) - 8} more" if len(self.graders) > 8 else ""
+        return (
+            f"Leaderboard({len(self.runs)} runs on {self.n_shared} shared samples; "
+            f"leaders {leaders or 'none'}{more})"
+        )
+
+    def _repr_html_(self) -> str:
+        from gradewire.eval.ranking._board_view import render_leaderboard_view
+
+        return render_leaderboard_view(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The leaderboard as JSON-ready data (``gradewire leaderboard --json``)."""

@@ -13,10 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from gradewire.core._svg import ticks
+from gradewire.eval.ranking._board_view import standings_table
 from gradewire.eval.ranking._standings import GraderBoard, Leaderboard
 from gradewire.eval.reporting._page import escape, page
 
-__all__ = ["TIER_COLOURS", "leaderboard_metrics", "render_leaderboard"]
+__all__ = ["TIER_COLOURS", "leaderboard_metrics", "mean_bars", "render_leaderboard"]
 
 TIER_COLOURS = ("#1b7837", "#2166ac", "#b2182b", "#762a83", "#e08214", "#4d4d4d")
 """Tier 1, 2, ... in the forest plot (cycled past the sixth)."""
@@ -86,6 +88,80 @@ def _forest(board: GraderBoard) -> str:
         parts.append(
             f'<text x="{label_w + plot_w + 8}" y="{y + 4:.1f}" font-size="11" '
             f'fill="{colour}">tier {r.tier}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def mean_bars(board: GraderBoard) -> str:
+    """A bar per run (its mean, in its tier's colour) with its interval as an error bar.
+
+    For trackers whose own charts draw no error bars (W&B's built-in bar chart); the axis
+    starts at zero when every value is on one side of it, so the bars' lengths compare.
+    """
+    runs = board.runs
+    values = [v for r in runs for v in (r.low, r.high, r.mean) if math.isfinite(v)]
+    if not values:
+        return '<p class="note">no finite mean to draw</p>'
+    lo, hi = min(0.0, *values), max(0.0, *values)
+    if hi == lo:
+        hi = lo + 1.0
+    marks = ticks(lo, hi, 6)
+    lo, hi = min(lo, marks[0]), max(hi, marks[-1])
+    left, bottom, top, bar_w, height = 56, 110, 28, 36, 320
+    width = max(left + bar_w * len(runs) + 16, 380)
+    plot_h = height - top - bottom
+
+    def y(value: float) -> float:
+        return top + (hi - value) / (hi - lo) * plot_h
+
+    parts = [
+        f'<svg class="mean-bars" role="img" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(board.grader)}: mean per run with '
+        f"its {board.confidence:.0%} interval, coloured by tier</title>"
+        f'<text x="{left}" y="16" font-size="12">{escape(board.grader)}: mean and '
+        f"{board.confidence:.0%} interval per run</text>"
+    ]
+    for tick in marks:
+        parts.append(
+            f'<line x1="{left - 4}" x2="{width - 8}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
+            f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(tick) + 4:.1f}" font-size="11" '
+            f'text-anchor="end">{_n(tick, 3)}</text>'
+        )
+    zero = y(0.0)
+    parts.append(
+        f'<line x1="{left - 4}" x2="{width - 8}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="#333"/>'
+    )
+    for i, r in enumerate(runs):
+        x = left + bar_w * i
+        centre = x + bar_w / 2
+        colour = _colour(r.tier)
+        name = r.run if len(r.run) <= 16 else r.run[:15] + "…"
+        tip = (
+            f"{r.run}: mean {_n(r.mean)}, {board.confidence:.0%} interval {_n(r.low)} to "
+            f"{_n(r.high)}, rank {r.rank_low}–{r.rank_high}, tier {r.tier}"
+        )
+        if math.isfinite(r.mean):
+            top_y, base_y = sorted((y(r.mean), zero))
+            parts.append(
+                f'<rect class="bar" x="{x + 6}" y="{top_y:.1f}" width="{bar_w - 12}" '
+                f'height="{base_y - top_y:.1f}" fill="{colour}" fill-opacity="0.75">'
+                f"<title>{escape(tip)}</title></rect>"
+            )
+        if math.isfinite(r.low) and math.isfinite(r.high):
+            parts.append(
+                f'<g class="error-bar" stroke="#111" stroke-width="1.5">'
+                f'<line x1="{centre:.1f}" x2="{centre:.1f}" y1="{y(r.high):.1f}" '
+                f'y2="{y(r.low):.1f}"/>'
+                f'<line x1="{centre - 6:.1f}" x2="{centre + 6:.1f}" y1="{y(r.high):.1f}" '
+                f'y2="{y(r.high):.1f}"/>'
+                f'<line x1="{centre - 6:.1f}" x2="{centre + 6:.1f}" y1="{y(r.low):.1f}" '
+                f'y2="{y(r.low):.1f}"/></g>'
+            )
+        parts.append(
+            f'<text x="{centre:.1f}" y="{height - bottom + 14}" font-size="11" '
+            f'text-anchor="end" transform="rotate(-45 {centre:.1f} {height - bottom + 14})" '
+            f'fill="{colour}">{escape(name)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -175,31 +251,12 @@ def _matrix(board: GraderBoard) -> str:
     return "".join(parts)
 
 
-def _rank(low: int, high: int) -> str:
-    return f"{low}" if low == high else f"{low}–{high}"
-
-
-def _table(board: GraderBoard) -> str:
-    level = f"{board.confidence:.0%}"
-    rows = "".join(
-        f'<tr class="run" data-tier="{r.tier}"><td class="num">{r.tier}</td>'
-        f'<td class="num">{_rank(r.rank_low, r.rank_high)}</td>'
-        f"<td>{escape(r.run)}</td><td class=num>{_n(r.mean)}</td>"
-        f"<td class=num>{_n(r.low)} to {_n(r.high)}</td><td>{escape(r.method)}"
-        f"{'; ' + escape(r.caveat) if r.caveat else ''}</td>"
-        f"<td class=num>{_n(r.pass_rate) if r.pass_rate is not None else ''}</td></tr>"
-        for r in board.runs
-    )
-    return (
-        "<table><thead><tr><th class=num>tier</th><th class=num>rank</th><th>run</th>"
-        f"<th class=num>mean</th><th class=num>{level} interval</th><th>method</th>"
-        f"<th class=num>pass rate</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
 def _section(board: GraderBoard, key: str) -> str:
     label = board.grader + (f" — {board.slice}" if board.slice is not None else "")
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in board.notes)
+    drift = "".join(
+        f'<p class="note drift"><b>warning</b>: {escape(line)}</p>' for line in board.judge_drift
+    )
     missing = (
         f'<p class="note">runs without this grader: {escape(", ".join(board.missing_runs))}</p>'
         if board.missing_runs
@@ -212,7 +269,7 @@ def _section(board: GraderBoard, key: str) -> str:
         else ""
     )
     body = (
-        _table(board)
+        standings_table(board)
         + '<div class="plots"><figure class="plot">'
         + _forest(board)
         + f"<figcaption>means with {board.confidence:.0%} intervals, coloured by tier</figcaption>"
@@ -231,7 +288,7 @@ def _section(board: GraderBoard, key: str) -> str:
     return (
         f'<section class="board" data-board="{escape(key)}"><h2>{escape(label)}</h2>'
         f'<p class="meta">{board.n_samples} samples scored by every run. '
-        f"{escape(board.summary())}</p>{body}{missing}{unscored}{notes}</section>"
+        f"{escape(board.summary())}</p>{drift}{body}{missing}{unscored}{notes}</section>"
     )
 
 

@@ -19,11 +19,13 @@ from typing import Any, Protocol
 from gradewire.core import LogValue, MissingDependencyError
 from gradewire.core._integrations import integrations
 from gradewire.eval.comparing._results import Comparison
+from gradewire.eval.ranking._standings import Leaderboard
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._statistics import GraderSummary
 from gradewire.sinks import Sink
 
 __all__ = [
+    "LEADERBOARD_COLUMNS",
     "SLICE_COLUMNS",
     "VERDICT_COLUMNS",
     "EvalTracker",
@@ -32,6 +34,7 @@ __all__ = [
     "comparison_verdicts",
     "eval_tracker",
     "interval_methods",
+    "leaderboard_rows",
     "log_comparison_to_sink",
     "log_run_to_sink",
 ]
@@ -59,6 +62,13 @@ class EvalTracker(Protocol):
 
         ``metrics`` are named ``<kind>/<grader>/...`` for the ``graders`` given; ``html``
         is the report page and ``data`` its JSON form.
+        """
+
+    def log_leaderboard(self, board: Leaderboard, html: str, runs: Sequence[EvalRun]) -> list[str]:
+        """Log a leaderboard as a tracker run of its own, with its page.
+
+        ``runs`` are the runs it ranks, in the order of ``board.runs`` (a tracker may mark
+        those that are its own runs with their standing).
         """
 
 
@@ -182,6 +192,42 @@ def comparison_slices(comparison: Comparison) -> list[list[Any]]:
         [g.grader, s.value, *(_cell(getattr(s, name)) for name in SLICE_COLUMNS[2:])]
         for g in comparison.graders
         for s in g.slices
+    ]
+
+
+LEADERBOARD_COLUMNS = (
+    "run",
+    "grader",
+    "mean",
+    "low",
+    "high",
+    "rank_low",
+    "rank_high",
+    "tier",
+    "method",
+)
+
+
+def leaderboard_rows(board: Leaderboard) -> list[list[Any]]:
+    """One row per run and grader (`LEADERBOARD_COLUMNS`), whole boards, best mean first.
+
+    ``low`` and ``high`` are the mean's interval (None where there is none: ``method``
+    says why), ``rank_low`` to ``rank_high`` the ranks the run could hold.
+    """
+    return [
+        [
+            r.run,
+            g.grader,
+            _cell(r.mean),
+            _cell(r.low),
+            _cell(r.high),
+            r.rank_low,
+            r.rank_high,
+            r.tier,
+            r.method,
+        ]
+        for g in board.graders
+        for r in g.runs
     ]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gradewire.core import InvalidInputError, MissingDependencyError, StringThread
+from gradewire.eval.runs._evals_output_items import is_evals_output_items, output_item_rows
 from gradewire.eval.runs._samples import (
     DataError,
     DataOptions,
@@ -46,9 +47,11 @@ _Row = tuple[Any, str]  # the parsed row (or the DataError it gave) and where it
 
 
 def data_format(path: Path) -> str:
-    """The data's format: ``jsonl``, ``csv``, ``parquet``, ``hf`` or ``log``.
+    """The data's format: ``jsonl``, ``csv``, ``parquet``, ``hf``, ``log``, ``evals_output_items``.
 
-    ``hf`` is a folder written by ``save_to_disk``, ``log`` an Inspect AI log.
+    ``hf`` is a folder written by ``save_to_disk``, ``log`` an Inspect AI log,
+    ``evals_output_items`` a JSONL of an OpenAI Evals run's output items (each item a row:
+    `output_item_rows`).
     """
     if path.is_dir():
         if (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
@@ -57,6 +60,8 @@ def data_format(path: Path) -> str:
             f"{path} is a folder but not a Hugging Face dataset saved with save_to_disk "
             "(no dataset_info.json or dataset_dict.json in it)"
         )
+    if is_evals_output_items(path):
+        return "evals_output_items"
     suffix = path.suffix.lower()
     formats = {
         ".jsonl": "jsonl",
@@ -102,8 +107,18 @@ def read_samples(
     if not file.exists():
         raise DataError(f"{file}: no such file or folder")
     kind = data_format(file)
-    readers = {"jsonl": _jsonl_rows, "parquet": _parquet_rows, "hf": _hf_rows, "log": _log_rows}
-    rows = _csv_rows(file, shape) if kind == "csv" else readers[kind](file)
+    readers = {
+        "jsonl": _jsonl_rows,
+        "parquet": _parquet_rows,
+        "hf": _hf_rows,
+        "log": _log_rows,
+    }
+    if kind == "csv":
+        rows = _csv_rows(file, shape)
+    elif kind == "evals_output_items":
+        rows = output_item_rows(file, shape.prompt_key, shape.completion_key)
+    else:
+        rows = readers[kind](file)
     parsed: list[tuple[str | None, StringThread, str]] = []
     problems: list[str] = []
     missing: list[MissingCompletion] = []

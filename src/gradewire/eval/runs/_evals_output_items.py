@@ -17,6 +17,13 @@ whose model call failed (``sample.error``) is an error for each criterion it has
 result of: never a 0. The criteria's own definitions are not in the output items: two
 files' criteria of one name and type are taken to be one grader.
 
+As data (`output_item_rows`, for ``gradewire eval``): each item is a row of gradewire's
+shape, to grade again with the eval's ``testing_criteria`` run locally: its id the
+``datasource_item_id``, its metadata the data row (as above, OpenAI's ``item``), its prompt
+the sample's input messages and its completion the last output message. The recorded
+``results`` are not part of the row: read the same file as a run to hold the graded run
+against them (`gradewire.eval.runs._recorded_agreement`).
+
 The file is read as JSON: no import of openai.
 """
 
@@ -25,17 +32,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from gradewire.core import InvalidInputError
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
-from gradewire.eval.runs._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._row_shape import DataError, canonical_json
+from gradewire.eval.runs._samples import prompt_hash
 from gradewire.eval.runs._sources import GraderKeys
 
-__all__ = ["is_evals_output_items", "read_evals_output_items"]
+__all__ = ["is_evals_output_items", "output_item_rows", "read_evals_output_items"]
 
 _FIX = (
     "pass a JSONL file of an OpenAI Evals run's output items, one per line as "
@@ -45,11 +53,12 @@ _SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 def _first_line(path: Path) -> str | None:
+    """The first non-blank line, decoded alone: a bad byte further down is its line's fault."""
     try:
-        with path.open("r", encoding="utf-8") as file:
-            for line in file:
-                if line.strip():
-                    return line
+        with path.open("rb") as file:
+            for raw in file:
+                if raw.strip():
+                    return raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     return None
@@ -64,7 +73,7 @@ def is_evals_output_items(path: Path) -> bool:
         return False
     try:
         first = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # the JSONL reader says what is wrong with it
         return False
     return isinstance(first, dict) and (
         first.get("object") == "eval.run.output_item"
@@ -136,6 +145,92 @@ def _outcome(result: Mapping[str, Any], key: str, spec: str, where: str) -> Grad
     return GradeOutcome("ok", spec, grade)
 
 
+def _item_fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The item's data row as OpenAI's ``item`` namespace, with its ``datasource_item_id``."""
+    found = item.get("datasource_item")
+    row: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    inner = row.get("item")
+    fields: Mapping[str, Any] = inner if isinstance(inner, Mapping) else row
+    return {**fields, "datasource_item_id": item["datasource_item_id"]}
+
+
+def _items(path: Path) -> Iterator[tuple[Any, str]]:
+    """Each non-blank line of ``path`` decoded, or a `DataError` saying why it is not JSON."""
+    try:
+        file = path.open("rb")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+    with file:
+        for number, raw in enumerate(file, 1):
+            if not raw.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                yield json.loads(raw.decode("utf-8")), where
+            except UnicodeDecodeError as exc:
+                yield DataError(f"{where} is not UTF-8 (byte {exc.start + 1}); {_FIX}"), where
+            except json.JSONDecodeError as exc:
+                yield DataError(f"{where} is not JSON ({exc.msg}); {_FIX}"), where
+            except RecursionError:
+                yield DataError(f"{where} is nested too deep to read; {_FIX}"), where
+            except ValueError as exc:  # an integer longer than Python reads, and the like
+                yield DataError(f"{where} cannot be read ({exc}); {_FIX}"), where
+
+
+def output_item_rows(
+    path: Path, prompt_key: str = "prompt", completion_key: str = "completion"
+) -> Iterator[tuple[dict[str, Any] | DataError, str]]:
+    """Each output item of ``path`` as a data row of gradewire's shape, with where it was.
+
+    ``{"id", "prompt" (the input messages; absent when there are none), "completion" (the
+    last output message's text), "metadata" (`_item_fields`)}``, the prompt and the
+    completion under the names the data options give (`RowShape`). An item whose model call
+    failed has no completion to grade: it is a `DataError` naming the failure, as is a
+    line that is not an output item.
+    """
+    for item, where in _items(path):
+        if isinstance(item, DataError):
+            yield item, where
+            continue
+        if not isinstance(item, dict) or "datasource_item_id" not in item:
+            yield DataError(f"{where} is not an output item (no datasource_item_id)"), where
+            continue
+        found = item.get("sample")
+        sample: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        try:
+            prompt = _messages(sample.get("input"), where, "input")
+            output = _messages(sample.get("output"), where, "output")
+        except InvalidInputError as exc:
+            yield DataError(str(exc)), where
+            continue
+        if not output:
+            error = sample.get("error")
+            why = (
+                f"its model call failed ({error.get('message') or error.get('code')})"
+                if isinstance(error, Mapping) and (error.get("message") or error.get("code"))
+                else "its sample has no output message"
+            )
+            yield (
+                DataError(
+                    f"{where}: item {item['datasource_item_id']!r}: {why}, so there is no "
+                    "completion to grade; leave the item out of the file"
+                ),
+                where,
+            )
+            continue
+        completion = output[-1]["content"]
+        row: dict[str, Any] = {
+            "id": str(item["datasource_item_id"]),
+            "metadata": _item_fields(item),
+        }
+        if prompt:
+            row[prompt_key] = prompt
+            row[completion_key] = completion
+        else:  # graded on the completion alone, as Evals' rows without input are
+            row["messages"] = [{"role": "assistant", "content": completion}]
+        yield row, where
+
+
 def read_evals_output_items(path: Path) -> EvalRun:
     """The OpenAI Evals run whose output items ``path`` holds, one per line.
 
@@ -152,76 +247,66 @@ def read_evals_output_items(path: Path) -> EvalRun:
     runs: set[str] = set()
     evals: set[str] = set()
     models: set[str] = set()
-    with path.open("r", encoding="utf-8") as file:
-        for number, line in enumerate(file, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"{where} is not JSON ({exc.msg}); {_FIX}") from None
-            if not isinstance(item, dict) or "datasource_item_id" not in item:
-                raise InvalidInputError(
-                    f"{where} is not an output item (no datasource_item_id); {_FIX}"
-                )
-            sample_id = str(item["datasource_item_id"])
-            if sample_id in seen:
-                raise InvalidInputError(
-                    f"{where}: datasource_item_id {sample_id} is in the file twice; pass the "
-                    "output items of one run"
-                )
-            seen.add(sample_id)
-            for name, bucket in (("run_id", runs), ("eval_id", evals)):
-                if isinstance(item.get(name), str):
-                    bucket.add(item[name])
-            found = item.get("sample")
-            sample: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-            if isinstance(sample.get("model"), str):
-                models.add(sample["model"])
-            turns = _messages(sample.get("input"), where, "input")
-            output = _messages(sample.get("output"), where, "output")
-            if output:
-                turns.append({"role": "assistant", "content": output[-1]["content"]})
-            found = item.get("datasource_item")
-            row: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-            inner = row.get("item")
-            fields: Mapping[str, Any] = inner if isinstance(inner, Mapping) else row
-            metadata = {**fields, "datasource_item_id": item["datasource_item_id"]}
-            outcomes: dict[str, GradeOutcome] = {}
-            for result in item.get("results") or ():
-                if not isinstance(result, Mapping) or not isinstance(result.get("name"), str):
-                    raise InvalidInputError(f"{where}: a result without a name; {_FIX}")
-                name = result["name"]
-                kind = str(result.get("type") or "")
-                key = keys.claim(name, f"testing criterion {name!r}")
-                if key in outcomes:
-                    raise InvalidInputError(
-                        f"{where}: two results of the testing criterion {name!r} on one item"
-                    )
-                if key not in specs:
-                    spec = {
-                        "key": key,
-                        "type": "openai_evals",
-                        "criterion": name,
-                        "criterion_type": kind,
-                    }
-                    specs[key] = hashlib.sha256(canonical_json(spec).encode()).hexdigest()[:16]
-                    graders.append(spec)
-                outcomes[key] = _outcome(result, key, specs[key], where)
-            error = sample.get("error")
-            if isinstance(error, Mapping) and (error.get("message") or error.get("code")):
-                failed[sample_id] = str(error.get("message") or error.get("code"))
-            data = {"turns": turns, "metadata": metadata}
-            records.append(
-                SampleRecord(
-                    sample_id,
-                    data,
-                    hashlib.sha256(canonical_json(data).encode()).hexdigest()[:32],
-                    outcomes,
-                    prompt_hash(turns),
-                )
+    for item, where in _items(path):
+        if isinstance(item, DataError):
+            raise item
+        if not isinstance(item, dict) or "datasource_item_id" not in item:
+            raise InvalidInputError(
+                f"{where} is not an output item (no datasource_item_id); {_FIX}"
             )
+        sample_id = str(item["datasource_item_id"])
+        if sample_id in seen:
+            raise InvalidInputError(
+                f"{where}: datasource_item_id {sample_id} is in the file twice; pass the "
+                "output items of one run"
+            )
+        seen.add(sample_id)
+        for name, bucket in (("run_id", runs), ("eval_id", evals)):
+            if isinstance(item.get(name), str):
+                bucket.add(item[name])
+        found = item.get("sample")
+        sample: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        if isinstance(sample.get("model"), str):
+            models.add(sample["model"])
+        turns = _messages(sample.get("input"), where, "input")
+        output = _messages(sample.get("output"), where, "output")
+        if output:
+            turns.append({"role": "assistant", "content": output[-1]["content"]})
+        metadata = _item_fields(item)
+        outcomes: dict[str, GradeOutcome] = {}
+        for result in item.get("results") or ():
+            if not isinstance(result, Mapping) or not isinstance(result.get("name"), str):
+                raise InvalidInputError(f"{where}: a result without a name; {_FIX}")
+            name = result["name"]
+            kind = str(result.get("type") or "")
+            key = keys.claim(name, f"testing criterion {name!r}")
+            if key in outcomes:
+                raise InvalidInputError(
+                    f"{where}: two results of the testing criterion {name!r} on one item"
+                )
+            if key not in specs:
+                spec = {
+                    "key": key,
+                    "type": "openai_evals",
+                    "criterion": name,
+                    "criterion_type": kind,
+                }
+                specs[key] = hashlib.sha256(canonical_json(spec).encode()).hexdigest()[:16]
+                graders.append(spec)
+            outcomes[key] = _outcome(result, key, specs[key], where)
+        error = sample.get("error")
+        if isinstance(error, Mapping) and (error.get("message") or error.get("code")):
+            failed[sample_id] = str(error.get("message") or error.get("code"))
+        data = {"turns": turns, "metadata": metadata}
+        records.append(
+            SampleRecord(
+                sample_id,
+                data,
+                hashlib.sha256(canonical_json(data).encode()).hexdigest()[:32],
+                outcomes,
+                prompt_hash(turns),
+            )
+        )
     if not records:
         raise InvalidInputError(f"{path} holds no output item; {_FIX}")
     records = [_with_errors(r, specs, failed.get(r.id)) for r in records]

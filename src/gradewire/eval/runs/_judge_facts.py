@@ -4,7 +4,8 @@ Every judge's grade records its identity and the models that answered
 (``info["judge"]``: ``{"identity": ..., "served": [{"model", "fingerprint", "answers"}]}``);
 this module tallies them per grader over a run's current outcomes, as ``summary.json``
 records them (``"judges"``), and says in words when they are not one: a served model that
-changed within the run, or two runs judged by different judges or models.
+changed within the run, or runs (two, or a leaderboard's many) judged by different judges or
+models.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from typing import Any
 
 from gradewire.eval.runs._records import plain
 
-__all__ = ["JudgeFacts", "drift_lines", "judge_facts", "served_name", "within_run_lines"]
+__all__ = [
+    "JudgeFacts",
+    "drift_lines",
+    "judge_facts",
+    "served_name",
+    "spread_lines",
+    "within_run_lines",
+]
 
 JudgeFacts = dict[str, Any]
 """One grader's judge facts: ``identity`` (the one identity, or None when several),
@@ -125,28 +133,56 @@ def drift_lines(
     names: tuple[str, str] = ("A", "B"),
 ) -> list[str]:
     """One line per grader judged by a different judge or served model in two runs."""
+    return spread_lines(keys, [(names[0], first), (names[1], second)])
+
+
+def spread_lines(
+    keys: Sequence[str], runs: Sequence[tuple[str, Mapping[str, JudgeFacts]]]
+) -> list[str]:
+    """One line per grader judged by different judges or served models across ``runs``.
+
+    ``runs`` are (name, `judge_facts` of the run) in the order to tell them; the runs are
+    grouped by what judged them, each group named once: ``g: judged by m1 in a, b and m2
+    in c``. A run with no judge facts for a grader (no judge, or no such grader) is left
+    out of that grader's line. Two runs give compare's sentences.
+    """
     lines = []
-    a, b = names
     for key in keys:
-        one, two = first.get(key), second.get(key)
-        if one is None or two is None:
-            continue
-        served_a = set(_served_names(one.get("served") or []))
-        served_b = set(_served_names(two.get("served") or []))
-        if served_a and served_b and served_a != served_b:
+        facts = [(name, run[key]) for name, run in runs if key in run]
+        served = _groups(
+            (name, frozenset(_served_names(fact.get("served") or []))) for name, fact in facts
+        )
+        if len(served) > 1:
+            lines.append(f"{key}: judged by {_told(served)}")
+        identities = _groups(
+            (name, frozenset(fact.get("identities") or {}) or frozenset(_one(fact.get("identity"))))
+            for name, fact in facts
+        )
+        if len(identities) > 1:
             lines.append(
-                f"{key}: judged by {', '.join(sorted(served_a))} in {a} and "
-                f"{', '.join(sorted(served_b))} in {b}"
-            )
-        ids_a = set(one.get("identities") or {}) or _one(one.get("identity"))
-        ids_b = set(two.get("identities") or {}) or _one(two.get("identity"))
-        if ids_a and ids_b and ids_a != ids_b:
-            lines.append(
-                f"{key}: the judge differs: {', '.join(sorted(ids_a))} in {a} and "
-                f"{', '.join(sorted(ids_b))} in {b} (its model, prompt, criteria, examples "
-                "or settings changed)"
+                f"{key}: the judge differs: {_told(identities)} (its model, prompt, criteria, "
+                "examples or settings changed)"
             )
     return lines
+
+
+def _groups(
+    named: Iterable[tuple[str, frozenset[str]]],
+) -> dict[frozenset[str], list[str]]:
+    """The run names per set of values, in the order first met (runs with none left out)."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for name, values in named:
+        if values:
+            groups.setdefault(values, []).append(name)
+    return groups
+
+
+def _told(groups: Mapping[frozenset[str], Sequence[str]]) -> str:
+    """``x in a and y in b``; with more groups ``x in a; y in b and z in c``."""
+    parts = [
+        f"{', '.join(sorted(values))} in {', '.join(names)}" for values, names in groups.items()
+    ]
+    return "; ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _one(identity: object) -> set[str]:

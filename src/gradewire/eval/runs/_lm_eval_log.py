@@ -35,7 +35,8 @@ from typing import Any
 from gradewire.core import InvalidInputError
 from gradewire.eval.runs._eval_run import EvalRun
 from gradewire.eval.runs._records import GradeOutcome, SampleRecord
-from gradewire.eval.runs._samples import canonical_json, prompt_hash
+from gradewire.eval.runs._row_shape import canonical_json
+from gradewire.eval.runs._samples import prompt_hash
 from gradewire.eval.runs._sources import GraderKeys
 
 __all__ = ["SAMPLES_FILE", "is_lm_eval_log", "read_lm_eval_run"]

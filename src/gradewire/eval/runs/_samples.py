@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
-from gradewire.core import GradewireError, InvalidInputError, InvalidTypeError, StringThread
+from gradewire.core import GradewireError, StringThread
+from gradewire.eval.runs._evals_rows import evals_fields, is_evals_row
+
+# Re-exported: the row's rules are imported from here by the readers built on samples.
+from gradewire.eval.runs._row_shape import DataError, DataOptions, RowShape, canonical_json
 from gradewire.eval.runs._values import ValueRefused, stored_value
 
 __all__ = [
@@ -24,7 +27,6 @@ __all__ = [
     "canonical_json",
     "checked_samples",
     "id_problem",
-    "is_evals_row",
     "likely_completion_fields",
     "listing",
     "no_completion",
@@ -57,78 +59,6 @@ _COMPLETION_NAMES = (
 )
 
 
-class DataError(InvalidInputError):
-    """Eval data that cannot be read; the message names the file, the row and the field."""
-
-
-class DataOptions(TypedDict, total=False):
-    """How the rows of a data set become samples (`load_samples`, `run_eval`, the CLI).
-
-    Attributes:
-        completion_key: The field that holds the completion, a string or a list of
-            messages ending with the assistant's (default ``completion``;
-            ``--completion-key`` on the command line). A dotted path
-            (``sample.output_text``) names a field inside an object field. Rows in OpenAI
-            Evals' shape (``{"item": ..., "sample": ...}``) are read as they are
-            (`is_evals_row`). A field named ``completion`` is
-            then ordinary metadata. With ``messages`` that do not end with an assistant
-            turn, the completion field is the answer to them.
-        prompt_key: The field that holds the prompt, a string or a list of messages
-            (default ``prompt``; ``--prompt-key``); a dotted path as for
-            ``completion_key``.
-        allow_prompt_only: Grade rows that have no completion (for graders of the prompt
-            alone; ``--allow-prompt-only``). Without it, a row with no completion (no
-            completion field, or messages whose last turn is not the assistant's) is a
-            data error, reported before anything is graded.
-    """
-
-    completion_key: str
-    prompt_key: str
-    allow_prompt_only: bool
-
-
-@dataclass(frozen=True, slots=True)
-class RowShape:
-    """`DataOptions` checked, with their defaults filled in."""
-
-    completion_key: str = "completion"
-    prompt_key: str = "prompt"
-    allow_prompt_only: bool = False
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> RowShape:
-        """The shape ``options`` ask for.
-
-        Raises:
-            InvalidInputError: An unknown option, or keys that are empty, equal, or taken.
-        """
-        unknown = set(options) - set(DataOptions.__annotations__)
-        if unknown:
-            raise InvalidTypeError(
-                f"unknown data option(s) {', '.join(sorted(unknown))}; the options are "
-                f"{', '.join(DataOptions.__annotations__)}"
-            )
-        shape = cls(**options)
-        for name in ("completion_key", "prompt_key"):
-            key = getattr(shape, name)
-            if not isinstance(key, str) or not key:
-                raise InvalidInputError(f"{name} must be a non-empty str, not {key!r}")
-            if key in ("id", "metadata") or (name == "completion_key" and key == "messages"):
-                raise InvalidInputError(
-                    f"{name}={key!r} names a field with a meaning of its own; name the column "
-                    "that holds the " + name.split("_")[0]
-                )
-        if shape.completion_key == shape.prompt_key:
-            raise InvalidInputError(
-                f"completion_key and prompt_key must differ (both are {shape.prompt_key!r})"
-            )
-        if not isinstance(shape.allow_prompt_only, bool):
-            raise InvalidTypeError(
-                f"allow_prompt_only must be a bool, not {shape.allow_prompt_only!r}"
-            )
-        return shape
-
-
 class MissingCompletion(DataError):
     """A row with no completion; the data reader reports such rows together."""
 
@@ -155,11 +85,6 @@ class EvalSample:
     thread: StringThread
     input_hash: str
     where: str
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: the same data always gives the same text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
 def _digest(value: Any) -> str:
@@ -232,7 +157,7 @@ def sample_from_row(
     for key in (shape.completion_key, shape.prompt_key):
         fields = _plucked(fields, key)
     if evals:
-        fields = _evals_fields(original, fields, where, shape)
+        fields = evals_fields(original, fields, where, shape)
     raw_id = fields.get("id")
     if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int))):
         raise DataError(f"{where}: field 'id' must be a string or an integer, not {raw_id!r}")
@@ -257,97 +182,6 @@ def sample_from_row(
     if thread is None:
         raise MissingCompletion(where, list(row), shape)
     return sample_id, thread
-
-
-def is_evals_row(fields: Mapping[str, Any], shape: RowShape) -> bool:
-    """Whether a row is in OpenAI Evals' JSONL shape: ``{"item": {...}, "sample": {...}}``.
-
-    An object ``item`` and no conversation of the row's own (no ``messages``, and no
-    top-level prompt or completion field of `RowShape`; a dotted key such as
-    ``sample.output_text`` points into the row).
-    """
-    own = {"messages", shape.prompt_key, shape.completion_key}
-    return isinstance(fields.get("item"), Mapping) and not (own & set(fields))
-
-
-def _evals_fields(
-    original: Mapping[str, Any], fields: Mapping[str, Any], where: str, shape: RowShape
-) -> dict[str, Any]:
-    """An OpenAI Evals row as a row of gradewire's shape.
-
-    ``item`` becomes the metadata as it is (the ``item`` namespace of OpenAI graders, so
-    ``{{item.reference}}`` finds it), its ``id`` the sample's id. The completion is a
-    dotted ``completion_key`` when given (``sample.output_text``), else
-    ``sample.output_text``, else ``sample.output_json`` as JSON text, with
-    ``sample.output_tools`` as the tool calls of the assistant turn. The prompt is a
-    dotted ``prompt_key`` when given (``item.question``), else ``sample.input`` (text or
-    messages), else the item's ``prompt`` or ``input``; a row with none is graded on its
-    completion alone. The sample's other fields (``model``, ``usage``, ...) are kept in
-    the metadata under ``sample``. ``fields`` is the row with dotted keys lifted
-    (`_plucked`); ``original`` the row as read.
-    """
-    item = dict(original["item"])
-    sample = original.get("sample")
-    if sample is not None and not isinstance(sample, Mapping):
-        raise DataError(f"{where}: field 'sample' must be an object, not {type(sample).__name__}")
-    sample = dict(sample or {})
-    out: dict[str, Any] = {
-        key: value for key, value in original.items() if key not in ("item", "sample", "metadata")
-    }
-    metadata = dict(original["metadata"]) if isinstance(original.get("metadata"), Mapping) else {}
-    metadata.update(item)
-    if "id" in item and "id" not in out:
-        out["id"] = item["id"]
-    completion: Any = fields.get(shape.completion_key)
-    if completion is None:
-        completion = _evals_completion(sample, where)
-    elif isinstance(completion, str):
-        completion = [{"role": "assistant", "content": completion}]
-    prompt = fields.get(shape.prompt_key)
-    if prompt is None:
-        prompt = sample.get("input")
-    if prompt is None:
-        prompt = item.get("prompt", item.get("input"))
-    if prompt is not None and not isinstance(prompt, (str, list)):
-        prompt = None  # an item's structured input stays in the item, as it is
-    rest = {
-        key: value
-        for key, value in sample.items()
-        if key not in ("output_text", "output_json", "output_tools", "input")
-    }
-    if rest:
-        metadata["sample"] = rest
-    out["metadata"] = metadata
-    if prompt is None:
-        if completion is not None:
-            out["messages"] = completion
-        else:
-            out[shape.prompt_key] = ""
-        return out
-    out[shape.prompt_key] = prompt
-    if completion is not None:
-        out[shape.completion_key] = completion
-    return out
-
-
-def _evals_completion(sample: Mapping[str, Any], where: str) -> list[Any] | None:
-    """The assistant turn of an Evals ``sample``: its text (or JSON) and tool calls."""
-    text = sample.get("output_text")
-    if text is None and sample.get("output_json") is not None:
-        text = canonical_json(sample["output_json"])
-    tools = sample.get("output_tools")
-    if text is None and not tools:
-        return None
-    if text is not None and not isinstance(text, str):
-        raise DataError(
-            f"{where}: field 'sample.output_text' must be a string, not {type(text).__name__}"
-        )
-    turn: dict[str, Any] = {"role": "assistant", "content": text or ""}
-    if tools:
-        if not isinstance(tools, list):
-            raise DataError(f"{where}: field 'sample.output_tools' must be a list of tool calls")
-        turn["tool_calls"] = tools
-    return [turn]
 
 
 def _plucked(fields: dict[str, Any], key: str) -> dict[str, Any]:

@@ -25,21 +25,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from gradewire.core import InvalidInputError
 from gradewire.eval.runs._records import SampleRecord
-from gradewire.eval.runs._scipy import scipy_stats
 from gradewire.stats._mean_interval import METHOD_NAMES, cr2_stderr, mean_interval
 
 __all__ = [
     "GraderSummary",
     "cluster_labels",
-    "clustered_stderr",
     "passed_verdict",
     "summarize",
-    "t_interval",
-    "wilson_interval",
 ]
 
 
@@ -124,40 +119,6 @@ class GraderSummary:
         if self.pass_method is not None:
             out["pass_method_name"] = METHOD_NAMES.get(self.pass_method, self.pass_method)
         return out
-
-
-def t_interval(
-    mean: float, stderr: float, dof: int, confidence: float = 0.95
-) -> tuple[float, float]:
-    """``mean ± t(dof) * stderr``; NaN ends when there are too few degrees of freedom."""
-    if dof < 1 or not math.isfinite(stderr):
-        return math.nan, math.nan
-    half = float(scipy_stats().t.ppf(0.5 + confidence / 2.0, dof)) * stderr
-    return mean - half, mean + half
-
-
-def wilson_interval(proportion: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval of a proportion observed over ``n`` (possibly effective) trials."""
-    if n <= 0.0 or not math.isfinite(n):
-        return math.nan, math.nan
-    z = float(scipy_stats().norm.ppf(0.5 + confidence / 2.0))
-    z2n = z * z / n
-    centre = (proportion + z2n / 2.0) / (1.0 + z2n)
-    half = z / (1.0 + z2n) * math.sqrt(proportion * (1.0 - proportion) / n + z2n / (4.0 * n))
-    # Rounding must not leave an observed 0 or 1 just outside its own interval.
-    return max(0.0, min(proportion, centre - half)), min(1.0, max(proportion, centre + half))
-
-
-def clustered_stderr(values: npt.ArrayLike, clusters: Sequence[str]) -> tuple[float, int]:
-    """Cluster-robust standard error of the mean, and the number of clusters."""
-    x = np.asarray(values, dtype=np.float64)
-    _, group = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
-    g = int(group.max()) + 1 if x.size else 0
-    if g < 2:
-        return math.nan, g
-    sums = np.bincount(group, weights=x - x.mean(), minlength=g)
-    variance = float(np.dot(sums, sums)) / x.size**2 * g / (g - 1)
-    return math.sqrt(variance), g
 
 
 def cluster_labels(samples: Iterable[tuple[str, Mapping[str, Any]]], cluster_key: str) -> list[str]:
