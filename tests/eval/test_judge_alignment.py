@@ -376,3 +376,15 @@ def test_label_blind_candidates_are_rarely_claimed_better_simulated() -> None:
             claimed |= math.isfinite(low) and low > 0
         claims += claimed
     assert claims / draws <= 0.08
+
+
+def test_the_run_folder_align_refuses_what_needs_the_samples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gradewire.cli._main import main
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "s0", "label": "pass"}) + "\n", encoding="utf-8")
+    code = main(["judge", "align", str(tmp_path), "--labels", str(labels), "--propose-criteria"])
+    assert code == 2
+    assert "--graders FILE" in capsys.readouterr().err

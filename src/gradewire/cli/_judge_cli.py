@@ -307,6 +307,11 @@ def _align(args: argparse.Namespace) -> int:
 
     if args.graders is not None:
         return _align_judge(args)
+    if args.propose_criteria or args.proposer is not None:
+        raise GradewireError(
+            "a revised criteria text is judged on the samples again: give the judge's grader "
+            "file (--graders FILE) and the samples instead of a run folder"
+        )
     if args.grader is None:
         raise GradewireError("give the judge's key in the run: --grader KEY")
     run = load_run(args.run)
