@@ -268,3 +268,88 @@ def test_the_health_command_says_what_it_cannot_read_and_prints_json(tmp_path, c
     (alert,) = json.loads(capsys.readouterr().out)
     assert alert["signal"] == "gold_gap"
     assert alert["grader"] == "rewards/judge"
+
+
+async def test_an_undefined_gold_correlation_is_said_not_left_out():
+    # every gold grade the same (a verifier that passes all): no correlation exists
+    constant = [True]
+
+    def gold(sample: StringThread) -> float:
+        return 1.0 if constant[0] else gold_score(sample)
+
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("proxy", proxy_score),
+        gold=BaseGrader.from_function("gold", gold),
+        gold_fraction=1.0,
+    )
+    await reward_logger.grade(samples(40))
+    logs = reward_logger.step(1)
+    assert logs["rewards/proxy/health/gold/pairs"] == 40
+    assert "rewards/proxy/health/gold/corr" not in logs
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 1.0
+    # one pair only: no correlation either, and said so
+    await reward_logger.grade(samples(1))
+    logs = reward_logger.step(2)
+    assert logs["rewards/proxy/health/gold/pairs"] == 1
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 1.0
+    # defined: 0.0 beside the figure
+    constant[0] = False
+    await reward_logger.grade(samples(60, seed=4))
+    logs = reward_logger.step(3)
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 0.0
+    assert math.isfinite(logs["rewards/proxy/health/gold/corr"])
+    # no pair at all (nothing graded): neither key
+    assert reward_logger.step(4) == {}
+
+
+async def test_an_alert_marks_the_run_on_the_sinks_that_can_and_never_stops_training(
+    tmp_path, caplog
+):
+    class Failing(MemorySink):
+        def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+            raise RuntimeError("tracker down")
+
+    memory, plain = MemorySink(), JsonlSink(tmp_path / "run.jsonl")
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("judge", lambda s: None if "x" in s.completion() else 1.0),
+        sinks=[memory, plain],
+        failure=FailurePolicy(max_error_rate=None),
+        monitor=RewardMonitor(window=2, warmup=2),
+    )
+    for step in range(3):
+        await reward_logger.grade([thread("p", "x" * 3)] * 20 + [thread("p", "y")])
+        reward_logger.step(step)
+    assert [a.signal for a in reward_logger.alerts] == ["unscored"]
+    [(title, text, tags)] = memory.alerts
+    alert = reward_logger.alerts[0]
+    assert title == f"reward health: unscored on rewards/judge at step {alert.step}"
+    assert text == alert.message
+    assert tags == {
+        "gradewire/health/alerts": "1",
+        "rewards/judge/health/alert/unscored": f"step {alert.step}: {alert.message}",
+    }
+    plain.close()
+    assert (tmp_path / "run.jsonl").read_text()  # the JSONL sink took the steps, not the alert
+    # a sink that fails to mark the run: a warning, the step logged, training goes on
+    failing = Failing()
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("judge", lambda s: None if "x" in s.completion() else 1.0),
+        sinks=failing,
+        failure=FailurePolicy(max_error_rate=None),
+        monitor=RewardMonitor(window=2, warmup=2),
+    )
+    for step in range(3):
+        await reward_logger.grade([thread("p", "x" * 3)] * 20 + [thread("p", "y")])
+        reward_logger.step(step)
+    assert len(failing.steps) == 3
+    assert "could not mark the run" in caplog.text
+
+
+def test_the_health_command_names_the_runs_it_reads_when_none_takes_the_reference(tmp_path, capsys):
+    assert main(["health", "mlflow:not-a-run-id"]) == 2
+    err = capsys.readouterr().err
+    assert "mlflow:<run id>" in err
+    assert "offline W&B run folder" in err
+    (tmp_path / "folder").mkdir()
+    assert main(["health", str(tmp_path / "folder")]) == 2
+    assert "is not a run any reader takes" in capsys.readouterr().err
