@@ -35,7 +35,7 @@ def add_health_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--threshold",
         type=float,
         default=None,
-        help="the gold and length tests' alarm level (default: RewardMonitor's)",
+        help="the gold-lag test's alarm level (default: RewardMonitor's)",
     )
     parser.add_argument(
         "--warmup", type=int, default=None, help="steps that set the references (default 10)"

@@ -30,7 +30,7 @@ only repeat the first):
     Completion length has grown by at least ``length_drift_sd`` of its early per-sample
     spread over the last ``window`` steps, the growth is beyond the noise (the largest
     least-squares slope over the segments of 10 to ``scan`` steps that end now, in
-    standard errors with von Neumann's noise estimate, passes ``threshold``), and the
+    standard errors with von Neumann's noise estimate, passes ``length_threshold``), and the
     reward is correlated with length (mean ``length_corr`` of the last ``window`` steps at
     least ``length_corr``): the reward pays for length.
 ``dominance`` (a `CombinedGrader`)
@@ -142,6 +142,7 @@ class _Track:
     gold_var: list[float] = field(default_factory=list)
     gold_full_proxy: list[float] = field(default_factory=list)
     lag: GoldLag = field(default_factory=GoldLag)
+    lagging: int = 0
     gaps: list[float] = field(default_factory=list)
     length_steps: list[int] = field(default_factory=list)
     lengths: list[float] = field(default_factory=list)
@@ -163,8 +164,11 @@ class RewardMonitor:
     in this module's docs.
 
     Args:
-        threshold: The alarm level (standard errors) of the gold-lag and length tests
-            (default tuned on clean simulated runs of 300 steps; see the module docs).
+        threshold: The alarm level (standard errors) of the gold-lag test (default
+            tuned on simulated runs of 300 steps; see the module docs).
+        persistence: Steps in a row the gold-lag statistic must stay past ``threshold``
+            before ``gold_gap`` fires.
+        length_threshold: The alarm level (standard errors) of the length test's slope.
         warmup: Steps that set the references (scales, early length, early dominance)
             before any rule may fire.
         window: Steps of the moving windows (gap trend, length drift, dominance, rates).
@@ -180,7 +184,9 @@ class RewardMonitor:
     def __init__(
         self,
         *,
-        threshold: float = 4.5,
+        threshold: float = 3.5,
+        persistence: int = 3,
+        length_threshold: float = 4.5,
         warmup: int = 10,
         window: int = 10,
         scan: int = 100,
@@ -189,9 +195,15 @@ class RewardMonitor:
         dominance_share: float = 0.5,
         max_unscored_rate: float = 0.05,
     ) -> None:
-        for name, value in (("threshold", threshold), ("length_drift_sd", length_drift_sd)):
+        for name, value in (
+            ("threshold", threshold),
+            ("length_threshold", length_threshold),
+            ("length_drift_sd", length_drift_sd),
+        ):
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise InvalidInputError(f"{name} must be a number above 0, not {value!r}")
+        if isinstance(persistence, bool) or not isinstance(persistence, int) or persistence < 1:
+            raise InvalidInputError(f"persistence must be an int >= 1 (steps), not {persistence!r}")
         for name, count in (("warmup", warmup), ("window", window), ("scan", scan)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 2:
                 raise InvalidInputError(f"{name} must be an int >= 2 (steps), not {count!r}")
@@ -205,6 +217,8 @@ class RewardMonitor:
             if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
                 raise InvalidInputError(f"{name} must be between 0 and 1, not {share!r}")
         self.threshold = float(threshold)
+        self.persistence = persistence
+        self.length_threshold = float(length_threshold)
         self.warmup = warmup
         self.window = window
         self.scan = scan
@@ -335,7 +349,10 @@ class RewardMonitor:
         if result is None:
             return []
         self.signals[f"{health}/gold_lag_z"] = result.z
-        if result.z > -self.threshold or "gold_gap" in track.fired:
+        # Persistence: a lag must hold for `persistence` steps in a row, so one step's
+        # dip (a hard batch the shared noise did not explain) does not raise it alone.
+        track.lagging = track.lagging + 1 if result.z <= -self.threshold else 0
+        if track.lagging < self.persistence or "gold_gap" in track.fired:
             return []
         track.fired.add("gold_gap")
         i = result.start
@@ -396,7 +413,7 @@ class RewardMonitor:
             return []
         sigma2 = track.length_sq_diff / (2 * (n - 1))
         scan = _scan(track.length_steps, track.lengths, sigma2, self.scan, lowest=False)
-        if scan is None or scan[0] < self.threshold:
+        if scan is None or scan[0] < self.length_threshold:
             return []
         track.fired.add("length_drift")
         message = (
