@@ -11,21 +11,31 @@ only repeat the first):
     The gold reference falls behind what the training reward predicts, and stops
     rising: the test of `gradewire.train._gold_lag` (the gold's mean over each recent
     segment of 8 to 60 steps against the line ``gold = a + b * proxy`` fitted on up to
-    200 steps before it, in standard errors, the most negative over the segments whose
-    gold is not rising). On the per-step gold, the share's luck of the draw is first
-    taken out with the regression estimator (the gold share's proxy mean against the
-    whole batch's). When the training reward rose over that segment, the sentence says
-    the reward is being hacked; when it did not, that training is degrading.
-    ``threshold`` (default 4.5) was set on 150 simulated clean runs of 300 steps
-    (``gradewire.train._replays``: 512 completions a step, a quarter of the prompts
-    gold-graded; seeds 3000-3149), where 1 raised it, and checked on 60 clean runs of a
-    second, simpler simulation (independent per-sample noise, 256 completions a step),
-    where none did; ``bench/reward_health.py`` gives the figures on fresh seeds. Its
-    false-alarm rate grows with the run's length (a scan over more steps), slowly, as
-    the maximum of a scan does. The null hypothesis is "the gold follows the training
-    reward along a line", so a run whose gold flattens while the training reward goes
-    on rising (a judge that keeps paying for what the verifier no longer rewards)
-    raises it too, which is the point.
+    200 steps before it, in standard errors from the residual's long-run variance, the
+    most negative over the segments whose gold is not rising) at ``-threshold`` or
+    below for ``persistence`` steps in a row. On the per-step gold, the share's luck of
+    the draw is first taken out with the regression estimator (the gold share's proxy
+    mean against the whole batch's). When the training reward rose over that segment,
+    the sentence says the reward is being hacked; when it did not, that training is
+    degrading. ``threshold`` 3.5 and ``persistence`` 3 were tuned on simulated runs of
+    300 steps (``gradewire.train._replays``: 512 completions a step, a quarter of the
+    prompts gold-graded; clean seeds 7000-7099, hacked seeds 8000-8039 of each kind)
+    for the most hacked runs alerting within 10% of the run's steps after the gold's
+    peak at a clean false-alarm rate of at most 5% per run: 1 of those 100 clean runs
+    raised it. On fresh seeds (clean 30000-30199, hacked 31000-31039) 1 of 200 clean
+    runs raised it (0.5%; one-sided 95% Clopper-Pearson bound 2.3%); of 160 hacked runs
+    (40 of each kind) 113 alerted first within 10% of the steps after the gold's peak
+    and 18 before it, 9 of those in the 9 slow-drift runs whose expected gold never
+    falls within the run (its peak is the last step); the rule it replaced (one step
+    past 4.5 with independent-noise errors) gave 98 and 18 on the same seeds.
+    ``bench/reward_health.py`` (clean seeds 5000-5199, hacked 6000-6039) gave 2 of 200
+    clean runs, and 127 of 160 within 10% and 18 before the peak (11 of those in the
+    11 slow-drift runs whose gold never falls). The false-alarm rate
+    grows with the run's length (a scan over more steps), slowly, as the maximum of a
+    scan does. The null hypothesis is "the gold follows the training reward along a
+    line", so a run whose gold flattens while the training reward goes on rising (a
+    judge that keeps paying for what the verifier no longer rewards) raises it too,
+    which is the point, and why such a run can alert before its gold's (late) peak.
 ``length_drift``
     Completion length has grown by at least ``length_drift_sd`` of its early per-sample
     spread over the last ``window`` steps, the growth is beyond the noise (the largest
