@@ -17,9 +17,10 @@ noise is multiplied by ``(1 + rho) / (1 - rho)**2``, with the lag-1 autocorrelat
 ``rho`` read off the reference steps (their residual variance against their own MSSD,
 clipped to [0, 0.9]). Without it, an 8-step dip on a short reference passed for a fall
 (22% of null segments with AR(1) noise of correlation 0.6 fell below -2 against a
-nominal 2.3%, and 3.2% with it; the tests check the level). The statistic is the most negative of these over the
-segments whose own gold is not rising (a segment still rising is not a hack yet), a scan
-over the change point as in a generalised-likelihood-ratio CUSUM.
+nominal 2.3%, and 3.2% with it; the tests check the level). The statistic is the most
+negative of these over the segments whose own gold is not rising (a segment still rising
+is not a hack yet), a scan over the change point as in a generalised-likelihood-ratio
+CUSUM.
 
 Every sum comes from prefix sums, so a step costs O(longest) arithmetic, whatever the
 run's length.

@@ -355,8 +355,9 @@ class WandbSink(BaseSink):
         def mark() -> None:
             for key, value in tags.items():
                 run.summary[key] = value
-            if ALERT_LABEL not in run.tags:
-                run.tags = (*run.tags, ALERT_LABEL)
+            labels = tuple(run.tags or ())
+            if ALERT_LABEL not in labels:
+                run.tags = (*labels, ALERT_LABEL)
             # W&B takes an alert title under 64 characters; the text says the rest.
             run.alert(title=title[:63], text=text, level=wandb_module.AlertLevel.WARN)
 
