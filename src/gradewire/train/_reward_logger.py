@@ -393,7 +393,7 @@ class RewardLogger:
         logs.update(tables)
         if self._sinks is not None and distributed_rank() == 0:
             self._sinks.log(logs, step)
-            self._mark(raised)
+            self.mark(raised)
         self.act(raised)
         return logs
 
@@ -410,13 +410,15 @@ class RewardLogger:
         logs[self._key("health/alerts_total")] = len(self.monitor.alerts)
         return raised
 
-    def _mark(self, raised: Sequence[Alert]) -> None:
-        """Raise each alert on the sinks that mark runs (`BaseSink.alert`): tags, alerts.
+    def mark(self, raised: Sequence[Alert], sink: Sink | None = None) -> None:
+        """Raise each alert on a sink that marks runs (`BaseSink.alert`): tags, alerts.
 
-        A tag or alert that fails is a warning, not an error: the step's metrics, with
-        the alert count, were logged already, and training goes on.
+        `step()` calls it with the logger's sinks; a trainer callback that logs through a
+        sink of its own passes that one. A sink without ``alert`` is left alone. A tag or
+        alert that fails is a warning, not an error: the step's metrics, with the alert
+        count, were logged already, and training goes on.
         """
-        alert = getattr(self._sinks, "alert", None)
+        alert = getattr(self._sinks if sink is None else sink, "alert", None)
         if not raised or not callable(alert):
             return
         total = str(len(self.alerts))
