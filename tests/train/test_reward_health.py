@@ -394,3 +394,10 @@ def test_the_health_command_names_the_runs_it_reads_when_none_takes_the_referenc
     (tmp_path / "folder").mkdir()
     assert main(["health", str(tmp_path / "folder")]) == 2
     assert "is not a run any reader takes" in capsys.readouterr().err
+
+
+def test_the_gold_lag_bar_holds_up_to_the_tuned_length_and_grows_as_a_scan_after():
+    monitor = RewardMonitor(threshold=3.5)
+    assert monitor._bar(50) == monitor._bar(300) == 3.5
+    assert monitor._bar(600) == pytest.approx(3.5 * math.sqrt(math.log(600) / math.log(300)))
+    assert monitor._bar(600) < monitor._bar(3000)

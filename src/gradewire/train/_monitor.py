@@ -79,6 +79,7 @@ _SCORE_MEAN = "/score/mean"
 _SCORE_COUNT = "/score/count"
 _WILSON_Z = 3.090232306167813  # one-sided 99.9%
 _MIN_SEGMENT = 10
+_TUNED_STEPS = 300  # the run length the gold-lag threshold was tuned on
 
 
 @dataclass(frozen=True)
@@ -361,7 +362,7 @@ class RewardMonitor:
         self.signals[f"{health}/gold_lag_z"] = result.z
         # Persistence: a lag must hold for `persistence` steps in a row, so one step's
         # dip (a hard batch the shared noise did not explain) does not raise it alone.
-        track.lagging = track.lagging + 1 if result.z <= -self.threshold else 0
+        track.lagging = track.lagging + 1 if result.z <= -self._bar(n) else 0
         if track.lagging < self.persistence or "gold_gap" in track.fired:
             return []
         track.fired.add("gold_gap")
@@ -390,6 +391,14 @@ class RewardMonitor:
             f"checkpoint nearest step {peak_step}, where the gold was best."
         )
         return [Alert(step, root, "gold_gap", message, result.z)]
+
+    def _bar(self, steps: int) -> float:
+        """The gold-lag alarm level after ``steps`` steps.
+
+        ``threshold`` up to the 300 steps it was tuned on, then grown as the maximum of
+        a scan grows, by ``sqrt(log(steps) / log(300))``.
+        """
+        return self.threshold * math.sqrt(max(1.0, math.log(steps) / math.log(_TUNED_STEPS)))
 
     def _context(self, root: str, track: _Track) -> str:
         parts: list[str] = []
