@@ -30,7 +30,14 @@ only repeat the first):
     past 4.5 with independent-noise errors) gave 98 and 18 on the same seeds.
     ``bench/reward_health.py`` (clean seeds 5000-5199, hacked 6000-6039) gave 2 of 200
     clean runs, and 127 of 160 within 10% and 18 before the peak (11 of those in the
-    11 slow-drift runs whose gold never falls). The false-alarm rate
+    11 slow-drift runs whose gold never falls). Off the tuned shape it trades the
+    other way: on runs of 600 steps (clean seeds 41000-41059, hacked 41500-41519 of
+    the plain, length and dominant kinds) 3 of 60 clean runs raised it (the old rule:
+    0), and of 60 hacked runs 51 alerted within 10% and 7 before the peak (the old
+    rule: 50 and 1); with 32 prompts a step (64 gold samples; seeds 40000-40099 and
+    40500-40519) 4 of 100 clean runs (old: 0), and 30 of 60 within 10%, none before
+    (old: 24, none). ``threshold=4.0`` gave 1 of 60, 52 and 1 on the long runs, but 18
+    of 60 within 10% with the small gold share. The false-alarm rate
     grows with the run's length (a scan over more steps), slowly, as the maximum of a
     scan does. The null hypothesis is "the gold follows the training reward along a
     line", so a run whose gold flattens while the training reward goes on rising (a
