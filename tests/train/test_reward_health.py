@@ -366,7 +366,7 @@ async def test_an_alert_marks_the_run_on_the_sinks_that_can_and_never_stops_trai
     assert title == f"reward health: unscored on rewards/judge at step {alert.step}"
     assert text == alert.message
     assert tags == {
-        "gradewire/health/alerts": "1",
+        "gradewire/health/alert_count": "1",
         "rewards/judge/health/alert/unscored": f"step {alert.step}: {alert.message}",
     }
     plain.close()

@@ -47,7 +47,7 @@ async def test_an_alert_becomes_run_tags_beside_the_key_families(
     assert sink.run_id is not None
     run = MlflowClient(mlflow_server.url).get_run(sink.run_id)
     tags = run.data.tags
-    assert tags["gradewire/health/alerts"] == "1"
+    assert tags["gradewire/health/alert_count"] == "1"
     assert tags["rewards/judge/health/alert/unscored"] == f"step {alert.step}: {alert.message}"
     assert tags[KEY_FAMILIES_TAG] == KEY_FAMILIES
     assert run.data.metrics["rewards/health/alerts_total"] == 1

@@ -182,6 +182,6 @@ def test_the_callbacks_gold_grades_its_share_once_and_an_alert_stops_training():
     assert logs["rewards/health/alerts"] == 1
     [(title, _, tags)] = sink.alerts  # and the run was marked, on the callback's sink
     assert title == "reward health: unscored on rewards/also at step 3"
-    assert tags["gradewire/health/alerts"] == "1"
+    assert tags["gradewire/health/alert_count"] == "1"
     assert logs["rewards/length/health/gold/pairs"] == 40
     assert logs["rewards/gold/score/mean"] == pytest.approx(0.5)

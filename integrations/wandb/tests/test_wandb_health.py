@@ -41,7 +41,7 @@ async def test_an_alert_marks_the_offline_run(tmp_path: Path) -> None:
     assert raised["title"] == f"reward health: unscored on rewards/judge at step {alert.step}"
     assert raised["text"] == alert.message
     assert raised["level"] == "WARN"
-    assert run.summary["gradewire/health/alerts"] == "1"
+    assert run.summary["gradewire/health/alert_count"] == "1"
     assert run.summary["rewards/judge/health/alert/unscored"] == (
         f"step {alert.step}: {alert.message}"
     )

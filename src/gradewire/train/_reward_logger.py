@@ -83,7 +83,7 @@ class RewardLogger:
       ``health/alerts_total``; see `RewardMonitor` for the rules. Each alert also
       marks the run on sinks that can (`BaseSink.alert`: MLflow tags; W&B summary
       fields, a ``gradewire-alert`` label and a W&B alert): the tags
-      ``gradewire/health/alerts`` (the run's count so far) and
+      ``gradewire/health/alert_count`` (the run's count so far) and
       ``<prefix>/<grader>/health/alert/<signal>``, whose value is ``"step N: <what to
       do>"``.
 
@@ -424,7 +424,7 @@ class RewardLogger:
         total = str(len(self.alerts))
         for item in raised:
             tags = {
-                "gradewire/health/alerts": total,
+                "gradewire/health/alert_count": total,
                 f"{item.grader}/health/alert/{item.signal}": f"step {item.step}: {item.message}",
             }
             title = f"reward health: {item.signal} on {item.grader} at step {item.step}"
