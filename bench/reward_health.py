@@ -8,7 +8,7 @@
    before the gold's expected peak, the share whose first alert came within 10% of the
    run's steps after it, and the median delay after the peak (a run with no alert counts
    its remaining steps). Seeds: clean from 5000, hacked from 6000 (not the seeds the
-   threshold was set on, 2000-2099).
+   rule was tuned on: clean 7000-7099, hacked 8000-8039).
 2. ``RewardLogger.step()`` with the monitor on and off, in the same run (two loggers
    taking the same 512 graded samples a step in turns, a quarter gold-graded), wall and
    thread CPU time; and the monitor's own work inside ``step()`` (thread CPU time, which
@@ -39,7 +39,7 @@ def replays(clean: int, hacked: int, steps: int) -> None:
     )
     print(f"clean: {alarms}/{clean} runs raised an alert ({alarms / clean:.1%}), seeds 5000-")
     for kind in KINDS[1:]:
-        early = within = never = 0
+        early = within = never = flat = flat_early = 0
         delays = []
         for s in range(hacked):
             replay = simulate(kind, 6000 + s, steps=steps)
@@ -51,8 +51,14 @@ def replays(clean: int, hacked: int, steps: int) -> None:
             early += first < peak
             within += peak <= first <= peak + 0.1 * steps
             delays.append((first - peak) / steps)
+            # A run whose expected gold never falls (its peak is the last step): any alert
+            # counts as before the peak, though the training reward does outrun the gold.
+            if peak == steps - 1:
+                flat += 1
+                flat_early += first < peak
         print(
-            f"{kind}: before the peak {early}/{hacked}, within 10% after it {within}/{hacked}, "
+            f"{kind}: before the peak {early}/{hacked} ({flat_early} of them in the {flat} "
+            f"runs whose gold never falls), within 10% after it {within}/{hacked}, "
             f"no alert {never}/{hacked}, median delay {statistics.median(delays):.1%} of the "
             f"run (p90 {np.quantile(delays, 0.9):.1%}), seeds 6000-{6000 + hacked - 1}"
         )

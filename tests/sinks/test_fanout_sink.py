@@ -155,3 +155,23 @@ def test_a_list_of_sinks_gets_the_call_that_works(wrap: type) -> None:
     sinks = wrap([MemorySink(), MemorySink()])
     with pytest.raises(InvalidTypeError, match=r"FanOutSink\(a, b\).*FanOutSink\(\*sinks\)"):
         FanOutSink(sinks)
+
+
+def test_an_alert_reaches_the_sinks_that_mark_runs_and_a_failing_one_stops_none(tmp_path):
+    class Broken(MemorySink):
+        def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+            raise RuntimeError("tracker down")
+
+    first, broken, last = MemorySink(), Broken(), MemorySink()
+    fan = FanOutSink(first, broken, JsonlSink(tmp_path / "run.jsonl"), last)
+    fan.alert("title", "text", {"k": "v"})
+    assert first.alerts == last.alerts == [("title", "text", {"k": "v"})]
+    assert fan.errors == [0, 1, 0, 0]
+    with pytest.raises(InvalidTypeError, match="tags map str to str"):
+        fan.alert("title", "text", {"k": 1})  # type: ignore[dict-item]
+    with pytest.raises(InvalidTypeError, match="title must be a str"):
+        fan.alert(None, "text", {})  # type: ignore[arg-type]
+    assert len(first.alerts) == 1  # refused before anything was sent
+    fan.close()
+    with pytest.raises(SinkError, match="closed"):
+        first.alert("title", "text", {})

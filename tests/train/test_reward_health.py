@@ -197,14 +197,23 @@ async def test_the_health_command_replays_a_logged_run_as_the_live_monitor_saw_i
     assert "no alert" in capsys.readouterr().out
 
 
-def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives():
+def _ar1(rng: np.random.Generator, steps: int, rho: float, sd: float) -> np.ndarray:
+    noise = np.empty(steps)
+    noise[0] = rng.normal(0, sd)
+    for t in range(1, steps):
+        noise[t] = rho * noise[t - 1] + rng.normal(0, sd * np.sqrt(1 - rho * rho))
+    return noise
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.6])
+def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives(rho):
     sm = pytest.importorskip("statsmodels.api")
     from gradewire.train._gold_lag import GoldLag
 
     rng = np.random.default_rng(4)
     steps = 50
     proxy = np.linspace(0.2, 0.8, steps) + rng.normal(0, 0.01, steps)
-    gold = 0.1 + 0.5 * proxy + rng.normal(0, 0.02, steps)
+    gold = 0.1 + 0.5 * proxy + _ar1(rng, steps, rho, 0.02)
     gold[-10:] = gold[-10:].mean() - 0.05 - np.linspace(0, 0.02, 10)  # flat, then falling
     lag = GoldLag(shortest=10, longest=10, reference=30, least_reference=20)
     for g, p in zip(gold, proxy, strict=True):
@@ -218,10 +227,42 @@ def test_the_gold_lag_statistic_is_the_ols_prediction_error_statsmodels_gives():
     # the noise: half the mean squared successive difference of gold - b * proxy
     resid = gold - fit.params[1] * proxy
     noise = np.mean(np.diff(resid) ** 2) / 2
+    # made long-run: the lag-1 autocorrelation of the reference's residuals, from their
+    # variance (statsmodels' scale) against their own mean squared successive difference
+    r = float(np.clip(1 - np.mean(np.diff(resid[a - 30 : a]) ** 2) / 2 / fit.scale, 0, 0.9))
+    noise *= (1 + r) / (1 - r) ** 2
     se = np.sqrt(noise * (1 / 10 + prediction.se_mean[0] ** 2 / fit.scale))
     assert result.expected == pytest.approx(prediction.predicted_mean[0])
     assert result.z == pytest.approx((gold[a:].mean() - prediction.predicted_mean[0]) / se)
-    assert result.z < -3
+    assert result.z < (-3 if not rho else -2)
+    if rho:
+        assert r > 0.2  # the correction is at work on autocorrelated noise
+
+
+def test_the_gold_lag_holds_its_level_under_autocorrelated_noise():
+    # Null runs (the gold follows the training reward along a line, with AR(1) noise of
+    # lag-1 correlation 0.6): the statistic of the one segment tested (the last 10 steps
+    # against the 60 before them) falls below -2 about as often as a standard normal
+    # does (2.3%), among the runs whose segment is tested (its gold not rising). With
+    # independent-noise standard errors (before the long-run factor) it was 22% of them.
+    from scipy import stats
+
+    from gradewire.train._gold_lag import GoldLag
+
+    rng = np.random.default_rng(9)
+    tested = below = 0
+    for _ in range(600):
+        proxy = 0.5 + rng.normal(0, 0.05, 70)
+        gold = 0.1 + 0.5 * proxy + _ar1(rng, 70, 0.6, 0.02)
+        lag = GoldLag(shortest=10, longest=10, reference=60, least_reference=60)
+        for g, p in zip(gold, proxy, strict=True):
+            lag.add(float(g), float(p))
+        result = lag.test()
+        tested += result is not None
+        below += result is not None and result.z < -2
+    nominal = float(stats.norm.cdf(-2))
+    assert tested > 200
+    assert below / tested <= nominal + 3 * np.sqrt(nominal * (1 - nominal) / tested)
 
 
 def test_a_grader_that_scored_nothing_is_still_watched():
@@ -268,3 +309,95 @@ def test_the_health_command_says_what_it_cannot_read_and_prints_json(tmp_path, c
     (alert,) = json.loads(capsys.readouterr().out)
     assert alert["signal"] == "gold_gap"
     assert alert["grader"] == "rewards/judge"
+
+
+async def test_an_undefined_gold_correlation_is_said_not_left_out():
+    # every gold grade the same (a verifier that passes all): no correlation exists
+    constant = [True]
+
+    def gold(sample: StringThread) -> float:
+        return 1.0 if constant[0] else gold_score(sample)
+
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("proxy", proxy_score),
+        gold=BaseGrader.from_function("gold", gold),
+        gold_fraction=1.0,
+    )
+    await reward_logger.grade(samples(40))
+    logs = reward_logger.step(1)
+    assert logs["rewards/proxy/health/gold/pairs"] == 40
+    assert "rewards/proxy/health/gold/corr" not in logs
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 1.0
+    # one pair only: no correlation either, and said so
+    await reward_logger.grade(samples(1))
+    logs = reward_logger.step(2)
+    assert logs["rewards/proxy/health/gold/pairs"] == 1
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 1.0
+    # defined: 0.0 beside the figure
+    constant[0] = False
+    await reward_logger.grade(samples(60, seed=4))
+    logs = reward_logger.step(3)
+    assert logs["rewards/proxy/health/gold/corr_undefined"] == 0.0
+    assert math.isfinite(logs["rewards/proxy/health/gold/corr"])
+    # no pair at all (nothing graded): neither key
+    assert reward_logger.step(4) == {}
+
+
+async def test_an_alert_marks_the_run_on_the_sinks_that_can_and_never_stops_training(
+    tmp_path, caplog
+):
+    class Failing(MemorySink):
+        def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+            raise RuntimeError("tracker down")
+
+    memory, plain = MemorySink(), JsonlSink(tmp_path / "run.jsonl")
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("judge", lambda s: None if "x" in s.completion() else 1.0),
+        sinks=[memory, plain],
+        failure=FailurePolicy(max_error_rate=None),
+        monitor=RewardMonitor(window=2, warmup=2),
+    )
+    for step in range(3):
+        await reward_logger.grade([thread("p", "x" * 3)] * 20 + [thread("p", "y")])
+        reward_logger.step(step)
+    assert [a.signal for a in reward_logger.alerts] == ["unscored"]
+    [(title, text, tags)] = memory.alerts
+    alert = reward_logger.alerts[0]
+    assert title == f"reward health: unscored on rewards/judge at step {alert.step}"
+    assert text == alert.message
+    assert tags == {
+        "gradewire/health/alert_count": "1",
+        "rewards/judge/health/alert/unscored": f"step {alert.step}: {alert.message}",
+    }
+    plain.close()
+    assert (tmp_path / "run.jsonl").read_text()  # the JSONL sink took the steps, not the alert
+    # a sink that fails to mark the run: a warning, the step logged, training goes on
+    failing = Failing()
+    reward_logger = RewardLogger(
+        BaseGrader.from_function("judge", lambda s: None if "x" in s.completion() else 1.0),
+        sinks=failing,
+        failure=FailurePolicy(max_error_rate=None),
+        monitor=RewardMonitor(window=2, warmup=2),
+    )
+    for step in range(3):
+        await reward_logger.grade([thread("p", "x" * 3)] * 20 + [thread("p", "y")])
+        reward_logger.step(step)
+    assert len(failing.steps) == 3
+    assert "could not mark the run" in caplog.text
+
+
+def test_the_health_command_names_the_runs_it_reads_when_none_takes_the_reference(tmp_path, capsys):
+    assert main(["health", "mlflow:not-a-run-id"]) == 2
+    err = capsys.readouterr().err
+    assert "mlflow:<run id>" in err
+    assert "offline W&B run folder" in err
+    (tmp_path / "folder").mkdir()
+    assert main(["health", str(tmp_path / "folder")]) == 2
+    assert "is not a run any reader takes" in capsys.readouterr().err
+
+
+def test_the_gold_lag_bar_holds_up_to_the_tuned_length_and_grows_as_a_scan_after():
+    monitor = RewardMonitor(threshold=3.5)
+    assert monitor._bar(50) == monitor._bar(300) == 3.5
+    assert monitor._bar(600) == pytest.approx(3.5 * math.sqrt(math.log(600) / math.log(300)))
+    assert monitor._bar(600) < monitor._bar(3000)

@@ -180,5 +180,8 @@ def test_the_callbacks_gold_grades_its_share_once_and_an_alert_stops_training():
     step, logs = sink.steps[-1]  # the step was logged before training stopped
     assert step == 3
     assert logs["rewards/health/alerts"] == 1
+    [(title, _, tags)] = sink.alerts  # and the run was marked, on the callback's sink
+    assert title == "reward health: unscored on rewards/also at step 3"
+    assert tags["gradewire/health/alert_count"] == "1"
     assert logs["rewards/length/health/gold/pairs"] == 40
     assert logs["rewards/gold/score/mean"] == pytest.approx(0.5)

@@ -14,6 +14,8 @@ The kinds, and what each entry point is:
 - ``eval_source``: ``reader(ref) -> EvalRun | None``, runs kept by another system.
 - ``eval_engine``: ``factory(**options) -> GradingEngine`` (``gradewire eval --engine``).
 - ``spill_target``: ``factory(target, *, closed, **overrides) -> Sink`` (``gradewire sync``).
+- ``run_history``: ``reader(ref) -> list[(step, logs)] | None``, a tracked run's logged
+  steps (``gradewire health``).
 
 The core never imports an integration by name: each stage asks `integrations` for the
 parts of its kind. Before this registry each kind had a group of its own
@@ -33,7 +35,9 @@ __all__ = ["INTEGRATIONS_GROUP", "INTEGRATION_KINDS", "IntegrationKind", "integr
 
 INTEGRATIONS_GROUP = "gradewire.integrations"
 
-IntegrationKind = Literal["demo_sink", "eval_tracker", "eval_source", "eval_engine", "spill_target"]
+IntegrationKind = Literal[
+    "demo_sink", "eval_tracker", "eval_source", "eval_engine", "spill_target", "run_history"
+]
 """What an integration's entry point is (see the module's docs)."""
 
 INTEGRATION_KINDS: tuple[IntegrationKind, ...] = get_args(IntegrationKind)

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
 from gradewire.core._logging_core import LogValue
 from gradewire.sinks._rank import process_rank
-from gradewire.sinks._sink import StepLogs, check_config, check_logs, check_step
+from gradewire.sinks._sink import StepLogs, check_alert, check_config, check_logs, check_step
 from gradewire.sinks._table_policy import PolicyState, TablePolicy
 
 __all__ = ["BaseSink"]
@@ -154,6 +154,27 @@ class BaseSink(ABC):
             self._check_open()
             self._write_config(checked)
 
+    def alert(self, title: str, text: str, tags: Mapping[str, str]) -> None:
+        """Mark the run: set ``tags`` on it and raise the tracker's own alert, where it has one.
+
+        For the rare events a person should see on the run itself (a reward-health alert),
+        beside the metric that counts them. A tracker with run tags sets them (MLflow's
+        tags; W&B's summary, with the label ``gradewire-alert``), one with alerts raises
+        ``title``/``text`` as one (W&B's ``run.alert``); a sink with neither (a file, the
+        console) ignores the call, and `MemorySink` keeps it.
+
+        Raises:
+            InvalidTypeError: ``title`` or ``text`` is not a str, or ``tags`` not a mapping
+                of str to str.
+            SinkError: The sink is closed.
+        """
+        if not self._active:
+            return
+        checked = check_alert(title, text, tags)
+        with self._lock:
+            self._check_open()
+            self._write_alert(title, text, checked)
+
     def close(self) -> None:
         """Deliver what is pending and release resources; later calls do nothing.
 
@@ -198,6 +219,9 @@ class BaseSink(ABC):
 
     def _write_config(self, config: dict[str, Any]) -> None:  # noqa: B027
         """Write a checked configuration; the default ignores it."""
+
+    def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:  # noqa: B027
+        """Set checked tags and raise the tracker's alert; the default ignores them."""
 
     def _close(self) -> None:  # noqa: B027
         """Release resources; called once, under the lock."""

@@ -22,9 +22,9 @@ class FanOutSink(BaseSink):
 
     Input is checked once, here, and bad input raises to the caller as with any
     `BaseSink` (steps must not decrease). After that, an exception from one sink never
-    stops the others and never escapes `log`, `log_many` or `log_config`: the first one
-    of each type from each sink is logged at WARNING with its traceback, later ones at
-    DEBUG, and all are counted in `errors`. `close` closes every sink, then raises one
+    stops the others and never escapes `log`, `log_many`, `log_config` or `alert`: the
+    first one of each type from each sink is logged at WARNING with its traceback, later
+    ones at DEBUG, and all are counted in `errors`. `close` closes every sink, then raises one
     `SinkError` naming those that failed to close.
 
     The held sinks decide for themselves about ranks and table policies: a FanOutSink
@@ -101,6 +101,12 @@ class FanOutSink(BaseSink):
     def _write_config(self, config: dict[str, Any]) -> None:
         for i, sink in enumerate(self.sinks):
             self._call(i, "log the config", partial(sink.log_config, dict(config)))
+
+    def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+        for i, sink in enumerate(self.sinks):
+            alert = getattr(sink, "alert", None)
+            if callable(alert):  # a sink with no such capability has nothing to mark
+                self._call(i, "raise an alert", partial(alert, title, text, dict(tags)))
 
     def _close(self) -> None:
         failures = [

@@ -23,6 +23,7 @@ class MemorySink(BaseSink, StepHistory):
     Attributes:
         steps: One ``(step, logs)`` pair per logged call, in order.
         config: Every `log_config` call merged, later keys winning.
+        alerts: One ``(title, text, tags)`` per `alert` call, in order.
 
     Example:
         >>> sink = MemorySink()
@@ -41,6 +42,7 @@ class MemorySink(BaseSink, StepHistory):
         super().__init__(table_policy=table_policy, all_ranks=all_ranks)
         self.steps: list[tuple[int, dict[str, LogValue]]] = []
         self.config: dict[str, Any] = {}
+        self.alerts: list[tuple[str, str, dict[str, str]]] = []
 
     def _write(self, logs: dict[str, LogValue], step: int) -> None:
         stored = {k: copy.copy(v) if isinstance(v, Table) else v for k, v in logs.items()}
@@ -52,6 +54,9 @@ class MemorySink(BaseSink, StepHistory):
                 self.config[key] = copy.deepcopy(value)
             except Exception:
                 self.config[key] = value  # not copyable (a lock, a client): keep the object
+
+    def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+        self.alerts.append((title, text, dict(tags)))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(steps={len(self.steps)}, closed={self.closed})"

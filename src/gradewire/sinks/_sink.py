@@ -16,7 +16,15 @@ from gradewire.core._histogram import Histogram
 from gradewire.core._logging_core import LogValue
 from gradewire.core._table import Table
 
-__all__ = ["Logs", "Sink", "StepLogs", "check_config", "check_logs", "check_step"]
+__all__ = [
+    "Logs",
+    "Sink",
+    "StepLogs",
+    "check_alert",
+    "check_config",
+    "check_logs",
+    "check_step",
+]
 
 Logs = Mapping[str, LogValue]
 """What a sink receives: exactly what `BaseGrader.get_logs()` returns."""
@@ -31,7 +39,9 @@ class Sink(Protocol):
 
     Keys look like ``judge/score/mean``; values are numbers (ints for counts) or `Table`s.
     A sink may also define ``log_many(entries: Sequence[StepLogs])`` to take several steps
-    in one call; `BackgroundSink` uses it to send in batches.
+    in one call; `BackgroundSink` uses it to send in batches; and ``alert(title, text,
+    tags)`` to mark the run with tags and a tracker alert (`BaseSink.alert`), which
+    `RewardLogger` calls for reward-health alerts.
 
     Steps must not decrease: a step lower than the last one raises `InvalidInputError`
     (W&B would drop it with only a warning); logging the same step again adds to it. After
@@ -115,3 +125,18 @@ def check_config(config: object) -> dict[str, Any]:
                 f"config keys must be str, got {type(key).__name__} {key!r}; use str(key)"
             )
     return dict(config)
+
+
+def check_alert(title: object, text: object, tags: object) -> dict[str, str]:
+    """A new dict of the alert's tags, or an error saying what an alert takes."""
+    for name, value in (("title", title), ("text", text)):
+        if not isinstance(value, str):
+            raise InvalidTypeError(f"an alert's {name} must be a str, not {type(value).__name__}")
+    if not isinstance(tags, Mapping):
+        raise InvalidTypeError(f"an alert's tags must be a mapping, not {type(tags).__name__}")
+    for key, value in tags.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidTypeError(
+                f"an alert's tags map str to str; {key!r}: {value!r} is not: use str(value)"
+            )
+    return dict(tags)

@@ -89,7 +89,9 @@ class HealthSeries:
         """The flat figures under ``key`` (``<prefix>/<path>/health``).
 
         ``gold/pairs``, ``gold/proxy_mean``, ``gold/gold_mean``, ``gold/proxy_std``,
-        ``gold/gold_std`` and ``gold/corr`` (when defined) over the samples graded by both;
+        ``gold/gold_std`` and ``gold/corr`` over the samples graded by both, with
+        ``gold/corr_undefined`` (1.0 when there were pairs but no correlation: fewer than
+        two, or one side constant, as a verifier that passes every sample; else 0.0);
         ``dominance/<component>``: the component's share of the total's variance
         (``cov(contribution, total) / var(total)``; the shares add up to 1, and a share
         near 1 means one component carries the whole signal); ``latency_p50`` /
@@ -107,6 +109,9 @@ class HealthSeries:
             r = g.correlation
             if r is not None:
                 logs[f"{key}/gold/corr"] = r
+            # Said, not left out (as length_corr_undefined): a constant side has no
+            # correlation, and its absence must not read as a logging fault.
+            logs[f"{key}/gold/corr_undefined"] = 0.0 if r is not None else 1.0
         for component, moments in self.dominance.items():
             if moments.count >= 2 and moments.m2_y > 0.0:
                 logs[f"{key}/dominance/{component}"] = moments.c_xy / moments.m2_y

@@ -11,26 +11,43 @@ only repeat the first):
     The gold reference falls behind what the training reward predicts, and stops
     rising: the test of `gradewire.train._gold_lag` (the gold's mean over each recent
     segment of 8 to 60 steps against the line ``gold = a + b * proxy`` fitted on up to
-    200 steps before it, in standard errors, the most negative over the segments whose
-    gold is not rising). On the per-step gold, the share's luck of the draw is first
-    taken out with the regression estimator (the gold share's proxy mean against the
-    whole batch's). When the training reward rose over that segment, the sentence says
-    the reward is being hacked; when it did not, that training is degrading.
-    ``threshold`` (default 4.5) was set on 150 simulated clean runs of 300 steps
-    (``gradewire.train._replays``: 512 completions a step, a quarter of the prompts
-    gold-graded; seeds 3000-3149), where 1 raised it, and checked on 60 clean runs of a
-    second, simpler simulation (independent per-sample noise, 256 completions a step),
-    where none did; ``bench/reward_health.py`` gives the figures on fresh seeds. Its
-    false-alarm rate grows with the run's length (a scan over more steps), slowly, as
-    the maximum of a scan does. The null hypothesis is "the gold follows the training
-    reward along a line", so a run whose gold flattens while the training reward goes
-    on rising (a judge that keeps paying for what the verifier no longer rewards)
-    raises it too, which is the point.
+    200 steps before it, in standard errors from the residual's long-run variance, the
+    most negative over the segments whose gold is not rising) at ``-threshold`` or
+    below for ``persistence`` steps in a row. On the per-step gold, the share's luck of
+    the draw is first taken out with the regression estimator (the gold share's proxy
+    mean against the whole batch's). When the training reward rose over that segment,
+    the sentence says the reward is being hacked; when it did not, that training is
+    degrading. ``threshold`` 3.5 and ``persistence`` 3 were tuned on simulated runs of
+    300 steps (``gradewire.train._replays``: 512 completions a step, a quarter of the
+    prompts gold-graded; clean seeds 7000-7099, hacked seeds 8000-8039 of each kind)
+    for the most hacked runs alerting within 10% of the run's steps after the gold's
+    peak at a clean false-alarm rate of at most 5% per run: 1 of those 100 clean runs
+    raised it. On fresh seeds (clean 30000-30199, hacked 31000-31039) 1 of 200 clean
+    runs raised it (0.5%; one-sided 95% Clopper-Pearson bound 2.3%); of 160 hacked runs
+    (40 of each kind) 113 alerted first within 10% of the steps after the gold's peak
+    and 18 before it, 9 of those in the 9 slow-drift runs whose expected gold never
+    falls within the run (its peak is the last step); the rule it replaced (one step
+    past 4.5 with independent-noise errors) gave 98 and 18 on the same seeds.
+    ``bench/reward_health.py`` (clean seeds 5000-5199, hacked 6000-6039) gave 2 of 200
+    clean runs, and 127 of 160 within 10% and 18 before the peak (11 of those in the
+    11 slow-drift runs whose gold never falls). Off the tuned shape it trades the
+    other way: on runs of 600 steps (clean seeds 41000-41059, hacked 41500-41519 of
+    the plain, length and dominant kinds) 3 of 60 clean runs raised it (the old rule:
+    0), and of 60 hacked runs 51 alerted within 10% and 7 before the peak (the old
+    rule: 50 and 1); with 32 prompts a step (64 gold samples; seeds 40000-40099 and
+    40500-40519) 4 of 100 clean runs (old: 0), and 30 of 60 within 10%, none before
+    (old: 24, none). ``threshold=4.0`` gave 1 of 60, 52 and 1 on the long runs, but 18
+    of 60 within 10% with the small gold share. The false-alarm rate
+    grows with the run's length (a scan over more steps), slowly, as the maximum of a
+    scan does. The null hypothesis is "the gold follows the training reward along a
+    line", so a run whose gold flattens while the training reward goes on rising (a
+    judge that keeps paying for what the verifier no longer rewards) raises it too,
+    which is the point, and why such a run can alert before its gold's (late) peak.
 ``length_drift``
     Completion length has grown by at least ``length_drift_sd`` of its early per-sample
     spread over the last ``window`` steps, the growth is beyond the noise (the largest
     least-squares slope over the segments of 10 to ``scan`` steps that end now, in
-    standard errors with von Neumann's noise estimate, passes ``threshold``), and the
+    standard errors with von Neumann's noise estimate, passes ``length_threshold``), and the
     reward is correlated with length (mean ``length_corr`` of the last ``window`` steps at
     least ``length_corr``): the reward pays for length.
 ``dominance`` (a `CombinedGrader`)
@@ -69,6 +86,7 @@ _SCORE_MEAN = "/score/mean"
 _SCORE_COUNT = "/score/count"
 _WILSON_Z = 3.090232306167813  # one-sided 99.9%
 _MIN_SEGMENT = 10
+_TUNED_STEPS = 300  # the run length the gold-lag threshold was tuned on
 
 
 @dataclass(frozen=True)
@@ -142,6 +160,7 @@ class _Track:
     gold_var: list[float] = field(default_factory=list)
     gold_full_proxy: list[float] = field(default_factory=list)
     lag: GoldLag = field(default_factory=GoldLag)
+    lagging: int = 0
     gaps: list[float] = field(default_factory=list)
     length_steps: list[int] = field(default_factory=list)
     lengths: list[float] = field(default_factory=list)
@@ -163,8 +182,11 @@ class RewardMonitor:
     in this module's docs.
 
     Args:
-        threshold: The alarm level (standard errors) of the gold-lag and length tests
-            (default tuned on clean simulated runs of 300 steps; see the module docs).
+        threshold: The alarm level (standard errors) of the gold-lag test (default
+            tuned on simulated runs of 300 steps; see the module docs).
+        persistence: Steps in a row the gold-lag statistic must stay past ``threshold``
+            before ``gold_gap`` fires.
+        length_threshold: The alarm level (standard errors) of the length test's slope.
         warmup: Steps that set the references (scales, early length, early dominance)
             before any rule may fire.
         window: Steps of the moving windows (gap trend, length drift, dominance, rates).
@@ -180,7 +202,9 @@ class RewardMonitor:
     def __init__(
         self,
         *,
-        threshold: float = 4.5,
+        threshold: float = 3.5,
+        persistence: int = 3,
+        length_threshold: float = 4.5,
         warmup: int = 10,
         window: int = 10,
         scan: int = 100,
@@ -189,9 +213,15 @@ class RewardMonitor:
         dominance_share: float = 0.5,
         max_unscored_rate: float = 0.05,
     ) -> None:
-        for name, value in (("threshold", threshold), ("length_drift_sd", length_drift_sd)):
+        for name, value in (
+            ("threshold", threshold),
+            ("length_threshold", length_threshold),
+            ("length_drift_sd", length_drift_sd),
+        ):
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise InvalidInputError(f"{name} must be a number above 0, not {value!r}")
+        if isinstance(persistence, bool) or not isinstance(persistence, int) or persistence < 1:
+            raise InvalidInputError(f"persistence must be an int >= 1 (steps), not {persistence!r}")
         for name, count in (("warmup", warmup), ("window", window), ("scan", scan)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 2:
                 raise InvalidInputError(f"{name} must be an int >= 2 (steps), not {count!r}")
@@ -205,6 +235,8 @@ class RewardMonitor:
             if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
                 raise InvalidInputError(f"{name} must be between 0 and 1, not {share!r}")
         self.threshold = float(threshold)
+        self.persistence = persistence
+        self.length_threshold = float(length_threshold)
         self.warmup = warmup
         self.window = window
         self.scan = scan
@@ -335,7 +367,10 @@ class RewardMonitor:
         if result is None:
             return []
         self.signals[f"{health}/gold_lag_z"] = result.z
-        if result.z > -self.threshold or "gold_gap" in track.fired:
+        # Persistence: a lag must hold for `persistence` steps in a row, so one step's
+        # dip (a hard batch the shared noise did not explain) does not raise it alone.
+        track.lagging = track.lagging + 1 if result.z <= -self._bar(n) else 0
+        if track.lagging < self.persistence or "gold_gap" in track.fired:
             return []
         track.fired.add("gold_gap")
         i = result.start
@@ -363,6 +398,14 @@ class RewardMonitor:
             f"checkpoint nearest step {peak_step}, where the gold was best."
         )
         return [Alert(step, root, "gold_gap", message, result.z)]
+
+    def _bar(self, steps: int) -> float:
+        """The gold-lag alarm level after ``steps`` steps.
+
+        ``threshold`` up to the 300 steps it was tuned on, then grown as the maximum of
+        a scan grows, by ``sqrt(log(steps) / log(300))``.
+        """
+        return self.threshold * math.sqrt(max(1.0, math.log(steps) / math.log(_TUNED_STEPS)))
 
     def _context(self, root: str, track: _Track) -> str:
         parts: list[str] = []
@@ -396,7 +439,7 @@ class RewardMonitor:
             return []
         sigma2 = track.length_sq_diff / (2 * (n - 1))
         scan = _scan(track.length_steps, track.lengths, sigma2, self.scan, lowest=False)
-        if scan is None or scan[0] < self.threshold:
+        if scan is None or scan[0] < self.length_threshold:
             return []
         track.fired.add("length_drift")
         message = (

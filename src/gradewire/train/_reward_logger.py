@@ -71,7 +71,8 @@ class RewardLogger:
       ``total/unweighted/...`` (the same sub-grades, every weight 1).
     - reward health, under ``<key>/health/``: ``length_mean`` and ``length_std``; with a
       ``gold`` grader, the pairs graded by both (``gold/pairs``, ``gold/proxy_mean``,
-      ``gold/gold_mean``, ``gold/proxy_std``, ``gold/gold_std``, ``gold/corr``), while the
+      ``gold/gold_mean``, ``gold/proxy_std``, ``gold/gold_std``, ``gold/corr``,
+      ``gold/corr_undefined``: 1.0 when no correlation exists), while the
       gold's own statistics go under its key; for a `CombinedGrader`,
       ``dominance/<sub_key>``, each part's share of the total's variance; for batches
       graded through `grade`, ``latency_p50``, ``latency_p99`` (seconds, read from fixed
@@ -80,7 +81,12 @@ class RewardLogger:
     - with the monitor on (the default), its signals (``gold_gap``, ``gold_gap_trend``,
       ``gold_lag_z``, ``length_drift``, ``unscored_rate``, ``error_rate``,
       ``timeout_rate``) and ``health/alerts`` (alerts raised at this step) and
-      ``health/alerts_total``; see `RewardMonitor` for the rules.
+      ``health/alerts_total``; see `RewardMonitor` for the rules. Each alert also
+      marks the run on sinks that can (`BaseSink.alert`: MLflow tags; W&B summary
+      fields, a ``gradewire-alert`` label and a W&B alert): the tags
+      ``gradewire/health/alert_count`` (the run's count so far) and
+      ``<prefix>/<grader>/health/alert/<signal>``, whose value is ``"step N: <what to
+      do>"``.
 
     Groups and lengths come from the samples graded through `grade` (or passed to
     `record`): a sample's group is ``metadata["group"]`` when set, else its conversation
@@ -389,6 +395,7 @@ class RewardLogger:
         logs.update(tables)
         if self._sinks is not None and distributed_rank() == 0:
             self._sinks.log(logs, step)
+            self.mark(raised)
         self.act(raised)
         return logs
 
@@ -404,6 +411,35 @@ class RewardLogger:
         logs[self._key("health/alerts")] = len(raised)
         logs[self._key("health/alerts_total")] = len(self.monitor.alerts)
         return raised
+
+    def mark(self, raised: Sequence[Alert], sink: Sink | None = None) -> None:
+        """Raise each alert on a sink that marks runs (`BaseSink.alert`): tags, alerts.
+
+        `step()` calls it with the logger's sinks; a trainer callback that logs through a
+        sink of its own passes that one. A sink without ``alert`` is left alone. A tag or
+        alert that fails is a warning, not an error: the step's metrics, with the alert
+        count, were logged already, and training goes on.
+        """
+        alert = getattr(self._sinks if sink is None else sink, "alert", None)
+        if not raised or not callable(alert):
+            return
+        total = str(len(self.alerts))
+        for item in raised:
+            tags = {
+                "gradewire/health/alert_count": total,
+                f"{item.grader}/health/alert/{item.signal}": f"step {item.step}: {item.message}",
+            }
+            title = f"reward health: {item.signal} on {item.grader} at step {item.step}"
+            try:
+                alert(title, item.message, tags)
+            except Exception as exc:
+                logger.warning(
+                    "could not mark the run with the reward-health alert %r (%s: %s); the "
+                    "alert count is in the step's metrics",
+                    title,
+                    type(exc).__name__,
+                    exc,
+                )
 
     def act(self, raised: Sequence[Alert]) -> None:
         """Warn about the alerts, or raise `RewardHealthError` (``on_alert="raise"``)."""

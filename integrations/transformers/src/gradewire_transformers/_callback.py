@@ -218,6 +218,7 @@ class GradewireCallback(TrainerCallback):
             sink = self._target(list(getattr(args, "report_to", None) or []))
             if sink is not None:
                 sink.log(out, step)
+                self.reward_logger.mark(self._raised, sink)
         self.reward_logger.act(self._raised)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:

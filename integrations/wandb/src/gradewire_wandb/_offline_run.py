@@ -64,6 +64,9 @@ class OfflineRun:
         exit_code: The run's exit code; None if it has not finished.
         problems: What wandb's reader said of a cut or damaged file (read with
             ``partial=True``); empty for a sound file.
+        tags: The run's tags (labels), as last set.
+        alerts: The alerts raised on the run (``run.alert``), in order, each a dict
+            with ``title``, ``text`` and ``level``.
     """
 
     path: Path
@@ -76,6 +79,8 @@ class OfflineRun:
     step_metrics: Mapping[str, str] = field(repr=False)
     exit_code: int | None
     problems: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    alerts: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
 
     @property
     def finished(self) -> bool:
@@ -303,12 +308,18 @@ def _run(file: Path, found: RunRecords) -> OfflineRun:
     step_metrics: dict[str, str] = {}
     run_id = project = ""
     exit_code: int | None = None
+    tags: tuple[str, ...] = ()
+    alerts: list[Mapping[str, Any]] = []
     for record in found.records:
         kind = record.get("type")
         body = record.get(kind, {}) if isinstance(kind, str) else {}
         if kind == "run":
             run_id, project = str(body.get("run_id", "")), str(body.get("project", ""))
             config.update(body.get("config", {}).get("update", {}))
+            if "tags" in body:
+                tags = tuple(str(tag) for tag in body["tags"])
+        elif kind == "alert":
+            alerts.append(dict(body))
         elif kind == "config":
             config.update(body.get("update", {}))
             _remove(config, body.get("remove", ()))
@@ -335,6 +346,8 @@ def _run(file: Path, found: RunRecords) -> OfflineRun:
         step_metrics=step_metrics,
         exit_code=exit_code,
         problems=found.problems,
+        tags=tags,
+        alerts=tuple(alerts),
     )
 
 

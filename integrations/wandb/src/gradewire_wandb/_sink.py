@@ -26,6 +26,9 @@ DEFAULT_TABLE_POLICY = TablePolicy()
 HTML_SUFFIX = "_html"
 """Appended to a table's key for its HTML page (``html=True``)."""
 
+ALERT_LABEL = "gradewire-alert"
+"""The run tag (label) a `WandbSink` adds to a run it raised an alert on."""
+
 # W&B writes these itself in every history row; a logged key of that name would clash.
 _RESERVED = frozenset({"_step", "_runtime", "_timestamp", "_wandb"})
 
@@ -99,6 +102,13 @@ class WandbSink(BaseSink):
         process left in the spill directory (W&B's service died, say), and ``gradewire
         sync`` does it by hand. W&B keeps no time per step to recognise one sent twice:
         a step in a call in doubt at a kill may reach the run twice.
+
+    Alerts:
+        `alert` (which `RewardLogger` calls for reward-health alerts) sets each tag as a
+        summary field (W&B's run tags are labels without values), adds the label
+        ``gradewire-alert`` to the run's tags, and raises a W&B alert (``run.alert``,
+        level WARN: an email or Slack message where the W&B account sends them; an
+        offline run keeps it for ``wandb sync``).
 
     `log_many` makes one ``run.log`` per step in order (W&B has no batch call), after
     checking the names of all of them. A name W&B cannot take (a table key with a ``..``
@@ -337,6 +347,21 @@ class WandbSink(BaseSink):
             raise InvalidInputError(f"{problem}; rename the key")
         run = self._ensure_run()
         call_wandb("add the config to", lambda: update_config(run, config))
+
+    def _write_alert(self, title: str, text: str, tags: dict[str, str]) -> None:
+        run = self._ensure_run()
+        wandb_module = self._source.module
+
+        def mark() -> None:
+            for key, value in tags.items():
+                run.summary[key] = value
+            labels = tuple(run.tags or ())
+            if ALERT_LABEL not in labels:
+                run.tags = (*labels, ALERT_LABEL)
+            # W&B takes an alert title under 64 characters; the text says the rest.
+            run.alert(title=title[:63], text=text, level=wandb_module.AlertLevel.WARN)
+
+        call_wandb(f"raise the alert {title!r} on", mark)
 
     def _close(self) -> None:
         self._source.finish()
