@@ -7,15 +7,38 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from gradewire.core import BaseGrader, Grade, InvalidInputError, InvalidTypeError, StringThread
 from gradewire.core._grader import timeout_setting
 
-__all__ = ["check_gold_fraction", "in_gold_share", "sample_identity", "timed_attempts"]
+__all__ = [
+    "check_gold",
+    "check_gold_fraction",
+    "in_gold_share",
+    "sample_identity",
+    "timed_attempts",
+]
 
 ID_KEY = "id"
 """A sample's ``metadata`` key that names it (default: its whole conversation)."""
+
+
+def check_gold(gold: object, training_keys: Collection[str]) -> BaseGrader | None:
+    """``gold=``: None, or a grader whose key is none of the training graders' keys."""
+    if gold is None:
+        return None
+    if not isinstance(gold, BaseGrader):
+        raise InvalidTypeError(
+            f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
+            "BaseGrader.from_function(key, fn)"
+        )
+    if gold.grader_key in training_keys:
+        raise InvalidInputError(
+            f"the gold grader's key {gold.grader_key!r} is a training grader's too; "
+            "give the gold reference its own key"
+        )
+    return gold
 
 
 def check_gold_fraction(value: object) -> float:

@@ -24,7 +24,7 @@ from gradewire.core._grader import timeout_setting
 from gradewire.helpers._special_tokens import END_TOKENS, strip_end_tokens
 from gradewire.judges._certificate import gate_certificates
 from gradewire.train._failure_policy import FailurePolicy, resolve_failure
-from gradewire.train._gold import check_gold_fraction, in_gold_share
+from gradewire.train._gold import check_gold, check_gold_fraction, in_gold_share
 
 __all__ = ["OpenRLHFRewardFunc", "openrlhf_reward_func"]
 
@@ -144,22 +144,12 @@ class OpenRLHFRewardFunc:
         self.max_concurrency = max_concurrency
         self.timeout = timeout_setting(timeout, "timeout")
         self.fail_fast = self.failure.fail_fast("openrlhf_reward_func(...)")
-        if gold is not None:
-            if not isinstance(gold, BaseGrader):
-                raise InvalidTypeError(
-                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
-                    "BaseGrader.from_function(key, fn)"
-                )
-            if gold.grader_key == grader.grader_key:
-                raise InvalidInputError(
-                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
-                    "give the gold reference its own key"
-                )
-            gold.bound_undrained(
+        self.gold = check_gold(gold, {grader.grader_key})
+        if self.gold is not None:
+            self.gold.bound_undrained(
                 "OpenRLHF logs only extra_logs; read the gold's full statistics with "
                 "reward_func.gold.get_logs(clear=True) to drain them."
             )
-        self.gold = gold
         self.gold_fraction = check_gold_fraction(gold_fraction)
         gate_certificates([grader, gold], where="openrlhf_reward_func")  # before spending
         self._runner = _LoopThread()

@@ -24,6 +24,7 @@ from gradewire.sinks import FanOutSink, Sink
 from gradewire.train._distributed import distributed_rank, merge_windows
 from gradewire.train._failure_policy import FailurePolicy, resolve_failure
 from gradewire.train._gold import (
+    check_gold,
     check_gold_fraction,
     in_gold_share,
     sample_identity,
@@ -179,18 +180,7 @@ class RewardLogger:
         self._samples = SampleRecorder(self._edges)
         self.failure = resolve_failure(failure, deprecated, where="RewardLogger")
         self.fail_fast = self.failure.fail_fast("RewardLogger(...)")
-        if gold is not None:
-            if not isinstance(gold, BaseGrader):
-                raise InvalidTypeError(
-                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
-                    "BaseGrader.from_function(key, fn)"
-                )
-            if gold.grader_key in self.graders:
-                raise InvalidInputError(
-                    f"the gold grader's key {gold.grader_key!r} is a training grader's too; "
-                    "give the gold reference its own key"
-                )
-        self.gold = gold
+        self.gold = check_gold(gold, self.graders)
         self.gold_fraction = check_gold_fraction(gold_fraction)
         gate_certificates([*chosen, gold], where="RewardLogger")  # before spending
         if isinstance(monitor, bool):

@@ -24,7 +24,7 @@ from gradewire.core._histogram import DEFAULT_EDGES, check_edges
 from gradewire.judges._certificate import gate_certificates
 from gradewire.train import FailurePolicy, RewardLogger
 from gradewire.train._failure_policy import resolve_failure
-from gradewire.train._gold import check_gold_fraction
+from gradewire.train._gold import check_gold, check_gold_fraction
 from gradewire_ray._channel import DEFAULT_CHANNEL
 from gradewire_ray._ray import import_ray, pickle, unpickle
 from gradewire_ray._sender import WindowSender
@@ -170,23 +170,12 @@ class VerlReward:
         self.sub_keys = _sub_keys(grader)
         self.timeout = timeout_setting(timeout, "timeout")
         self.fail_fast = self.failure.fail_fast("verl_compute_score(...)")
-        if gold is not None:
-            if not isinstance(gold, BaseGrader):
-                raise InvalidTypeError(
-                    f"gold must be a grader, not {type(gold).__name__}; wrap a function with "
-                    "BaseGrader.from_function(key, fn)"
-                )
-            if gold.grader_key == grader.grader_key:
-                raise InvalidInputError(
-                    f"the gold grader's key {gold.grader_key!r} is the training grader's too; "
-                    "give the gold reference its own key"
-                )
-            if channel is None:
-                raise InvalidInputError(
-                    "gold=... needs a channel: the gold's figures reach the tracker only "
-                    "through it (drain_reward_stats); pass channel=... or leave gold out"
-                )
-        self.gold = gold
+        self.gold = check_gold(gold, {grader.grader_key})
+        if self.gold is not None and channel is None:
+            raise InvalidInputError(
+                "gold=... needs a channel: the gold's figures reach the tracker only "
+                "through it (drain_reward_stats); pass channel=... or leave gold out"
+            )
         self.gold_fraction = check_gold_fraction(gold_fraction)
         gate_certificates([grader, gold], where="verl_compute_score")  # before spending
         self._sender: WindowSender | None = None
