@@ -266,6 +266,13 @@ def test_cli_json_and_terminal_escape_run_names(tmp_path):
     assert_inert(text.stdout)
     assert "evil\\x1b]0;pwned\\x07<b>" in text.stdout
     assert "separably worse than the leader" in text.stdout
+    # Each pair line says which way its difference runs, in the JSON's own figures.
+    assert "each X vs Y is the difference X − Y" in text.stdout
+    safe_names = {hostile.name: "evil\\x1b]0;pwned\\x07<b>"}
+    for pair in grader["pairs"]:
+        if pair["p_value_adjusted"] < 0.05:
+            a, b = (safe_names.get(pair[k], pair[k]) for k in ("a", "b"))
+            assert f"{a} vs {b}: " in text.stdout  # difference a - b, as in the JSON
     refused = run("leaderboard", paths[0])
     assert refused.returncode == 2
     assert "two or more runs" in refused.stderr

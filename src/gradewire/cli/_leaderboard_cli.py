@@ -181,8 +181,8 @@ def _f(value: float, digits: int = 4) -> str:
 
 def _p(value: float) -> str:
     if not math.isfinite(value):
-        return "–"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+        return "= –"
+    return "< 0.0001" if value < 1e-4 else f"= {value:.4f}"
 
 
 def print_leaderboard(board: Any) -> None:
@@ -238,11 +238,12 @@ def _print_board(g: Any, safe: Any) -> None:
             print(
                 f"  {len(separable)} of {len(g.pairs)} pairs separable"
                 + (f" ({'; '.join(methods)})" if methods else "")
-                + f"; a − b [{g.confidence:.0%} interval, not adjusted for the pairs]:"
+                + f"; each X vs Y is the difference X − Y [{g.confidence:.0%} interval, not "
+                "adjusted for the pairs]:"
                 + "".join(
                     f"\n    {safe(p.a)} vs {safe(p.b)}: {_f(p.difference)} "
-                    f"[{_f(p.low)}, {_f(p.high)}], p = {_p(p.p_value)}, "
-                    f"adjusted {_p(p.p_value_adjusted)}"
+                    f"[{_f(p.low)}, {_f(p.high)}], p {_p(p.p_value)}, "
+                    f"adjusted p {_p(p.p_value_adjusted)}"
                     for p in separable[:20]
                 )
                 + (f"\n    ... and {len(separable) - 20} more" if len(separable) > 20 else "")
