@@ -26,18 +26,27 @@ import time
 
 import numpy as np
 
+from _results import Alternative, Figure, record
 from gradewire import BaseGrader, StringThread
 from gradewire.core import LogValue
 from gradewire.train import Alert, RewardLogger, RewardMonitor
 from gradewire.train._replays import KINDS, simulate, step_batches
 
 
-def replays(clean: int, hacked: int, steps: int) -> None:
+def replays(clean: int, hacked: int, steps: int) -> list[Figure]:
     alarms = sum(
         bool(RewardMonitor().replay(simulate("clean", 5000 + s, steps=steps).steps))
         for s in range(clean)
     )
     print(f"clean: {alarms}/{clean} runs raised an alert ({alarms / clean:.1%}), seeds 5000-")
+    figures = [
+        Figure(
+            "clean replays raising any alert",
+            100 * alarms / clean,
+            "%",
+            note=f"{alarms} of {clean}, seeds 5000-{5000 + clean - 1}; the issue asks at most 5%",
+        )
+    ]
     for kind in KINDS[1:]:
         early = within = never = flat = flat_early = 0
         delays = []
@@ -62,13 +71,27 @@ def replays(clean: int, hacked: int, steps: int) -> None:
             f"no alert {never}/{hacked}, median delay {statistics.median(delays):.1%} of the "
             f"run (p90 {np.quantile(delays, 0.9):.1%}), seeds 6000-{6000 + hacked - 1}"
         )
+        figures.append(
+            Figure(
+                f"{kind}: first gold_gap alert within 10% of the run after the gold's peak",
+                100 * within / hacked,
+                "%",
+                better="higher",
+                note=(
+                    f"{within} of {hacked}; before the peak {early} ({flat_early} in the {flat} "
+                    f"runs whose gold never falls), no alert {never}; seeds 6000-"
+                    f"{6000 + hacked - 1}"
+                ),
+            )
+        )
+    return figures
 
 
 def _value(key: str) -> BaseGrader:
     return BaseGrader.from_function(key, lambda sample: float(sample.metadata[key]))
 
 
-async def _overhead(steps: int) -> None:
+async def _overhead(steps: int) -> list[Figure]:
     batches, _ = step_batches("hack_length", 7, steps=steps, gold_fraction=1.0)
     loggers = {
         on: RewardLogger(_value("judge"), gold=_value("gold"), gold_fraction=0.25, monitor=on)
@@ -126,10 +149,26 @@ async def _overhead(steps: int) -> None:
             f"added by the monitor, step by step ({name}): p50 {np.median(added):.3f} ms, "
             f"p99 {np.quantile(added, 0.99):.3f} ms"
         )
+    on_ms, off_ms = (np.array(cpu[flag]) * 1000 for flag in (True, False))
+    return [
+        Figure(
+            "step() of 512 samples, CPU time, p99",
+            float(np.quantile(on_ms, 0.99)),
+            "ms",
+            alternatives=[Alternative("the monitor off", float(np.quantile(off_ms, 0.99)))],
+            note="the issue asks the monitor to add under 1 ms at p99",
+        ),
+        Figure(
+            "the monitor's own work in step(), CPU time, p99",
+            float(np.quantile(ms, 0.99)),
+            "ms",
+            note=f"p50 {np.median(ms):.3f} ms, over {len(ms)} steps",
+        ),
+    ]
 
 
-def overhead(steps: int) -> None:
-    asyncio.run(_overhead(steps))
+def overhead(steps: int) -> list[Figure]:
+    return asyncio.run(_overhead(steps))
 
 
 def main() -> None:
@@ -139,9 +178,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--overhead-only", action="store_true")
     args = parser.parse_args()
-    overhead(args.steps)
-    if not args.overhead_only:
-        replays(args.clean, args.hacked, args.steps)
+    figures = overhead(args.steps)
+    if args.overhead_only:
+        return
+    figures += replays(args.clean, args.hacked, args.steps)
+    record(
+        "reward_health",
+        figures,
+        title="RewardMonitor on replays with a known answer, and what it adds to a step",
+        notes=[
+            "The replays are simulated GRPO runs (gradewire.train._replays); the rule was "
+            "tuned on other seeds (clean 7000-7099, hacked 8000-8039)."
+        ],
+    )
 
 
 if __name__ == "__main__":
