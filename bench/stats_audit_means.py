@@ -24,7 +24,6 @@ import numpy as np
 
 from gradewire.stats._mean_interval import (
     METHOD_NAMES,
-    cluster_robust_stderr,
     mean_interval,
     wilson,
 )
@@ -167,6 +166,17 @@ CLUSTER_COUNTS = (3, 5, 10, 30)
 CLUSTER_SIZE = 10
 
 
+def _cr1_stderr(values: np.ndarray, clusters: Sequence[str]) -> tuple[float, int]:
+    """The CR1 cluster-robust standard error of the mean (G/(G-1) factor), and G: what main
+    used before the audit (gradewire now uses CR2 with Bell-McCaffrey degrees of freedom)."""
+    _, group = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+    g = int(group.max()) + 1 if values.size else 0
+    if g < 2:
+        return math.nan, g
+    sums = np.bincount(group, weights=values - values.mean(), minlength=g)
+    return math.sqrt(float(np.dot(sums, sums)) / values.size**2 * g / (g - 1)), g
+
+
 def before(
     x: np.ndarray, score_range: object, clusters: Sequence[str] | None
 ) -> tuple[float, float, str]:
@@ -179,7 +189,7 @@ def before(
     naive = std / math.sqrt(n) if n > 1 else math.nan
     se, df = naive, n - 1
     if clusters is not None:
-        se, g = cluster_robust_stderr(x, clusters)
+        se, g = _cr1_stderr(x, clusters)
         df = g - 1
     if bool(np.all((x == 0.0) | (x == 1.0))):
         effective = float(n)

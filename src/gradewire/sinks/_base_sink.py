@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from gradewire.core._errors import InvalidInputError, InvalidTypeError, SinkError
 from gradewire.core._logging_core import LogValue
@@ -13,9 +13,13 @@ from gradewire.sinks._rank import process_rank
 from gradewire.sinks._sink import StepLogs, check_alert, check_config, check_logs, check_step
 from gradewire.sinks._table_policy import PolicyState, TablePolicy
 
-__all__ = ["BaseSink"]
+__all__ = ["BaseSink", "StepOrderError"]
 
 _SinkT = TypeVar("_SinkT", bound="BaseSink")
+
+
+class StepOrderError(InvalidInputError):
+    """A step lower than one the sink already wrote: refused for its place, not its content."""
 
 
 class BaseSink(ABC):
@@ -114,16 +118,7 @@ class BaseSink(ABC):
         """
         if not self._active:
             return
-        checked: list[tuple[int, dict[str, LogValue]]] = []
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, tuple | list) or len(entry) != 2:
-                raise InvalidTypeError(
-                    f"entries[{i}] must be a (step, logs) pair, not {type(entry).__name__}"
-                )
-            try:
-                checked.append((check_step(entry[0]), check_logs(entry[1])))
-            except InvalidInputError as exc:
-                raise type(exc)(f"entries[{i}]: {exc}") from None
+        checked = _checked_entries(entries)
         with self._lock:
             self._check_open()
             last = self._last_step
@@ -139,6 +134,36 @@ class BaseSink(ABC):
             if batch:
                 self._write_many(batch)
             self._last_step = last
+
+    late_steps: ClassVar[bool] = False
+    """Whether the tracker keeps a step that comes after a higher one (MLflow does; W&B
+    drops it). Only `log_late` uses it: `log` and `log_many` refuse a lower step anyway."""
+
+    def log_late(self, entries: Sequence[StepLogs]) -> None:
+        """Record steps logged after a higher step, where the tracker keeps them.
+
+        Only where ``late_steps`` is True. For `gradewire.BackgroundSink`: a step whose
+        first delivery met the end of an outage while the step after it went through. The
+        step position stays the highest.
+
+        Raises:
+            StepOrderError: The tracker drops such steps (``late_steps`` is False).
+            InvalidTypeError, InvalidInputError, SinkError: As `log_many`.
+        """
+        if not self.late_steps:
+            raise StepOrderError(
+                f"{type(self).__name__} does not keep a step logged after a higher one"
+            )
+        if not self._active:
+            return
+        checked = _checked_entries(entries)
+        with self._lock:
+            self._check_open()
+            if self._policy is not None:
+                checked = [(step, self._policy.apply(logs, step)) for step, logs in checked]
+            batch = [(step, logs) for step, logs in checked if logs]
+            if batch:
+                self._write_many(batch)
 
     def log_config(self, config: Mapping[str, Any]) -> None:
         """Record the run's configuration; several calls add to it in order.
@@ -202,7 +227,7 @@ class BaseSink(ABC):
 
     def _check_order(self, step: int, last: int | None) -> None:
         if last is not None and step < last:
-            raise InvalidInputError(
+            raise StepOrderError(
                 f"step {step} is lower than step {last}, already logged to "
                 f"{type(self).__name__}; steps must not decrease (trackers such as W&B drop "
                 "lower steps): log steps in order, or use a new sink for a new run"
@@ -225,3 +250,18 @@ class BaseSink(ABC):
 
     def _close(self) -> None:  # noqa: B027
         """Release resources; called once, under the lock."""
+
+
+def _checked_entries(entries: Sequence[StepLogs]) -> list[tuple[int, dict[str, LogValue]]]:
+    """Each ``(step, logs)`` pair checked, or the first bad one named by its index."""
+    checked: list[tuple[int, dict[str, LogValue]]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, tuple | list) or len(entry) != 2:
+            raise InvalidTypeError(
+                f"entries[{i}] must be a (step, logs) pair, not {type(entry).__name__}"
+            )
+        try:
+            checked.append((check_step(entry[0]), check_logs(entry[1])))
+        except InvalidInputError as exc:
+            raise type(exc)(f"entries[{i}]: {exc}") from None
+    return checked

@@ -12,9 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from background_doubles import FlakySink, wait_until
 
-from gradewire.sinks import Rejection, read_spill
+from gradewire import SinkError
+from gradewire.sinks import BaseSink, Rejection, read_spill
 
 
 def test_an_entry_that_keeps_failing_alone_is_set_aside_and_later_steps_go_on(make, sink):
@@ -120,3 +122,47 @@ def test_an_entry_that_only_met_the_end_of_an_outage_is_not_set_aside(make):
     assert report.rejected == 0, report
     assert sorted(sink.steps) == [0, 1]
     assert report.delivered == 2
+
+
+class _OrderedBackBetweenTwoCalls(BaseSink):
+    """A real `BaseSink` (steps must not decrease), down until a call carries ``back_at``."""
+
+    def __init__(self, back_at: int) -> None:
+        super().__init__()
+        self.down, self.down_after, self.gate = True, None, None
+        self.back_at = back_at
+        self.written: list[int] = []
+
+    def _write(self, logs: dict[str, Any], step: int) -> None:
+        if step == self.back_at:
+            self.down = False  # the server is up again just as the next entry is sent
+        if self.down:
+            raise SinkError("tracker down")
+        self.written.append(step)
+
+
+class _KeepsLateSteps(_OrderedBackBetweenTwoCalls):
+    late_steps = True  # as MLflow: a step after a higher one is kept
+
+
+@pytest.mark.parametrize("keeps_late", [True, False], ids=["keeps late steps", "drops them"])
+def test_an_outage_ending_between_the_calls_of_a_suspect_job_on_a_sink_that_orders_steps(
+    make, keeps_late
+):
+    # Step 0 meets the end of the outage, step 1 goes through, and step 0 can no longer be
+    # logged in order (a real sink refuses a lower step). Seen in the MLflow outage test
+    # under load: step 39 set aside after 40 went through. A tracker that keeps late steps
+    # gets it late; one that would drop it has it set aside, on disk, never lost silently.
+    sink = (_KeepsLateSteps if keeps_late else _OrderedBackBetweenTwoCalls)(back_at=1)
+    background = make(sink)
+    background.log({"x": 0}, 0)
+    background.log({"x": 1}, 1)
+    report = background.flush(timeout=20)
+    if keeps_late:
+        assert report.ok, report
+        assert sink.written == [1, 0]
+        assert report.delivered == 2
+    else:
+        assert sink.written == [1]
+        assert [r.step for r in report.rejections] == [0]
+        assert "StepOrderError" in report.rejections[0].error

@@ -244,6 +244,12 @@ class MlflowSink(BaseSink):
         """
         return self._target.spill_target(self._end_status)
 
+    late_steps = True  # MLflow keeps every step, whatever came before it
+
+    def log_late_at(self, entries: Sequence[StepLogs], times: Sequence[float]) -> None:
+        """`log_late`, with the time each step was logged, as `log_many_at`."""
+        self.log_late(self._stamped(entries, times))
+
     def log_many_at(self, entries: Sequence[StepLogs], times: Sequence[float]) -> None:
         """`log_many`, with the time each step was logged (Unix seconds) as its timestamp.
 
@@ -255,6 +261,15 @@ class MlflowSink(BaseSink):
             InvalidTypeError: As `log_many`.
             SinkError: As `log_many`.
         """
+        self.log_many(self._stamped(entries, times))
+
+    @staticmethod
+    def _stamped(entries: Sequence[StepLogs], times: Sequence[float]) -> Sequence[StepLogs]:
+        """Each entry's logs with its time (milliseconds) under `_LOGGED_AT`.
+
+        Entries that are not ``(step, mapping)`` pairs come back as they are, for
+        `log_many`'s checks to name.
+        """
         if len(times) != len(entries):
             raise InvalidInputError(f"{len(times)} times for {len(entries)} entries")
         stamped: list[StepLogs] = []
@@ -262,14 +277,12 @@ class MlflowSink(BaseSink):
             if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
                 raise InvalidInputError(f"times[{i}] must be a finite Unix time, not {at!r}")
             if not isinstance(entry, tuple | list) or len(entry) != 2:
-                self.log_many(entries)  # raises what log_many says of it
-                return
+                return entries
             step, logs = entry
             if not isinstance(logs, Mapping):
-                self.log_many(entries)
-                return
+                return entries
             stamped.append((step, {**logs, _LOGGED_AT: int(at * 1000)}))
-        self.log_many(stamped)
+        return stamped
 
     def replay_close(self, target: Mapping[str, Any] | None, closed_at: float) -> None:
         """Do what the ``close()`` of the sink that delivered to ``target`` would have done.
