@@ -15,7 +15,6 @@ from gradewire.cli._main import main
 from gradewire.train import FailurePolicy, RewardLogger, RewardMonitor
 from gradewire.train._replays import simulate
 from gradewire_mlflow import MlflowSink
-from gradewire_mlflow._sink import KEY_FAMILIES, KEY_FAMILIES_TAG
 from mlflow_support import MlflowServer
 
 
@@ -29,7 +28,7 @@ def _sink(server: MlflowServer) -> MlflowSink:
     )
 
 
-async def test_an_alert_becomes_run_tags_beside_the_key_families(
+async def test_an_alert_becomes_run_tags(
     mlflow_server: MlflowServer,
 ) -> None:
     sink = _sink(mlflow_server)
@@ -49,7 +48,6 @@ async def test_an_alert_becomes_run_tags_beside_the_key_families(
     tags = run.data.tags
     assert tags["gradewire/health/alert_count"] == "1"
     assert tags["rewards/judge/health/alert/unscored"] == f"step {alert.step}: {alert.message}"
-    assert tags[KEY_FAMILIES_TAG] == KEY_FAMILIES
     assert run.data.metrics["rewards/health/alerts_total"] == 1
 
 

@@ -28,16 +28,6 @@ DEFAULT_TABLE_POLICY = TablePolicy()
 
 _PURPOSE = "log grader output to MLflow"
 
-KEY_FAMILIES_TAG = "gradewire.key_families"
-KEY_FAMILIES = (
-    "Keys with a /score/, /health/ or /total/ part (rewards/<grader>/score/mean, "
-    "rewards/<grader>/health/gold_gap, ...) are gradewire's: exact over each step's samples "
-    "and across ranks. Other keys in this run, such as TRL's rewards/<function>/mean and "
-    "rewards/<function>/std, are the trainer's own figures (with logging_steps > 1, plain "
-    "means over the logging window)."
-)
-"""The run tag that tells gradewire's keys from a trainer's in the same run."""
-
 # log_many_at passes each step's time through BaseSink.log_many (its checks, its table
 # policy) as one more number under this key, which no metric name can be (MLflow refuses
 # NUL), so that it reaches _write_many with exactly the steps whose metrics survive.
@@ -104,12 +94,6 @@ class MlflowSink(BaseSink):
 
     **Alerts** (`alert`, which `RewardLogger` calls for reward-health alerts) become run
     tags, keys cleaned as metric keys are; MLflow has no alerts of its own.
-
-    **Key families.** The first write also sets the tag ``gradewire.key_families``, a
-    sentence telling a reader of the run which keys gradewire logged (those with a
-    ``/score/``, ``/health/`` or ``/total/`` part, such as ``rewards/judge/score/mean``)
-    and that the others (TRL's ``rewards/<function>/mean`` and ``/std``, say) are the
-    trainer's own, so the two families that share a run are told apart.
 
     **Config** becomes params (nested mappings flattened with ``/``, values ``str()``-ed,
     100 per request). A value over 6,000 characters is cut, with a WARNING, and kept whole
@@ -325,9 +309,7 @@ class MlflowSink(BaseSink):
         """The writer for the run, starting or finding the run on the first call."""
         if self._writer is None:
             with mlflow_errors(self.tracking_uri, "start or find the run"):
-                writer = self._target.connect()
-                writer.send_tags({KEY_FAMILIES_TAG: KEY_FAMILIES})
-                self._writer = writer
+                self._writer = self._target.connect()
             self._config.known.update(self._target.params)
         return self._writer
 
