@@ -176,3 +176,60 @@ def test_a_certificate_of_another_agreement_file_is_read_back_and_gates_the_same
     message = str(raised.value)
     assert "not the BinaryJudgeGrader-0000000000000000" in message
     assert re.search(r"a test graded nothing", message)
+
+
+def _grader_file(tmp_path, server: JudgeServer, certificate: str) -> object:
+    path = tmp_path / "graders.toml"
+    path.write_text(
+        "[[graders]]\n"
+        'type = "binary_judge"\n'
+        'key = "good"\n'
+        'criteria = "Is marked good"\n'
+        f'judge_model = {{model = "judge", base_url = "{server.base_url}", '
+        'api_key_env = "GW_TEST_KEY"}\n'
+        f"certificate = {certificate}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_grader_file_names_the_certificate_and_eval_refuses_before_asking(
+    judge_server: JudgeServer, certificate: JudgeCertificate, tmp_path, monkeypatch, capsys
+) -> None:
+    from gradewire.cli._main import main
+    from gradewire.specs import load_graders
+
+    monkeypatch.setenv("GW_TEST_KEY", "k")
+    certificate.save(tmp_path / "cert.json")
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps(
+                {"id": key, "messages": [{"role": t.role, "content": t.content} for t in s.turns]}
+            )
+            + "\n"
+            for key, s in samples().items()
+        ),
+        encoding="utf-8",
+    )
+    # The path is the grader file's folder's; a bare path or a table.
+    ok = _grader_file(tmp_path, judge_server, '"cert.json"')
+    (built,) = load_graders(ok)
+    requirement = built.certificate_requirement  # type: ignore[attr-defined]
+    assert requirement.certificate.identity == certificate.identity
+    assert requirement.on_failure == "warn"
+    # A bound above the certificate's lower end, refused: nothing is asked.
+    strict = _grader_file(
+        tmp_path, judge_server, '{path = "cert.json", min_agreement = 0.99, on_failure = "refuse"}'
+    )
+    argv = ["eval", str(data), "--graders", str(strict), "--out", str(tmp_path / "run")]
+    assert main([*argv, "--no-progress"]) == 2
+    assert "min_agreement" in capsys.readouterr().err
+    assert asked(judge_server) == 0
+    # The same file with a bound the certificate meets grades.
+    meets = _grader_file(
+        tmp_path, judge_server, '{path = "cert.json", min_agreement = -1, on_failure = "refuse"}'
+    )
+    argv = ["eval", str(data), "--graders", str(meets), "--out", str(tmp_path / "run2")]
+    assert main([*argv, "--no-progress"]) == 0
+    assert asked(judge_server) == N

@@ -14,6 +14,7 @@ from typing import Any
 from gradewire.core._combined_grader import CombinedGrader
 from gradewire.core._errors import GradewireError, InvalidInputError
 from gradewire.core._grader import BaseGrader
+from gradewire.judges._certificate import require_certificate
 from gradewire.judges._judge_panel import JudgePanel
 from gradewire.judges._judge_settings import JudgeSettings
 from gradewire.models._client import ModelClient
@@ -170,6 +171,16 @@ class Builder:
         }
         grader = spec.grader_class()(spec.key, model, **spec.arguments(), **common)
         assert isinstance(grader, BaseGrader)
+        if spec.certificate is not None:
+            path = Path(spec.certificate.path).expanduser()
+            if not path.is_absolute() and self._module_folder is not None:
+                path = self._module_folder / path
+            require_certificate(
+                grader,
+                path,
+                min_agreement=spec.certificate.min_agreement,
+                on_failure=spec.certificate.on_failure,
+            )
         return grader
 
     def model(self, spec: JudgeModelSpec, key: str) -> ModelClient:

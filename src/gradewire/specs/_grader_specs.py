@@ -56,6 +56,7 @@ __all__ = [
     "SPEC_ALIASES",
     "SPEC_TYPES",
     "BinaryJudgeSpec",
+    "CertificateSpec",
     "CombinedSpec",
     "CommandSpec",
     "CustomSpec",
@@ -252,9 +253,32 @@ class _NoCode(SpecBase):
         return None
 
 
+class CertificateSpec(_Strict):
+    """A certificate a judge must hold (`gradewire.judges.require_certificate`).
+
+    ``path`` is a certificate file (``gradewire judge certify --out``), relative to the
+    grader file's folder; ``min_agreement`` the least lower end of its agreement interval;
+    ``on_failure`` what eval, ``gradewire serve`` and the reward adapters do when the judge
+    no longer matches it or the bound is not met: ``"warn"`` or ``"refuse"``.
+    """
+
+    path: str = Field(min_length=1)
+    min_agreement: float | None = Field(default=None, ge=-1.0, le=1.0)
+    on_failure: Literal["warn", "refuse"] = "warn"
+
+
 # What every judge spec has that its constructor does not take as a keyword of its own.
 _JUDGE_COMMON = frozenset(
-    {"type", "key", "feedback_key", "sample_tables", "timeout", "score_range", "judge_model"}
+    {
+        "type",
+        "key",
+        "feedback_key",
+        "sample_tables",
+        "timeout",
+        "score_range",
+        "judge_model",
+        "certificate",
+    }
 )
 
 
@@ -269,6 +293,13 @@ class _Judge(_NoCode, _JudgeSettingsFields):
     type: str  # each judge spec's Literal
     # A model name or a table; None takes the file's [judge] model.
     judge_model: JudgeModelSpec | None = None
+    # A path, or a table {path, min_agreement, on_failure}: the certificate it must hold.
+    certificate: CertificateSpec | None = None
+
+    @field_validator("certificate", mode="before")
+    @classmethod
+    def _certificate_path(cls, value: object) -> object:
+        return {"path": value} if isinstance(value, str) else value
 
     def grader_class(self) -> Callable[..., object]:
         """The judge class this spec builds (``builds``, unless the spec chooses)."""
