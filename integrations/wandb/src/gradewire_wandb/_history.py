@@ -16,6 +16,7 @@ from gradewire_wandb._run_records import OfflineRunError, find_offline_runs
 __all__ = ["read_wandb_history"]
 
 _COUNT = "/score/count"
+_FINISH_WAIT_S = 10.0
 
 
 def read_wandb_history(ref: str) -> list[tuple[int, dict[str, LogValue]]] | None:
@@ -40,7 +41,9 @@ def read_wandb_history(ref: str) -> list[tuple[int, dict[str, LogValue]]] | None
     is_run = path.suffix == ".wandb" or any(path.glob("run-*.wandb")) or bool(runs)
     if not (named or is_run):
         return None
-    run = read_offline_run(path, wait=0.0)
+    # run.finish() may return before W&B's service has written the exit record: wait a
+    # little for it (a run still being written is refused after that, saying so).
+    run = read_offline_run(path, wait=_FINISH_WAIT_S)
     keys = {key for row in run.history for key in row if key.endswith(_COUNT)}
     axes = {run.x_axis(key) for key in keys}
     axis = axes.pop() if len(axes) == 1 else "_step"
