@@ -113,7 +113,9 @@ def test_a_judge_spec_s_own_fields_are_its_constructor_s_parameters(kind: str) -
         for name, parameter in inspect.signature(spec.builds).parameters.items()
         if parameter.kind is not parameter.VAR_KEYWORD
     }
-    common = {*SpecBase.model_fields, "type", "judge_model", *JudgeSettings.__annotations__}
+    from gradewire.specs._grader_specs import _JUDGE_COMMON  # built apart (certificate...)
+
+    common = {*SpecBase.model_fields, *_JUDGE_COMMON, *JudgeSettings.__annotations__}
     own = set(spec.model_fields) - common
     chosen = {"judge"} if kind == "prebuilt_judge" else set()  # picks the class instead
     assert own - chosen <= named
