@@ -69,8 +69,11 @@ def gone(pid: int) -> bool:
 async def wait_for_file(path: Path) -> int:
     """The pid a command wrote to ``path`` (polled: the command writes it at its own pace)."""
     for _ in range(1000):
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
+        # Read once: the shell's `>` truncates before it writes, so a second read can meet
+        # the file empty again.
+        text = path.read_text().strip() if path.exists() else ""
+        if text.isdigit():
+            return int(text)
         await asyncio.sleep(0.01)
     raise AssertionError(f"{path} was never written")
 

@@ -49,8 +49,11 @@ def parent_of(pid: int) -> int:
 
 async def pid_in(path: Path) -> int:
     for _ in range(3000):
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
+        # Read once: the shell's `>` truncates before it writes, so a second read can meet
+        # the file empty again.
+        text = path.read_text().strip() if path.exists() else ""
+        if text.isdigit():
+            return int(text)
         await asyncio.sleep(0.01)
     raise AssertionError(f"{path} was never written")
 
