@@ -299,7 +299,14 @@ def test_the_generated_answers_cover_reading_and_refusing():
     # The side-by-side test means little if h11 refused (or read) nearly everything drawn.
     outcomes = {"read": 0, "not read": 0, "reused": 0, "to the close": 0}
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    # Derandomized: a tally of random draws is itself random (9 reused of 200 once).
+    @settings(
+        max_examples=200,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+        database=None,
+    )
     @given(answer=answers())
     def tally(answer: bytes) -> None:
         reading, _ = h11_reading([answer])
