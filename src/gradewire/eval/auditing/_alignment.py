@@ -58,9 +58,9 @@ from gradewire.eval.auditing._calibration import (
     paired_kappa_change_interval,
 )
 from gradewire.eval.auditing._judge_audits import _grade_all, _keyed
-from gradewire.eval.runs._judge_certificate import json_ready
 from gradewire.judges import BinaryJudgeGrader, JudgeShot
 from gradewire.judges._binary_judge import _shot_messages
+from gradewire.judges._certificate import json_ready
 from gradewire.judges._identity import is_judge
 from gradewire.models import ChatModel, complete_structured
 

@@ -5,7 +5,7 @@
 rates and the base rate; the flip rate over ``repeats`` passes with the judge's cache
 bypassed; the position audit of a pairwise judge; the length audit) and writes it all as
 a `JudgeCertificate` that names the judge's identity (see
-`gradewire.eval.runs._judge_certificate` for the certificate, its check and the gate).
+`gradewire.judges._certificate` for the certificate, its check and the gate).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from gradewire.eval.auditing._judge_audits import (
     audit_length,
     audit_position,
 )
-from gradewire.eval.runs._judge_certificate import JudgeCertificate, json_ready
 from gradewire.judges import JudgePanel, PairwiseJudgeGrader
+from gradewire.judges._certificate import JudgeCertificate, json_ready
 from gradewire.judges._identity import identity_facts, is_judge
 from gradewire.stats import agreement
 from gradewire.stats._mean_interval import wilson
